@@ -1,0 +1,17 @@
+/** @module The modelgate command line: `deno task start` runs `serve`, `deno task cli ...` the rest. */
+import { parseArgs } from "./src/cli/args.ts";
+import { runCli } from "./src/cli/commands.ts";
+
+if (import.meta.main) {
+  const io = {
+    out: (text: string) => console.log(text),
+    err: (text: string) => console.error(text),
+    env: (name: string) => Deno.env.get(name),
+  };
+  try {
+    Deno.exitCode = await runCli(parseArgs(Deno.args), io);
+  } catch (err) {
+    io.err(err instanceof Error ? err.message : String(err));
+    Deno.exitCode = 1;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
+ * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
+ */
+import { authenticate, type Principal, readCredential } from "./auth.ts";
+import type { Config } from "./config.ts";
+import { errorResponse, GatewayError, toGatewayError } from "./errors.ts";
+import { generate } from "./handlers/generate.ts";
+import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
+import { newRequestId } from "./http.ts";
+import type { RouteTable } from "./routing.ts";
+import type { Store } from "./store.ts";
+import type { Protocol } from "./types.ts";
+
+/** Everything the app depends on, passed in. */
+export interface Deps {
+  config: Config;
+  table: RouteTable;
+  store: Store;
+  fetch: typeof fetch;
+  now(): Date;
+  log(line: Record<string, unknown>): void;
+}
+
+/** Per-request state handlers share with the error path. */
+export interface RequestContext {
+  deps: Deps;
+  requestId: string;
+  /** Path parameters from the endpoint pattern. */
+  params: Record<string, string>;
+  /** Set once the caller is known; decides the error shape on the models routes. */
+  principal?: Principal;
+  /** Authenticates the caller and remembers who it is. */
+  authenticate(): Promise<Principal>;
+}
+
+/** One HTTP endpoint. */
+export interface Endpoint {
+  method: "GET" | "POST";
+  /** Exact path, or a prefix ending in "/:id" for a single trailing parameter. */
+  path: string;
+  /** The protocol of its error responses, given what is known of the caller. */
+  errors(req: Request, principal?: Principal): Protocol;
+  handle(req: Request, ctx: RequestContext): Promise<Response>;
+}
+
+const anthropicErrors = () => "anthropic" as const;
+const openaiErrors = () => "openai-chat" as const;
+
+/** The gateway's endpoints. Routing looks at the path only, so `?beta=true` changes nothing. */
+export const ENDPOINTS: readonly Endpoint[] = [
+  { method: "GET", path: "/v1/models", errors: listingProtocol, handle: listModelsHandler },
+  { method: "GET", path: "/v1/models/:id", errors: listingProtocol, handle: getModel },
+  { method: "POST", path: "/v1/messages", errors: anthropicErrors, handle: generate("anthropic", "generate") },
+  {
+    method: "POST",
+    path: "/v1/messages/count_tokens",
+    errors: anthropicErrors,
+    handle: generate("anthropic", "count_tokens"),
+  },
+  { method: "POST", path: "/v1/chat/completions", errors: openaiErrors, handle: generate("openai-chat", "generate") },
+  { method: "POST", path: "/v1/responses", errors: openaiErrors, handle: generate("openai-responses", "generate") },
+];
+
+/** Finds the endpoint for a path; `params` receives a trailing `:id`. */
+export function matchEndpoint(
+  method: string,
+  pathname: string,
+): { endpoint?: Endpoint; params: Record<string, string>; pathKnown: boolean } {
+  // The Anthropic SDK and Claude Code append /v1 themselves; a base URL that already ends in /v1 doubles it.
+  const path = pathname.replace(/^\/v1\/v1(?=\/|$)/, "/v1").replace(/\/+$/, "");
+  let pathKnown = false;
+  for (const endpoint of ENDPOINTS) {
+    const params: Record<string, string> = {};
+    if (endpoint.path.endsWith("/:id")) {
+      const prefix = endpoint.path.slice(0, -3);
+      if (!path.startsWith(prefix) || path.length === prefix.length || path.slice(prefix.length).includes("/")) {
+        continue;
+      }
+      params.id = decodeURIComponent(path.slice(prefix.length));
+    } else if (endpoint.path !== path) continue;
+    pathKnown = true;
+    if (endpoint.method === method) return { endpoint, params, pathKnown };
+  }
+  return { params: {}, pathKnown };
+}
+
+/** The error shape for a path no endpoint serves: Anthropic's under /v1/messages, OpenAI's elsewhere. */
+function unknownPathProtocol(pathname: string): Protocol {
+  return /^(\/v1)?\/v1\/messages(\/|$)/.test(pathname) ? "anthropic" : "openai-chat";
+}
+
+/** Builds the request handler. */
+export function createApp(deps: Deps): (req: Request) => Promise<Response> {
+  return async function handle(req: Request): Promise<Response> {
+    const requestId = newRequestId();
+    const url = new URL(req.url);
+    const { endpoint, params, pathKnown } = matchEndpoint(req.method, url.pathname);
+    const ctx: RequestContext = {
+      deps,
+      requestId,
+      params,
+      async authenticate() {
+        ctx.principal = await authenticate(deps.store, readCredential(req.headers), deps.now());
+        return ctx.principal;
+      },
+    };
+    let response: Response;
+    try {
+      if (!endpoint) {
+        throw pathKnown
+          ? new GatewayError("invalid_request", `Method ${req.method} is not allowed on ${url.pathname}`, {
+            status: 405,
+          })
+          : new GatewayError("not_found", `Unknown path: ${req.method} ${url.pathname}`, { code: "unknown_url" });
+      }
+      response = await endpoint.handle(req, ctx);
+    } catch (err) {
+      const error = toGatewayError(err);
+      if (error.kind === "internal") {
+        deps.log({ request_id: requestId, event: "internal_error", error: String((err as Error)?.stack ?? err) });
+      }
+      const protocol = endpoint ? endpoint.errors(req, ctx.principal) : unknownPathProtocol(url.pathname);
+      response = errorResponse(error, protocol, protocol === "anthropic" ? requestId : undefined);
+      if (req.body && !req.bodyUsed) await req.body.cancel().catch(() => {});
+    }
+    response.headers.set("x-request-id", requestId);
+    if (endpoint?.errors(req, ctx.principal) === "anthropic" || unknownPathProtocol(url.pathname) === "anthropic") {
+      response.headers.set("request-id", requestId);
+    }
+    return response;
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * @module The one error type the gateway throws on purpose, and its rendering per client protocol:
+ * a JSON response before the first byte, an in-band SSE event after it.
+ */
+import type { Protocol } from "./types.ts";
+
+/** What went wrong, independent of the protocol that reports it. */
+export type ErrorKind =
+  | "invalid_request"
+  | "authentication"
+  | "permission"
+  | "not_found"
+  | "request_too_large"
+  | "rate_limit"
+  | "overloaded"
+  | "timeout"
+  | "upstream"
+  | "unavailable"
+  | "internal";
+
+interface KindInfo {
+  status: number;
+  anthropic: string;
+  openai: string;
+  code: string | null;
+}
+
+/** Status and each protocol's error type per kind (PROTOCOLS.md §2 and §4.4). */
+const KINDS: Record<ErrorKind, KindInfo> = {
+  invalid_request: { status: 400, anthropic: "invalid_request_error", openai: "invalid_request_error", code: null },
+  authentication: {
+    status: 401,
+    anthropic: "authentication_error",
+    openai: "invalid_request_error",
+    code: "invalid_api_key",
+  },
+  permission: { status: 403, anthropic: "permission_error", openai: "permission_error", code: null },
+  not_found: { status: 404, anthropic: "not_found_error", openai: "invalid_request_error", code: "model_not_found" },
+  request_too_large: {
+    status: 413,
+    anthropic: "request_too_large",
+    openai: "invalid_request_error",
+    code: "request_too_large",
+  },
+  rate_limit: { status: 429, anthropic: "rate_limit_error", openai: "rate_limit_error", code: "rate_limit_exceeded" },
+  overloaded: { status: 529, anthropic: "overloaded_error", openai: "server_error", code: "overloaded" },
+  timeout: { status: 504, anthropic: "timeout_error", openai: "server_error", code: "timeout" },
+  upstream: { status: 502, anthropic: "api_error", openai: "server_error", code: "upstream_error" },
+  unavailable: { status: 503, anthropic: "api_error", openai: "server_error", code: "service_unavailable" },
+  // Internal details stay in the log; the client sees a generic message.
+  internal: { status: 500, anthropic: "api_error", openai: "server_error", code: null },
+};
+
+/** Options for {@linkcode GatewayError}. */
+export interface GatewayErrorOptions extends ErrorOptions {
+  /** Overrides the kind's status, e.g. to keep an upstream's 500 or 529. */
+  status?: number;
+  /** The request field at fault, reported as OpenAI's `param`. */
+  param?: string;
+  /** Overrides the kind's OpenAI `code`. */
+  code?: string;
+  /** Headers to send with the error, such as `retry-after`. */
+  headers?: HeadersInit;
+}
+
+/** An error with a kind, a status and a message that is safe to show the client. */
+export class GatewayError extends Error {
+  readonly kind: ErrorKind;
+  readonly status: number;
+  readonly param: string | null;
+  readonly code: string | null;
+  readonly headers: Headers;
+
+  constructor(
+    kind: ErrorKind,
+    message: string,
+    options: GatewayErrorOptions = {},
+  ) {
+    super(message, options);
+    this.name = "GatewayError";
+    this.kind = kind;
+    this.status = options.status ?? KINDS[kind].status;
+    this.param = options.param ?? null;
+    this.code = options.code ?? KINDS[kind].code;
+    this.headers = new Headers(options.headers);
+  }
+}
+
+/** Turns anything thrown into a GatewayError; unknown errors become `internal`. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError("internal", "Internal error", { cause: err });
+}
+
+/** The kind that an HTTP status means, for errors that only have a status. */
+export function kindForStatus(status: number): ErrorKind {
+  if (status === 400 || status === 422) return "invalid_request";
+  if (status === 401 || status === 403) return "upstream";
+  if (status === 404) return "not_found";
+  if (status === 413) return "request_too_large";
+  if (status === 429) return "rate_limit";
+  if (status === 529) return "overloaded";
+  if (status === 504 || status === 408) return "timeout";
+  if (status === 503) return "unavailable";
+  if (status >= 500) return "upstream";
+  return "invalid_request";
+}
+
+/** The error body in a protocol's shape. */
+export function errorBody(
+  err: GatewayError,
+  protocol: Protocol,
+  requestId?: string,
+): Record<string, unknown> {
+  const info = KINDS[err.kind];
+  const message = err.kind === "internal" ? "Internal error" : err.message;
+  if (protocol === "anthropic") {
+    const body: Record<string, unknown> = {
+      type: "error",
+      error: { type: info.anthropic, message },
+    };
+    if (requestId) body.request_id = requestId;
+    return body;
+  }
+  return {
+    error: { message, type: info.openai, param: err.param, code: err.code },
+  };
+}
+
+/** A JSON error response in the protocol's shape, with the error's status and headers. */
+export function errorResponse(
+  err: GatewayError,
+  protocol: Protocol,
+  requestId?: string,
+): Response {
+  const headers = new Headers(err.headers);
+  headers.set("content-type", "application/json");
+  return new Response(JSON.stringify(errorBody(err, protocol, requestId)), {
+    status: err.status,
+    headers,
+  });
+}

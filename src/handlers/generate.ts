@@ -1,0 +1,30 @@
+/** @module POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses. */
+import type { RequestContext } from "../app.ts";
+import { readJsonObject } from "../http.ts";
+import { checkBody, type Operation } from "../protocols.ts";
+import { relay } from "../relay.ts";
+import { resolveRoutes } from "../routing.ts";
+import type { JsonObject, Protocol } from "../types.ts";
+
+/** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */
+export function generate(protocol: Protocol, operation: Operation) {
+  return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
+    const principal = await ctx.authenticate();
+    const body = checkBody(protocol, operation, await readJsonObject(req, ctx.deps.config.max_body_bytes));
+    const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
+    if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
+      return Response.json({ input_tokens: estimateTokens(body) });
+    }
+    const usable = operation === "count_tokens" ? routes.filter((route) => route.protocol === "anthropic") : routes;
+    return await relay(ctx.deps, { routes: usable, client: protocol, operation, body, req, requestId: ctx.requestId });
+  };
+}
+
+/**
+ * OpenAI-protocol upstreams have no token-counting endpoint; about four characters per token of the prompt's
+ * JSON is the usual approximation, and Claude Code only uses the figure to plan context.
+ */
+function estimateTokens(body: JsonObject): number {
+  const prompt = JSON.stringify([body.system ?? "", body.messages, body.tools ?? []]);
+  return Math.max(1, Math.ceil(prompt.length / 4));
+}

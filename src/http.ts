@@ -1,0 +1,55 @@
+/** @module Small HTTP helpers: a size-limited JSON body reader, JSON responses and request ids. */
+import { GatewayError } from "./errors.ts";
+import { isObject, type JsonObject } from "./types.ts";
+
+function tooLarge(maxBytes: number): GatewayError {
+  return new GatewayError("request_too_large", `Request body is larger than the limit of ${maxBytes} bytes`);
+}
+
+/**
+ * Reads a JSON object body, refusing it as soon as it passes `maxBytes` while streaming in, so an oversized
+ * body is never buffered whole.
+ */
+export async function readJsonObject(req: Request, maxBytes: number): Promise<JsonObject> {
+  const declared = Number(req.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) {
+    await req.body?.cancel();
+    throw tooLarge(maxBytes);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    for await (const chunk of req.body) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw tooLarge(maxBytes);
+      chunks.push(chunk);
+    }
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(bytes));
+  } catch (err) {
+    throw new GatewayError("invalid_request", `Request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!isObject(body)) throw new GatewayError("invalid_request", "Request body must be a JSON object");
+  return body;
+}
+
+/** A JSON response with the right content type (without it the SDKs hand back a string). */
+export function json(body: unknown, init: ResponseInit = {}): Response {
+  const headers = new Headers(init.headers);
+  headers.set("content-type", "application/json");
+  return new Response(JSON.stringify(body), { ...init, headers });
+}
+
+/** A new request id in the Anthropic style (`req_` + 24 hex characters). */
+export function newRequestId(): string {
+  const hex = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0"));
+  return `req_${hex.join("")}`;
+}

@@ -1,0 +1,134 @@
+/**
+ * @module Model routing as data: the table of which upstreams serve each public model id, built once from
+ * the config, plus the group check and the model listing with Anthropic-style pagination.
+ */
+import type { Config, UpstreamConfig } from "./config.ts";
+import { GatewayError } from "./errors.ts";
+import type { Group } from "./store.ts";
+import type { Protocol } from "./types.ts";
+
+/** One way to serve a public model id. */
+export interface Route {
+  upstream: UpstreamConfig;
+  /** The protocol the upstream speaks. */
+  protocol: Protocol;
+  /** The id the upstream knows the model by. */
+  upstreamModel: string;
+  /** The upstream's key, or undefined when its environment variable is unset (the route then answers 503). */
+  apiKey: string | undefined;
+}
+
+/** A listed model's metadata. */
+export interface ModelInfo {
+  id: string;
+  display_name: string;
+  created_at: string;
+  owned_by: string;
+}
+
+/** Public model id -> routes (config order) and listing metadata. */
+export interface RouteTable {
+  routes: ReadonlyMap<string, readonly Route[]>;
+  models: ReadonlyMap<string, ModelInfo>;
+}
+
+const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], Protocol> = {
+  anthropic: "anthropic",
+  openai: "openai-chat",
+};
+
+/** Builds the table; keys are read from the environment once, here. */
+export function buildRouteTable(config: Config, env: (name: string) => string | undefined): RouteTable {
+  const routes = new Map<string, Route[]>();
+  const models = new Map<string, ModelInfo>();
+  for (const upstream of config.upstreams) {
+    const apiKey = env(upstream.api_key_env) || undefined;
+    for (const entry of upstream.models) {
+      const model = typeof entry === "string" ? { id: entry } : entry;
+      const route = {
+        upstream,
+        protocol: UPSTREAM_PROTOCOL[upstream.protocol],
+        upstreamModel: "upstream_id" in model && model.upstream_id ? model.upstream_id : model.id,
+        apiKey,
+      };
+      routes.set(model.id, [...(routes.get(model.id) ?? []), route]);
+      if (!models.has(model.id)) {
+        models.set(model.id, {
+          id: model.id,
+          display_name: ("display_name" in model && model.display_name) || model.id,
+          // The epoch stands for "unknown", as the Anthropic models API does.
+          created_at: new Date(("created_at" in model && model.created_at) || 0).toISOString(),
+          owned_by: upstream.name,
+        });
+      }
+    }
+  }
+  return { routes, models };
+}
+
+/** Upstreams whose key is missing, for the start-up warning. */
+export function upstreamsWithoutKey(config: Config, env: (name: string) => string | undefined): UpstreamConfig[] {
+  return config.upstreams.filter((upstream) => !env(upstream.api_key_env));
+}
+
+/** The routes for a model the group enables; 404 (pointing at the listing) otherwise. */
+export function resolveRoutes(table: RouteTable, group: Group, model: string): readonly Route[] {
+  const routes = group.models.includes(model) ? table.routes.get(model) : undefined;
+  if (!routes?.length) {
+    throw new GatewayError(
+      "not_found",
+      `model: ${
+        JSON.stringify(model)
+      } is not available to this API key; check GET /v1/models for the models you can use`,
+      { param: "model" },
+    );
+  }
+  return routes;
+}
+
+/** The models a group enables, in the group's order. */
+export function listModels(table: RouteTable, group: Group): ModelInfo[] {
+  return group.models.flatMap((id) => table.models.get(id) ?? []);
+}
+
+/** One page of a listing, in the Anthropic API's shape. */
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  first_id: string | null;
+  last_id: string | null;
+}
+
+function invalid(param: string, message: string): GatewayError {
+  return new GatewayError("invalid_request", `${param}: ${message}`, { param });
+}
+
+/** Anthropic pagination: `limit` (1 to 1000, default 20), `after_id`, `before_id`. */
+export function paginate<T extends { id: string }>(items: readonly T[], query: URLSearchParams): Page<T> {
+  const rawLimit = query.get("limit");
+  const limit = rawLimit === null ? 20 : Number(rawLimit);
+  if (!/^\d+$/.test(rawLimit ?? "20") || limit < 1 || limit > 1000) {
+    throw invalid("limit", "must be an integer from 1 to 1000");
+  }
+  const afterId = query.get("after_id");
+  const beforeId = query.get("before_id");
+  if (afterId !== null && beforeId !== null) throw invalid("before_id", "cannot be combined with after_id");
+  let start = 0;
+  let end = items.length;
+  if (afterId !== null) {
+    const at = items.findIndex((item) => item.id === afterId);
+    if (at === -1) throw invalid("after_id", `unknown model id ${JSON.stringify(afterId)}`);
+    start = at + 1;
+    end = Math.min(items.length, start + limit);
+  } else if (beforeId !== null) {
+    end = items.findIndex((item) => item.id === beforeId);
+    if (end === -1) throw invalid("before_id", `unknown model id ${JSON.stringify(beforeId)}`);
+    start = Math.max(0, end - limit);
+  } else {
+    end = Math.min(items.length, limit);
+  }
+  const data = items.slice(start, end);
+  // Auto-pagination follows has_more in the direction of travel: forward for after_id, back for before_id.
+  const hasMore = beforeId !== null ? start > 0 : end < items.length;
+  return { data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}

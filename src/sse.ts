@@ -1,0 +1,143 @@
+/**
+ * @module Server-sent events: a spec-faithful parser, an encoder, and the stream pipeline that drives a
+ * translator step and turns a failure after the first byte into the client protocol's in-band error.
+ */
+import { errorBody, type GatewayError, toGatewayError } from "./errors.ts";
+import type { Protocol } from "./types.ts";
+
+/** One SSE event. Only `event` and `data` matter to the clients we serve. */
+export interface SseMessage {
+  event?: string;
+  data: string;
+}
+
+/** Pure per-request stream translation: upstream events in, client events out. */
+export interface StreamStep {
+  /** Zero or more client events for one upstream event. */
+  next(message: SseMessage): SseMessage[];
+  /** Trailing events at upstream end; throws a GatewayError when the upstream stream was cut short. */
+  end(): SseMessage[];
+  /** The client protocol's in-band failure events, when the step numbers its events itself. */
+  fail?(err: GatewayError): SseMessage[];
+}
+
+/** Serializes one event; JSON payloads must already be single-line. */
+export function encodeSse(message: SseMessage): string {
+  const event = message.event === undefined ? "" : `event: ${message.event}\n`;
+  return `${event}data: ${message.data}\n\n`;
+}
+
+/** The in-band error events for a protocol (PROTOCOLS.md §7): never followed by a normal ending. */
+export function errorEvents(err: GatewayError, protocol: Protocol): SseMessage[] {
+  const body = errorBody(err, protocol);
+  if (protocol === "anthropic") return [{ event: "error", data: JSON.stringify(body) }];
+  if (protocol === "openai-chat") return [{ data: JSON.stringify(body) }];
+  const error = body.error as Record<string, unknown>;
+  return [{ event: "error", data: JSON.stringify({ type: "error", ...error }) }];
+}
+
+/** Incremental SSE line parser: accepts LF, CRLF and CR endings, comments, multi-line data and a BOM. */
+export class SseParser {
+  #buffer = "";
+  #event: string | undefined;
+  #data: string[] = [];
+  #started = false;
+  #pendingCr = false;
+
+  /** Feeds decoded text and returns the events it completed. */
+  push(text: string): SseMessage[] {
+    if (!this.#started && text.length > 0) {
+      this.#started = true;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    if (this.#pendingCr && text.startsWith("\n")) text = text.slice(1);
+    this.#pendingCr = false;
+    this.#buffer += text;
+    const out: SseMessage[] = [];
+    let start = 0;
+    for (let i = 0; i < this.#buffer.length; i++) {
+      const ch = this.#buffer.charCodeAt(i);
+      if (ch !== 10 && ch !== 13) continue;
+      this.#line(this.#buffer.slice(start, i), out);
+      if (ch === 13) {
+        if (i + 1 === this.#buffer.length) this.#pendingCr = true;
+        else if (this.#buffer.charCodeAt(i + 1) === 10) i++;
+      }
+      start = i + 1;
+    }
+    this.#buffer = this.#buffer.slice(start);
+    return out;
+  }
+
+  #line(line: string, out: SseMessage[]): void {
+    if (line === "") {
+      if (this.#data.length > 0) out.push({ event: this.#event, data: this.#data.join("\n") });
+      this.#event = undefined;
+      this.#data = [];
+      return;
+    }
+    if (line.startsWith(":")) return;
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "event") this.#event = value;
+    else if (field === "data") this.#data.push(value);
+  }
+}
+
+/** Parses a byte stream into SSE events, decoding UTF-8 across chunk boundaries. */
+export function parseSseStream(body: ReadableStream<Uint8Array>): ReadableStream<SseMessage> {
+  const parser = new SseParser();
+  return body.pipeThrough(new TextDecoderStream()).pipeThrough(
+    new TransformStream<string, SseMessage>({
+      transform(text, controller) {
+        for (const message of parser.push(text)) controller.enqueue(message);
+      },
+    }),
+  );
+}
+
+/**
+ * Drives `step` over the upstream stream and encodes the client's events. Any failure (upstream read
+ * error, cut stream, bad event) ends the response with the client protocol's error event and no normal
+ * ending; the stream itself closes cleanly so that the error event is not discarded.
+ */
+export function translateSse(
+  body: ReadableStream<Uint8Array>,
+  step: StreamStep,
+  protocol: Protocol,
+  onError?: (err: GatewayError) => void,
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const events = parseSseStream(body);
+  const reader = events.getReader();
+  function fail(err: unknown, controller: ReadableStreamDefaultController<Uint8Array>): void {
+    const error = toGatewayError(err);
+    onError?.(error);
+    const messages = step.fail ? step.fail(error) : errorEvents(error, protocol);
+    for (const message of messages) controller.enqueue(encoder.encode(encodeSse(message)));
+    controller.close();
+  }
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          const tail = step.end().map(encodeSse).join("");
+          if (tail) controller.enqueue(encoder.encode(tail));
+          controller.close();
+          return;
+        }
+        const out = step.next(value).map(encodeSse).join("");
+        if (out) controller.enqueue(encoder.encode(out));
+      } catch (err) {
+        reader.cancel().catch(() => {});
+        fail(err, controller);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}

@@ -1,0 +1,12 @@
+/** @module Vocabulary shared by three or more modules: protocols and JSON values. */
+
+/** A wire protocol a client or an upstream speaks. */
+export type Protocol = "anthropic" | "openai-chat" | "openai-responses";
+
+/** A JSON object as read off the wire; fields the gateway does not read stay untouched. */
+export type JsonObject = { [key: string]: unknown };
+
+/** True when `value` is a plain JSON object (not null, not an array). */
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
