@@ -1,0 +1,96 @@
+/** @module A fake upstream on 127.0.0.1 port 0 that records requests and answers with whatever a test sets. */
+
+/** A request as the fake upstream saw it. */
+export interface SeenRequest {
+  method: string;
+  path: string;
+  search: string;
+  headers: Headers;
+  body: Record<string, unknown> | undefined;
+  /** Resolves when the client (the gateway) aborts or closes this request. */
+  closed: Promise<void>;
+}
+
+/** Produces the upstream's answer; `seen.closed` tells when the gateway went away. */
+export type Responder = (seen: SeenRequest, req: Request) => Response | Promise<Response>;
+
+/** A running fake upstream. */
+export interface FakeUpstream extends AsyncDisposable {
+  url: string;
+  requests: SeenRequest[];
+  /** Answers for "METHOD /path" (path without query); falls back to `fallback`. */
+  routes: Map<string, Responder>;
+  /** Number of requests whose connection is still open. */
+  open(): number;
+}
+
+/** Starts a fake upstream; its default answer is a 500 naming the unexpected route. */
+export function fakeUpstream(): FakeUpstream {
+  const requests: SeenRequest[] = [];
+  const routes = new Map<string, Responder>();
+  let openCount = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const url = new URL(req.url);
+    const text = await req.text();
+    openCount++;
+    const { promise: closed, resolve } = Promise.withResolvers<void>();
+    req.signal.addEventListener("abort", () => {
+      openCount--;
+      resolve();
+    }, { once: true });
+    const seen: SeenRequest = {
+      method: req.method,
+      path: url.pathname,
+      search: url.search,
+      headers: req.headers,
+      body: text ? JSON.parse(text) : undefined,
+      closed,
+    };
+    requests.push(seen);
+    const responder = routes.get(`${req.method} ${url.pathname}`);
+    if (!responder) return Response.json({ error: `no fake route ${req.method} ${url.pathname}` }, { status: 500 });
+    return await responder(seen, req);
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    requests,
+    routes,
+    open: () => openCount,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
+
+/** A JSON answer. */
+export function jsonReply(body: unknown, status = 200, headers: HeadersInit = {}): Response {
+  return Response.json(body, { status, headers });
+}
+
+/** An SSE answer whose chunks are written as the test feeds them; `end()` finishes it, `cut()` breaks it. */
+export function controlledStream(): {
+  response: Response;
+  send(text: string): void;
+  end(): void;
+  cut(): void;
+} {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+  const encoder = new TextEncoder();
+  return {
+    response: new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    send: (text) => controller.enqueue(encoder.encode(text)),
+    end: () => controller.close(),
+    cut: () => controller.error(new Error("connection reset")),
+  };
+}
+
+/** An SSE answer with a fixed body. */
+export function sseReply(text: string): Response {
+  return new Response(text, { headers: { "content-type": "text/event-stream" } });
+}
+
+/** Never answers until the gateway gives up on the request. */
+export function hang(seen: SeenRequest): Promise<Response> {
+  return seen.closed.then(() => new Response(null, { status: 499 }));
+}

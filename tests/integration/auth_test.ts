@@ -1,0 +1,87 @@
+/** @module Auth on /v1 routes: both headers, and every way a token can fail, in each route's error shape. */
+import assert from "node:assert/strict";
+import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { anthropicMessage, messagesBody, startGateway } from "../_helpers.ts";
+
+Deno.test("messages accept x-api-key and Authorization: Bearer", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  const variants: Record<string, string>[] = [
+    { "x-api-key": gw.tokens.default },
+    { "x-api-key": "", authorization: `Bearer ${gw.tokens.default}` },
+  ];
+  for (const headers of variants) {
+    const res = await gw.post("/v1/messages", messagesBody(), headers);
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).content[0].text, "Hello");
+  }
+});
+
+const FAILURES: { name: string; headers: Record<string, string>; message: RegExp }[] = [
+  { name: "missing", headers: { "x-api-key": "" }, message: /Missing API key/ },
+  { name: "unknown", headers: { "x-api-key": "sk-not-a-real-token" }, message: /Invalid API key/ },
+  { name: "not sk-", headers: { "x-api-key": "", authorization: "Bearer abc" }, message: /Invalid API key/ },
+];
+
+for (const c of FAILURES) {
+  Deno.test(`messages answer 401 authentication_error for a ${c.name} token`, async () => {
+    await using upstream = fakeUpstream();
+    await using gw = await startGateway(upstream.url);
+    const res = await gw.post("/v1/messages", messagesBody(), c.headers);
+    assert.equal(res.status, 401);
+    const body = await res.json();
+    assert.equal(body.type, "error");
+    assert.equal(body.error.type, "authentication_error");
+    assert.match(body.error.message, c.message);
+    assert.equal(upstream.requests.length, 0);
+  });
+}
+
+Deno.test("a revoked token stops working at once on a running server", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  const { secret, record } = await gw.store.createToken({ group: "default" });
+  const first = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
+  await gw.store.revokeToken(record.id);
+  const second = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+  assert.equal(second.status, 401);
+  assert.match((await second.json()).error.message, /revoked/);
+});
+
+Deno.test("an expired token answers 401", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  const { secret } = await gw.store.createToken({ group: "default", expiresAt: new Date(Date.now() - 1000) });
+  const res = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+  assert.equal(res.status, 401);
+  assert.match((await res.json()).error.message, /expired/);
+});
+
+Deno.test("models answer 401 in the OpenAI shape for Bearer and the Anthropic shape for x-api-key", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  const bearer = await fetch(`${gw.url}/v1/models`, { headers: { authorization: "Bearer sk-nope" } });
+  assert.equal(bearer.status, 401);
+  assert.deepEqual((await bearer.json()).error.code, "invalid_api_key");
+  const apiKey = await fetch(`${gw.url}/v1/models`, { headers: { "x-api-key": "sk-nope" } });
+  assert.equal(apiKey.status, 401);
+  assert.equal((await apiKey.json()).error.type, "authentication_error");
+  const versioned = await fetch(`${gw.url}/v1/models`, { headers: { "anthropic-version": "2023-06-01" } });
+  assert.equal(versioned.status, 401);
+  assert.equal((await versioned.json()).type, "error");
+});
+
+Deno.test("tokens are stored only as hashes", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  const dump: string[] = [];
+  for await (const entry of gw.store.kv.list({ prefix: [] })) dump.push(JSON.stringify([entry.key, entry.value]));
+  for (const secret of Object.values(gw.tokens)) {
+    assert.match(secret, /^sk-[A-Za-z0-9_-]{43}$/);
+    assert.ok(!dump.join("\n").includes(secret.slice(3)), "a secret is stored in KV");
+  }
+});
