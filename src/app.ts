@@ -5,12 +5,14 @@
 import { authenticate, type Principal, readCredential } from "./auth.ts";
 import type { Config } from "./config.ts";
 import { errorResponse, GatewayError, toGatewayError } from "./errors.ts";
+import type { Exchange, Observer } from "./exchange.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { newRequestId } from "./http.ts";
 import type { RouteTable } from "./routing.ts";
 import type { Store } from "./store.ts";
 import type { Protocol } from "./types.ts";
+import type { HealthBoard } from "./upstream/health.ts";
 
 /** Everything the app depends on, passed in. */
 export interface Deps {
@@ -20,6 +22,14 @@ export interface Deps {
   fetch: typeof fetch;
   now(): Date;
   log(line: Record<string, unknown>): void;
+  /** Per-upstream circuit breakers of this process. */
+  health: HealthBoard;
+  /** A number in [0, 1) for weighted upstream choice. */
+  random(): number;
+  /** Watchers of every exchange: logs, metrics, usage, limits. */
+  observers: readonly Observer[];
+  /** Aborted when the grace period after SIGTERM ends; in-flight upstream calls stop with it. */
+  closing?: AbortSignal;
 }
 
 /** Per-request state handlers share with the error path. */
@@ -32,6 +42,10 @@ export interface RequestContext {
   principal?: Principal;
   /** Authenticates the caller and remembers who it is. */
   authenticate(): Promise<Principal>;
+  /** This request's record, handed to the observers when it is over. */
+  exchange: Exchange;
+  /** Defers the end of the exchange until the returned function is called (for streams). */
+  deferFinish(): () => void;
 }
 
 /** One HTTP endpoint. */
@@ -96,15 +110,39 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
     const requestId = newRequestId();
     const url = new URL(req.url);
     const { endpoint, params, pathKnown } = matchEndpoint(req.method, url.pathname);
+    const exchange: Exchange = {
+      request_id: requestId,
+      started_at: deps.now().getTime(),
+      method: req.method,
+      route: endpoint?.path ?? (pathKnown ? "method_not_allowed" : "unknown"),
+      protocol: endpoint ? endpoint.errors(req) : unknownPathProtocol(url.pathname),
+      stream: false,
+      attempts: [],
+      status: 0,
+    };
+    let deferred = false;
+    const finish = () => {
+      exchange.duration_ms = deps.now().getTime() - exchange.started_at;
+      exchange.ttfb_ms ??= exchange.duration_ms;
+      for (const observer of deps.observers) observer.finish?.(exchange);
+    };
     const ctx: RequestContext = {
       deps,
       requestId,
       params,
+      exchange,
       async authenticate() {
         ctx.principal = await authenticate(deps.store, readCredential(req.headers), deps.now());
+        exchange.token_id = ctx.principal.token.id;
+        exchange.group = ctx.principal.group.name;
         return ctx.principal;
       },
+      deferFinish() {
+        deferred = true;
+        return finish;
+      },
     };
+    for (const observer of deps.observers) observer.start?.(exchange);
     let response: Response;
     try {
       if (!endpoint) {
@@ -120,14 +158,18 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       if (error.kind === "internal") {
         deps.log({ request_id: requestId, event: "internal_error", error: String((err as Error)?.stack ?? err) });
       }
+      exchange.error = error.kind;
+      deferred = false;
       const protocol = endpoint ? endpoint.errors(req, ctx.principal) : unknownPathProtocol(url.pathname);
       response = errorResponse(error, protocol, protocol === "anthropic" ? requestId : undefined);
       if (req.body && !req.bodyUsed) await req.body.cancel().catch(() => {});
     }
+    exchange.status = response.status;
     response.headers.set("x-request-id", requestId);
     if (endpoint?.errors(req, ctx.principal) === "anthropic" || unknownPathProtocol(url.pathname) === "anthropic") {
       response.headers.set("request-id", requestId);
     }
+    if (!deferred) finish();
     return response;
   };
 }

@@ -21,8 +21,16 @@ const Upstream = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, "")),
   api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name"),
   models: z.array(Model).min(1),
+  /** Higher tiers are tried first; failover moves down a tier only when the higher one is spent. */
+  priority: z.number().int().default(0),
+  /** Share of traffic within its priority tier. */
+  weight: z.number().positive().default(1),
   /** Milliseconds until the upstream's response headers (and a non-streamed body) arrive. */
   timeout_ms: z.number().int().positive().default(600_000),
+  /** Longest silence between two stream chunks before the stream is failed as timed out. */
+  idle_timeout_ms: z.number().int().positive().default(300_000),
+  /** Longest whole exchange with the upstream, stream included. */
+  total_timeout_ms: z.number().int().positive().default(1_800_000),
   /** `max_tokens` sent to an Anthropic upstream when an OpenAI client omits it. */
   default_max_tokens: z.number().int().positive().default(4096),
 });
@@ -33,6 +41,18 @@ const Group = z.strictObject({
   models: z.array(z.string().min(1)),
 });
 
+const Routing = z.strictObject({
+  /** Upstream attempts per request, failovers included. */
+  max_attempts: z.number().int().min(1).max(10).default(3),
+  /** Time budget for all attempts before the first byte reaches the client. */
+  deadline_ms: z.number().int().positive().default(600_000),
+  /** Failures in a row that make an upstream cool down. */
+  failure_threshold: z.number().int().positive().default(3),
+  /** First cooldown; it doubles on each repeated trip up to `max_cooldown_ms`. */
+  cooldown_ms: z.number().int().positive().default(10_000),
+  max_cooldown_ms: z.number().int().positive().default(300_000),
+});
+
 const ConfigSchema = z.strictObject({
   listen: z.strictObject({
     host: z.string().min(1).default("127.0.0.1"),
@@ -41,6 +61,9 @@ const ConfigSchema = z.strictObject({
   kv_path: z.string().min(1).default("data/modelgate.kv"),
   /** Largest accepted request body; Anthropic's own limit is 32 MB. */
   max_body_bytes: z.number().int().positive().default(32 * 1024 * 1024),
+  /** How long in-flight requests and streams may run on after SIGINT/SIGTERM. */
+  shutdown_grace_ms: z.number().int().min(0).default(30_000),
+  routing: Routing.default(Routing.parse({})),
   upstreams: z.array(Upstream).min(1),
   groups: z.array(Group).min(1),
 });

@@ -16,6 +16,9 @@ export interface Route {
   upstreamModel: string;
   /** The upstream's key, or undefined when its environment variable is unset (the route then answers 503). */
   apiKey: string | undefined;
+  /** Copied from the upstream: try order and share of traffic. */
+  priority: number;
+  weight: number;
 }
 
 /** A listed model's metadata. */
@@ -50,6 +53,8 @@ export function buildRouteTable(config: Config, env: (name: string) => string | 
         protocol: UPSTREAM_PROTOCOL[upstream.protocol],
         upstreamModel: "upstream_id" in model && model.upstream_id ? model.upstream_id : model.id,
         apiKey,
+        priority: upstream.priority,
+        weight: upstream.weight,
       };
       routes.set(model.id, [...(routes.get(model.id) ?? []), route]);
       if (!models.has(model.id)) {

@@ -1,13 +1,44 @@
-/** @module The composition root of `serve`: load the config, open KV, build the app and bind the port. */
-import { createApp } from "./app.ts";
-import { configPath, loadConfig } from "./config.ts";
+/**
+ * @module The composition root of `serve`: load the config, open KV, build the app, bind the port, and on
+ * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
+ */
+import { createApp, type Deps } from "./app.ts";
+import { type Config, configPath, loadConfig } from "./config.ts";
+import { GatewayError } from "./errors.ts";
+import type { Observer } from "./exchange.ts";
 import { buildRouteTable, upstreamsWithoutKey } from "./routing.ts";
-import { openStore, seedGroups } from "./store.ts";
+import { openStore, seedGroups, type Store } from "./store.ts";
+import { createHealthBoard } from "./upstream/health.ts";
 
 /** Output channels and environment of the process. */
 export interface ServeIo {
   err(text: string): void;
   env(name: string): string | undefined;
+}
+
+/** Options for {@linkcode buildDeps}. */
+export interface BuildDepsOptions {
+  env(name: string): string | undefined;
+  log(line: Record<string, unknown>): void;
+  observers?: Observer[];
+  closing?: AbortSignal;
+  fetch?: typeof fetch;
+}
+
+/** The app's dependencies for a loaded config and an open store. */
+export function buildDeps(config: Config, store: Store, options: BuildDepsOptions): Deps {
+  return {
+    config,
+    table: buildRouteTable(config, options.env),
+    store,
+    fetch: options.fetch ?? globalThis.fetch,
+    now: () => new Date(),
+    log: options.log,
+    health: createHealthBoard(config.routing, () => Date.now()),
+    random: Math.random,
+    observers: options.observers ?? [],
+    closing: options.closing,
+  };
 }
 
 /** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
@@ -22,12 +53,10 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     );
   }
   const encoder = new TextEncoder();
-  const app = createApp({
-    config,
-    table: buildRouteTable(config, io.env),
-    store,
-    fetch: globalThis.fetch,
-    now: () => new Date(),
+  const closing = new AbortController();
+  const deps = buildDeps(config, store, {
+    env: io.env,
+    closing: closing.signal,
     log: (line) =>
       Deno.stdout.write(encoder.encode(JSON.stringify({ time: new Date().toISOString(), ...line }) + "\n")),
   });
@@ -35,11 +64,21 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     hostname: config.listen.host,
     port: config.listen.port,
     onListen: ({ hostname, port }) => io.err(`modelgate listening on http://${hostname}:${port} (config ${file})`),
-  }, app);
-  const stop = () => server.shutdown();
+  }, createApp(deps));
+  let graceTimer: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => {
+    if (graceTimer !== undefined) return;
+    io.err(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
+    graceTimer = setTimeout(
+      () => closing.abort(new GatewayError("unavailable", "The gateway is shutting down")),
+      config.shutdown_grace_ms,
+    );
+    server.shutdown();
+  };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
   await server.finished;
+  clearTimeout(graceTimer);
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
   store.close();

@@ -1,7 +1,8 @@
 /** @module Test wiring: the gateway over real HTTP on port 0, a fixed test config, seeded tokens and SSE readers. */
 import { createApp } from "../src/app.ts";
 import { parseConfig } from "../src/config.ts";
-import { buildRouteTable } from "../src/routing.ts";
+import type { Exchange } from "../src/exchange.ts";
+import { buildDeps } from "../src/server.ts";
 import { createStore, seedGroups, type Store } from "../src/store.ts";
 import { type SseMessage, SseParser } from "../src/sse.ts";
 
@@ -17,6 +18,7 @@ export function testConfigYaml(upstreamUrl: string, options: { timeoutMs?: numbe
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
 max_body_bytes: ${options.maxBodyBytes ?? 1048576}
+routing: { deadline_ms: 5000 }
 upstreams:
   - name: anth
     protocol: anthropic
@@ -57,6 +59,8 @@ export interface TestGateway extends AsyncDisposable {
   /** A live token secret per group. */
   tokens: Record<"default" | "oa" | "auto" | "bulk", string>;
   logs: Record<string, unknown>[];
+  /** Every finished exchange, in the order they finished. */
+  exchanges: Exchange[];
   /** POSTs JSON with the default group's token in x-api-key unless headers say otherwise. */
   post(path: string, body: unknown, headers?: HeadersInit): Promise<Response>;
 }
@@ -75,14 +79,12 @@ export async function startGateway(
     tokens[group] = (await store.createToken({ group })).secret;
   }
   const logs: Record<string, unknown>[] = [];
-  const app = createApp({
-    config,
-    table: buildRouteTable(config, env),
-    store,
-    fetch: globalThis.fetch,
-    now: () => new Date(),
+  const exchanges: Exchange[] = [];
+  const app = createApp(buildDeps(config, store, {
+    env,
     log: (line) => logs.push(line),
-  });
+    observers: [{ finish: (exchange) => exchanges.push(structuredClone(exchange)) }],
+  }));
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
   const url = `http://127.0.0.1:${server.addr.port}`;
   return {
@@ -90,6 +92,7 @@ export async function startGateway(
     store,
     tokens,
     logs,
+    exchanges,
     post: (path, body, headers) =>
       fetch(`${url}${path}`, {
         method: "POST",

@@ -11,13 +11,33 @@ export function generate(protocol: Protocol, operation: Operation) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
     const principal = await ctx.authenticate();
     const body = checkBody(protocol, operation, await readJsonObject(req, ctx.deps.config.max_body_bytes));
+    const { exchange } = ctx;
+    exchange.model = body.model as string;
+    exchange.stream = body.stream === true;
+    exchange.session_id = sessionId(req.headers);
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
+    for (const observer of ctx.deps.observers) await observer.admit?.(exchange, body);
     if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
       return Response.json({ input_tokens: estimateTokens(body) });
     }
     const usable = operation === "count_tokens" ? routes.filter((route) => route.protocol === "anthropic") : routes;
-    return await relay(ctx.deps, { routes: usable, client: protocol, operation, body, req, requestId: ctx.requestId });
+    return await relay(ctx.deps, {
+      routes: usable,
+      client: protocol,
+      operation,
+      body,
+      req,
+      requestId: ctx.requestId,
+      exchange,
+      deferFinish: ctx.deferFinish,
+    });
   };
+}
+
+/** Claude Code's session id, kept only when it looks like an id (it ends up in usage records). */
+function sessionId(headers: Headers): string | undefined {
+  const value = headers.get("x-claude-code-session-id");
+  return value && /^[A-Za-z0-9_.:-]{1,128}$/.test(value) ? value : undefined;
 }
 
 /**

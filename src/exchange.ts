@@ -1,0 +1,65 @@
+/**
+ * @module One request's record as it passes through the gateway (who, which model, which upstream, how it
+ * ended, what it used), and the observers that consume it: logs, metrics, usage accounting and limits.
+ */
+import type { GatewayError } from "./errors.ts";
+import type { JsonObject, Protocol } from "./types.ts";
+
+/** Token counts as the upstream reported them; prompt total = input + cache_read + cache_creation. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
+/** One upstream attempt: which upstream, and how it ended ("ok" or an error kind). */
+export interface Attempt {
+  upstream: string;
+  outcome: string;
+  status?: number;
+}
+
+/** Everything known about one request; filled by the app and the relay, handed to observers at the end. */
+export interface Exchange {
+  request_id: string;
+  /** Milliseconds since the epoch when the request arrived. */
+  started_at: number;
+  method: string;
+  /** The endpoint's path pattern (never the raw path, which is client input). */
+  route: string;
+  protocol: Protocol;
+  token_id?: string;
+  group?: string;
+  model?: string;
+  /** The `x-claude-code-session-id` header, when sent. */
+  session_id?: string;
+  stream: boolean;
+  /** The upstream that answered last, if any was tried. */
+  upstream?: string;
+  attempts: Attempt[];
+  status: number;
+  /** Milliseconds from arrival to the response's first byte. */
+  ttfb_ms?: number;
+  duration_ms?: number;
+  usage?: Usage;
+  /** False when a stream ended before its usage was final (cut, cancelled or failed). */
+  usage_complete?: boolean;
+  /** The error kind when the request failed, before or during the stream. */
+  error?: string;
+}
+
+/** Something that watches exchanges. Every method is optional. */
+export interface Observer {
+  /** Before the upstream call; throwing a GatewayError (such as a 429) refuses the request. */
+  admit?(exchange: Exchange, body: JsonObject): Promise<void> | void;
+  /** When the request arrives. */
+  start?(exchange: Exchange): void;
+  /** Once, when the response has been sent in full, cut, or cancelled by the client. */
+  finish?(exchange: Exchange): void;
+}
+
+/** Records a failure on the exchange. */
+export function markFailed(exchange: Exchange, error: GatewayError): void {
+  exchange.error = error.kind;
+}

@@ -1,0 +1,158 @@
+/**
+ * @module The client side of an upstream stream: bytes pass through as they arrive (or through a translator
+ * step), usage and completion are observed on the way, silence longer than the idle limit fails the stream,
+ * and any failure after the first byte becomes the client protocol's in-band error with no normal ending.
+ */
+import { GatewayError, toGatewayError } from "./errors.ts";
+import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } from "./sse.ts";
+import type { Protocol } from "./types.ts";
+import type { UsageMeter } from "./usage.ts";
+
+/** How a relayed stream ended. */
+export interface StreamEnd {
+  /** Set when the stream failed or was cut; the client got it in-band. */
+  error?: GatewayError;
+  /** True when the client went away first. */
+  cancelled: boolean;
+}
+
+/** Options for {@linkcode relayStream}. */
+export interface RelayStreamOptions {
+  /** The client's protocol, for in-band errors. */
+  protocol: Protocol;
+  /** Translation; absent for passthrough, whose bytes reach the client unchanged. */
+  step?: StreamStep;
+  /** Watches the upstream's events for usage and a terminal event. */
+  meter: UsageMeter;
+  /** Longest silence between upstream chunks. */
+  idleMs: number;
+  /** Aborts the upstream request; also aborted from outside on client disconnect, total timeout or shutdown. */
+  upstream: AbortController;
+  /** Names the upstream in error messages. */
+  upstreamName: string;
+  onFirstByte(): void;
+  onEnd(end: StreamEnd): void;
+}
+
+const encoder = new TextEncoder();
+const LF = 10;
+const CR = 13;
+
+/** True when `tail` (the last bytes sent) ends an SSE event, so an error event can follow directly. */
+function endsEvent(tail: Uint8Array): boolean {
+  const n = tail.length;
+  if (n >= 2 && tail[n - 1] === LF && (tail[n - 2] === LF || (n >= 4 && tail[n - 2] === CR && tail[n - 3] === LF))) {
+    return true;
+  }
+  return n >= 2 && tail[n - 1] === CR && tail[n - 2] === CR;
+}
+
+function abortReason(signal: AbortSignal, upstreamName: string): GatewayError {
+  const reason = signal.reason;
+  if (reason instanceof GatewayError) return reason;
+  if (reason instanceof DOMException && reason.name === "TimeoutError") {
+    return new GatewayError("timeout", `Upstream "${upstreamName}" timed out during the stream`);
+  }
+  return new GatewayError("upstream", `Upstream "${upstreamName}" connection failed during the stream`);
+}
+
+/** Pipes an upstream SSE body to the client. */
+export function relayStream(body: ReadableStream<Uint8Array>, options: RelayStreamOptions): ReadableStream<Uint8Array> {
+  const { step, meter, upstream, protocol } = options;
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const parser = new SseParser();
+  let tail: Uint8Array = new Uint8Array([LF, LF]);
+  let started = false;
+  let ended = false;
+  let lastChunkAt = Date.now();
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+
+  function armIdle(delay: number): void {
+    idleTimer = setTimeout(() => {
+      const silent = Date.now() - lastChunkAt;
+      if (silent >= options.idleMs) {
+        upstream.abort(new GatewayError("timeout", `Upstream "${options.upstreamName}" sent nothing for ${silent} ms`));
+      } else armIdle(options.idleMs - silent);
+    }, delay);
+  }
+  function end(result: StreamEnd): void {
+    if (ended) return;
+    ended = true;
+    clearTimeout(idleTimer);
+    options.onEnd(result);
+  }
+  function send(controller: ReadableStreamDefaultController<Uint8Array>, bytes: Uint8Array): void {
+    if (!started) {
+      started = true;
+      options.onFirstByte();
+    }
+    controller.enqueue(bytes);
+  }
+  function events(messages: SseMessage[]): SseMessage[] {
+    for (const message of messages) meter.event(message);
+    return messages;
+  }
+  function fail(controller: ReadableStreamDefaultController<Uint8Array>, err: GatewayError): void {
+    const messages = step?.fail ? step.fail(err) : errorEvents(err, protocol);
+    // A passthrough stream may stop mid-event; a blank line closes that event so the error stands alone.
+    const separator = step || endsEvent(tail) ? "" : "\n\n";
+    send(controller, encoder.encode(separator + messages.map(encodeSse).join("")));
+    controller.close();
+    reader.cancel().catch(() => {});
+    end({ error: err, cancelled: false });
+  }
+
+  return new ReadableStream<Uint8Array>({
+    start() {
+      armIdle(options.idleMs);
+    },
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        lastChunkAt = Date.now();
+        if (done) {
+          events(parser.push(decoder.decode() + "\n\n"));
+          if (step) {
+            const out = step.end().map(encodeSse).join("");
+            if (out) send(controller, encoder.encode(out));
+          } else if (meter.state() === "open") {
+            throw new GatewayError(
+              "upstream",
+              `Upstream "${options.upstreamName}" ended the stream before it finished`,
+            );
+          }
+          controller.close();
+          const error = meter.state() === "errored"
+            ? new GatewayError("upstream", `Upstream "${options.upstreamName}" reported an error in the stream`)
+            : undefined;
+          end({ error, cancelled: false });
+          return;
+        }
+        if (step) {
+          const out = events(parser.push(decoder.decode(value, { stream: true }))).flatMap((m) => step.next(m));
+          if (out.length > 0) send(controller, encoder.encode(out.map(encodeSse).join("")));
+          return;
+        }
+        send(controller, value);
+        tail = value.byteLength >= 4 ? value.subarray(value.byteLength - 4) : Uint8Array.from([...tail, ...value]);
+        // Usage is read from a decoded copy after the bytes are already on their way to the client.
+        events(parser.push(decoder.decode(value, { stream: true })));
+      } catch (err) {
+        const error = upstream.signal.aborted
+          ? abortReason(upstream.signal, options.upstreamName)
+          : err instanceof GatewayError
+          ? err
+          : toGatewayError(err).kind === "internal"
+          ? new GatewayError("upstream", `Upstream "${options.upstreamName}" connection failed during the stream`)
+          : toGatewayError(err);
+        fail(controller, error);
+      }
+    },
+    cancel(reason) {
+      upstream.abort(reason);
+      end({ cancelled: true });
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
+}

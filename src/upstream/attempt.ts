@@ -1,0 +1,269 @@
+/**
+ * @module One upstream attempt: translate the request, send it with the upstream's key under its timeouts,
+ * and classify the answer as a response for the client or a failure that may fail over to the next upstream.
+ */
+import { GatewayError, kindForStatus } from "../errors.ts";
+import { json } from "../http.ts";
+import type { RelayDeps, RelayRequest } from "../relay.ts";
+import type { Route } from "../routing.ts";
+import type { StreamStep } from "../sse.ts";
+import { relayStream } from "../stream.ts";
+import { identity, pickTranslator, type Translation } from "../translate/mod.ts";
+import { isObject, type JsonObject } from "../types.ts";
+import { usageMeter } from "../usage.ts";
+import { buildUpstreamRequest } from "../providers.ts";
+
+/** How one attempt ended. */
+export interface AttemptResult {
+  upstream: string;
+  /** "ok", or the error kind. */
+  outcome: string;
+  status?: number;
+  /** The client's response, when the attempt succeeded. */
+  response?: Response;
+  /** True when the next upstream may do better. */
+  retryable: boolean;
+  /** The upstream's own retry-after, in milliseconds. */
+  retryAfterMs?: number;
+  /** The final answer when no attempt is left: the upstream's error as the client's protocol has it. */
+  fail(): Response;
+}
+
+/** Response headers an upstream sets that clients act on (retry timing). */
+const RELAYED_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"];
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+};
+
+/** Statuses after which another upstream (or a later try) may succeed. */
+function retryableStatus(status: number): boolean {
+  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+}
+
+/** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date, in milliseconds. */
+export function retryAfterMs(headers: Headers, now: number): number | undefined {
+  const ms = Number(headers.get("retry-after-ms") ?? NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers.get("retry-after");
+  if (value === null) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function failed(route: Route, error: GatewayError, extra: Partial<AttemptResult> = {}): AttemptResult {
+  return {
+    upstream: route.upstream.name,
+    outcome: error.kind,
+    retryable: true,
+    fail() {
+      throw error;
+    },
+    ...extra,
+  };
+}
+
+/** Sends the request to one upstream. Never throws for upstream trouble; throws only for a bad client request. */
+export async function attemptUpstream(
+  deps: RelayDeps,
+  call: RelayRequest,
+  route: Route,
+  deadline: number,
+): Promise<AttemptResult> {
+  const name = route.upstream.name;
+  const translator = pickTranslator(call.client, route.protocol);
+  if (!translator) {
+    const error = new GatewayError("unavailable", `Model "${call.body.model}" cannot be reached in this protocol`);
+    return failed(route, error);
+  }
+  const translation = translator({
+    model: String(call.body.model),
+    upstreamModel: route.upstreamModel,
+    requestId: call.requestId,
+    now: () => deps.now().getTime(),
+    log: (line) => deps.log({ request_id: call.requestId, ...line }),
+    defaultMaxTokens: route.upstream.default_max_tokens,
+  });
+  const passthrough = translator === identity;
+  const { url, init } = buildUpstreamRequest({
+    route,
+    operation: call.operation,
+    body: translation.request(call.body),
+    clientHeaders: call.req.headers,
+    search: passthrough ? new URL(call.req.url).search : "",
+    requestId: call.requestId,
+  });
+
+  const controller = new AbortController();
+  const signals = [call.req.signal, ...(deps.closing ? [deps.closing] : [])];
+  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+  for (const signal of signals) signal.addEventListener("abort", onAbort, { once: true });
+  const release = () => {
+    for (const signal of signals) signal.removeEventListener("abort", onAbort);
+    clearTimeout(totalTimer);
+  };
+  const timeout = (what: string) => () =>
+    controller.abort(new GatewayError("timeout", `Upstream "${name}" did not answer ${what}`));
+  const headersMs = Math.min(route.upstream.timeout_ms, Math.max(1, deadline - deps.now().getTime()));
+  const headersTimer = setTimeout(timeout("in time"), headersMs);
+  const totalTimer = setTimeout(timeout("within its total time limit"), route.upstream.total_timeout_ms);
+
+  const upstreamFailed = (err: unknown): AttemptResult => {
+    const reason = controller.signal.reason;
+    const error = controller.signal.aborted && reason instanceof GatewayError
+      ? reason
+      : new GatewayError("upstream", `Cannot reach upstream "${name}"`);
+    // The fetch error text names the upstream URL, so only its class reaches the log.
+    deps.log({
+      request_id: call.requestId,
+      event: "upstream_error",
+      upstream: name,
+      error: String((err as Error)?.name),
+    });
+    deps.health.failure(name);
+    return failed(route, error);
+  };
+  try {
+    let res: Response;
+    try {
+      res = await deps.fetch(url, { ...init, signal: controller.signal });
+    } catch (err) {
+      release();
+      return upstreamFailed(err);
+    }
+    const isStream = (res.headers.get("content-type") ?? "").includes("text/event-stream");
+    if (res.ok && isStream && res.body) {
+      clearTimeout(headersTimer);
+      deps.health.success(name);
+      const response = streamResponse(deps, call, route, res.body, {
+        step: translation.stream?.(),
+        upstream: controller,
+        release,
+      });
+      return { upstream: name, outcome: "ok", status: 200, retryable: false, response, fail: () => response };
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      release();
+      return upstreamFailed(err);
+    }
+    release();
+    return finishJson(deps, call, route, res, text, translation, passthrough);
+  } finally {
+    clearTimeout(headersTimer);
+  }
+}
+
+/** The client's stream response; the exchange ends, and the upstream call is released, when the stream does. */
+function streamResponse(
+  deps: RelayDeps,
+  call: RelayRequest,
+  route: Route,
+  upstreamBody: ReadableStream<Uint8Array>,
+  options: { step?: StreamStep; upstream: AbortController; release(): void },
+): Response {
+  const name = route.upstream.name;
+  const done = call.deferFinish();
+  const meter = usageMeter(route.protocol);
+  const body = relayStream(upstreamBody, {
+    protocol: call.client,
+    step: options.step,
+    meter,
+    idleMs: route.upstream.idle_timeout_ms,
+    upstream: options.upstream,
+    upstreamName: name,
+    onFirstByte: () => call.exchange.ttfb_ms ??= deps.now().getTime() - call.exchange.started_at,
+    onEnd(end) {
+      options.release();
+      if (end.error) {
+        call.exchange.error = end.error.kind;
+        deps.health.failure(name);
+      }
+      call.exchange.usage = meter.usage();
+      call.exchange.usage_complete = !end.error && !end.cancelled;
+      done();
+    },
+  });
+  return new Response(body, { status: 200, headers: SSE_HEADERS });
+}
+
+function finishJson(
+  deps: RelayDeps,
+  call: RelayRequest,
+  route: Route,
+  res: Response,
+  text: string,
+  translation: Translation,
+  passthrough: boolean,
+): AttemptResult {
+  const name = route.upstream.name;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const headers = new Headers();
+  for (const header of RELAYED_HEADERS) {
+    const value = res.headers.get(header);
+    if (value !== null) headers.set(header, value);
+  }
+  const base = { upstream: name, status: res.status };
+  if (res.status === 401 || res.status === 403) {
+    deps.health.failure(name);
+    return failed(route, new GatewayError("upstream", `Upstream "${name}" rejected the gateway's credentials`), base);
+  }
+  if (!isObject(body)) {
+    if (retryableStatus(res.status) || res.ok) deps.health.failure(name);
+    const error = new GatewayError(
+      "upstream",
+      `Upstream "${name}" answered ${res.status} with a body that is not JSON`,
+      {
+        status: res.status >= 500 ? res.status : 502,
+        headers,
+      },
+    );
+    return failed(route, error, base);
+  }
+  if (!res.ok) {
+    const retryAfter = retryAfterMs(res.headers, deps.now().getTime());
+    const retryable = retryableStatus(res.status);
+    if (retryable) deps.health.failure(name, res.status === 429 || res.status === 529 ? retryAfter : undefined);
+    else deps.health.success(name);
+    const error = new GatewayError(
+      kindForStatus(res.status),
+      upstreamMessage(body) ?? `Upstream answered ${res.status}`,
+      {
+        status: res.status,
+        headers,
+      },
+    );
+    // The upstream's own error body is exactly what a client of its protocol expects.
+    const fail = passthrough ? () => json(body, { status: res.status, headers }) : () => {
+      throw error;
+    };
+    return { ...base, outcome: error.kind, retryable, retryAfterMs: retryAfter, fail };
+  }
+  deps.health.success(name);
+  const meter = usageMeter(route.protocol);
+  meter.body(body as JsonObject);
+  call.exchange.usage = meter.usage();
+  call.exchange.usage_complete = true;
+  const response = passthrough
+    ? new Response(text, { status: res.status, headers: { "content-type": "application/json" } })
+    : json(translation.response(body as JsonObject));
+  return { ...base, outcome: "ok", retryable: false, response, fail: () => response };
+}
+
+/** The message of an upstream error body in either protocol's envelope. */
+function upstreamMessage(body: JsonObject): string | undefined {
+  const error = body.error;
+  if (isObject(error) && typeof error.message === "string") return error.message;
+  return undefined;
+}
