@@ -94,3 +94,36 @@ export function sseReply(text: string): Response {
 export function hang(seen: SeenRequest): Promise<Response> {
   return seen.closed.then(() => new Response(null, { status: 499 }));
 }
+
+/** A server that accepts connections and closes them without answering: a reset before any header. */
+export function resetServer(): { url: string; accepted(): number } & AsyncDisposable {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let accepted = 0;
+  const loop = (async () => {
+    for await (const conn of listener) {
+      accepted++;
+      await conn.read(new Uint8Array(65536)).catch(() => null);
+      conn.close();
+    }
+  })();
+  return {
+    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    accepted: () => accepted,
+    async [Symbol.asyncDispose]() {
+      listener.close();
+      await loop.catch(() => {});
+    },
+  };
+}
+
+/** An OpenAI chat completion body. */
+export function chatCompletion(text = "Hello"): Record<string, unknown> {
+  return {
+    id: "chatcmpl-up",
+    object: "chat.completion",
+    created: 1767225600,
+    model: "gpt-test",
+    choices: [{ index: 0, finish_reason: "stop", logprobs: null, message: { role: "assistant", content: text } }],
+    usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9, prompt_tokens_details: { cached_tokens: 3 } },
+  };
+}

@@ -13,12 +13,12 @@ export const UPSTREAM_KEYS = { TEST_ANTHROPIC_KEY: "upstream-anthropic-key", TES
 export const BULK_MODELS = Array.from({ length: 45 }, (_, i) => `bulk-${String(i).padStart(2, "0")}`);
 
 /** The test config pointing at a fake upstream; `extra` appends YAML to the first upstream. */
-export function testConfigYaml(upstreamUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}) {
+export function testConfigYaml(upstreamUrl: string, options: GatewayOptions = {}) {
   return `
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
 max_body_bytes: ${options.maxBodyBytes ?? 1048576}
-routing: { deadline_ms: 5000 }
+routing: { deadline_ms: 5000, failure_threshold: ${options.failureThreshold ?? 3} }
 upstreams:
   - name: anth
     protocol: anthropic
@@ -44,12 +44,48 @@ upstreams:
     base_url: ${upstreamUrl}/anth/v1
     api_key_env: TEST_ANTHROPIC_KEY
     models: [${BULK_MODELS.join(", ")}]
+  - name: ha1
+    protocol: anthropic
+    base_url: ${options.ha1Url ?? upstreamUrl}/ha1/v1
+    api_key_env: TEST_ANTHROPIC_KEY
+    priority: 1
+    timeout_ms: ${options.timeoutMs ?? 5000}
+    idle_timeout_ms: ${options.idleTimeoutMs ?? 5000}
+    models: [claude-ha]
+  - name: ha2
+    protocol: anthropic
+    base_url: ${upstreamUrl}/ha2/v1
+    api_key_env: TEST_ANTHROPIC_KEY
+    models: [claude-ha]
+  - name: hb1
+    protocol: openai
+    base_url: ${options.ha1Url ?? upstreamUrl}/hb1/v1
+    api_key_env: TEST_OPENAI_KEY
+    priority: 1
+    timeout_ms: ${options.timeoutMs ?? 5000}
+    idle_timeout_ms: ${options.idleTimeoutMs ?? 5000}
+    models: [gpt-ha]
+  - name: hb2
+    protocol: openai
+    base_url: ${upstreamUrl}/hb2/v1
+    api_key_env: TEST_OPENAI_KEY
+    models: [gpt-ha]
 groups:
-  - { name: default, listing: anthropic, models: [claude-test, alias, claude-nokey, gpt-test] }
-  - { name: oa, listing: openai, models: [gpt-test, claude-test] }
+  - { name: default, listing: anthropic, models: [claude-test, alias, claude-nokey, gpt-test, claude-ha] }
+  - { name: oa, listing: openai, models: [gpt-test, claude-test, gpt-ha] }
   - { name: auto, listing: auto, models: [claude-test] }
   - { name: bulk, listing: anthropic, models: [${BULK_MODELS.join(", ")}] }
 `;
+}
+
+/** Knobs of the test config. */
+export interface GatewayOptions {
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+  maxBodyBytes?: number;
+  failureThreshold?: number;
+  /** Base URL for the first-priority upstreams ha1/hb1, when they must live elsewhere (e.g. a reset server). */
+  ha1Url?: string;
 }
 
 /** A gateway under test, reachable over HTTP. */
@@ -68,7 +104,7 @@ export interface TestGateway extends AsyncDisposable {
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
 export async function startGateway(
   upstreamUrl: string,
-  options: { timeoutMs?: number; maxBodyBytes?: number; kv?: Deno.Kv } = {},
+  options: GatewayOptions & { kv?: Deno.Kv } = {},
 ): Promise<TestGateway> {
   const config = parseConfig(testConfigYaml(upstreamUrl, options), "test.yaml");
   const env = (name: string) => (UPSTREAM_KEYS as Record<string, string>)[name];

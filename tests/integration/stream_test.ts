@@ -1,0 +1,136 @@
+/** @module Streamed passthrough: bytes as they arrive, usage observed, disconnects, cuts and stalls reported in-band. */
+import assert from "node:assert/strict";
+import { controlledStream, fakeUpstream, sseReply } from "../_fake_upstream.ts";
+import { fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
+import { SseParser } from "../../src/sse.ts";
+
+const FIXTURE = fixture("anthropic_text.sse");
+const FIRST_EVENT = FIXTURE.slice(0, FIXTURE.indexOf("\n\n") + 2);
+
+Deno.test("a stream reaches the client byte for byte, with SSE headers and usage recorded", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => sseReply(FIXTURE));
+  await using gw = await startGateway(upstream.url);
+  const res = await gw.post("/v1/messages", messagesBody({ stream: true }));
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+  assert.equal(res.headers.get("cache-control"), "no-cache");
+  assert.equal(res.headers.get("content-length"), null);
+  assert.equal(await res.text(), FIXTURE);
+  const exchange = gw.exchanges.at(-1)!;
+  assert.deepEqual(exchange.usage, {
+    input_tokens: 9,
+    output_tokens: 3,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+  });
+  assert.equal(exchange.usage_complete, true);
+  assert.equal(exchange.stream, true);
+});
+
+Deno.test("an OpenAI chat stream passes through with its usage chunk counted once", async () => {
+  await using upstream = fakeUpstream();
+  const chat = fixture("openai_chat_text.sse");
+  upstream.routes.set("POST /oai/v1/chat/completions", () => sseReply(chat));
+  await using gw = await startGateway(upstream.url);
+  const res = await gw.post("/v1/chat/completions", {
+    model: "gpt-test",
+    stream: true,
+    messages: [{ role: "user", content: "Hi" }],
+  }, { "x-api-key": "", authorization: `Bearer ${gw.tokens.oa}` });
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), chat);
+  assert.deepEqual(gw.exchanges.at(-1)!.usage, {
+    input_tokens: 20,
+    output_tokens: 12,
+    cache_read_input_tokens: 10,
+    cache_creation_input_tokens: 0,
+  });
+});
+
+Deno.test("the first event reaches the client before the upstream has finished", async () => {
+  await using upstream = fakeUpstream();
+  const stream = controlledStream();
+  upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+  await using gw = await startGateway(upstream.url);
+  const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
+  stream.send(FIRST_EVENT);
+  const res = await pending;
+  const reader = res.body!.getReader();
+  const first = new TextDecoder().decode((await reader.read()).value);
+  assert.equal(first, FIRST_EVENT);
+  stream.send(FIXTURE.slice(FIRST_EVENT.length));
+  stream.end();
+  let rest = "";
+  for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
+  assert.equal(first + rest, FIXTURE);
+});
+
+Deno.test("a client that disconnects cancels the upstream request", async () => {
+  await using upstream = fakeUpstream();
+  const stream = controlledStream();
+  upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+  await using gw = await startGateway(upstream.url);
+  const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
+  stream.send(FIRST_EVENT);
+  const res = await pending;
+  const reader = res.body!.getReader();
+  await reader.read();
+  await reader.cancel();
+  await upstream.requests[0].closed;
+  assert.equal(upstream.open(), 0);
+  const exchange = await waitFor(() => gw.exchanges.at(-1));
+  assert.equal(exchange.usage_complete, false);
+});
+
+const CUTS = [
+  { name: "a connection cut mid-event", end: (s: ReturnType<typeof controlledStream>) => s.cut() },
+  { name: "a clean close before message_stop", end: (s: ReturnType<typeof controlledStream>) => s.end() },
+];
+
+for (const c of CUTS) {
+  Deno.test(`${c.name} ends the client stream with an error event and no message_stop`, async () => {
+    await using upstream = fakeUpstream();
+    const stream = controlledStream();
+    upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+    await using gw = await startGateway(upstream.url);
+    const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
+    const partial = FIRST_EVENT + 'event: content_block_start\ndata: {"type":"content_bl';
+    stream.send(partial);
+    const reader = (await pending).body!.getReader();
+    let text = "";
+    while (text.length < partial.length) text += new TextDecoder().decode((await reader.read()).value);
+    c.end(stream);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+    const events = new SseParser().push(text);
+    assert.equal(events[0].event, "message_start");
+    assert.equal(events.at(-1)!.event, "error");
+    assert.equal(JSON.parse(events.at(-1)!.data).error.type, "api_error");
+    assert.ok(!events.some((e) => e.event === "message_stop"));
+    assert.equal((await waitFor(() => gw.exchanges.at(-1))).error, "upstream");
+  });
+}
+
+Deno.test("an upstream that falls silent mid-stream is failed as a timeout after the idle limit", async () => {
+  await using upstream = fakeUpstream();
+  const stream = controlledStream();
+  upstream.routes.set("POST /ha1/v1/messages", () => stream.response);
+  await using gw = await startGateway(upstream.url, { idleTimeoutMs: 150 });
+  const pending = gw.post("/v1/messages", messagesBody({ model: "claude-ha", stream: true }));
+  stream.send(FIRST_EVENT);
+  const events = await readSse(await pending);
+  assert.equal(events.at(-1)!.event, "error");
+  assert.equal(JSON.parse(events.at(-1)!.data).error.type, "timeout_error");
+  await upstream.requests[0].closed;
+  assert.equal(upstream.requests.length, 1, "no failover after the first byte");
+});
+
+/** Resolves with the first non-undefined value `read` gives, checking after each macrotask. */
+async function waitFor<T>(read: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 1000; i++) {
+    const value = read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  throw new Error("waitFor: condition never held");
+}
