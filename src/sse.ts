@@ -32,8 +32,9 @@ export function errorEvents(err: GatewayError, protocol: Protocol): SseMessage[]
   const body = errorBody(err, protocol);
   if (protocol === "anthropic") return [{ event: "error", data: JSON.stringify(body) }];
   if (protocol === "openai-chat") return [{ data: JSON.stringify(body) }];
-  const error = body.error as Record<string, unknown>;
-  return [{ event: "error", data: JSON.stringify({ type: "error", ...error }) }];
+  // Responses: the error event's own type is "error"; the kind travels in `code`.
+  const { message, param, code, type } = body.error as Record<string, unknown>;
+  return [{ event: "error", data: JSON.stringify({ type: "error", code: code ?? type, message, param }) }];
 }
 
 /** Incremental SSE line parser: accepts LF, CRLF and CR endings, comments, multi-line data and a BOM. */

@@ -1,0 +1,81 @@
+/** @module Unit tests for config errors: each names the file, the YAML path and the problem. */
+import assert from "node:assert/strict";
+import { ConfigError, parseConfig } from "../../src/config.ts";
+
+const BASE = `upstreams:
+  - name: a
+    protocol: anthropic
+    base_url: https://api.example.test/v1
+    api_key_env: KEY
+    models: [m]
+groups:
+  - { name: g, listing: anthropic, models: [m] }
+`;
+
+const CASES = [
+  { name: "an unknown top-level key", yaml: BASE + "lisen: {}\n", want: /"cfg.yaml": \(top level\): .*"lisen"/ },
+  {
+    name: "an unknown upstream key",
+    yaml: BASE.replace("api_key_env", "apikey: x\n    api_key_env"),
+    want: /upstreams\[0\]: .*"apikey"/,
+  },
+  {
+    name: "a bad protocol",
+    yaml: BASE.replace("protocol: anthropic", "protocol: gemini"),
+    want: /upstreams\[0\]\.protocol/,
+  },
+  {
+    name: "a bad base_url",
+    yaml: BASE.replace("https://api.example.test/v1", "not a url"),
+    want: /upstreams\[0\]\.base_url/,
+  },
+  {
+    name: "a secret in place of an env name",
+    yaml: BASE.replace("api_key_env: KEY", "api_key_env: sk-abc-123"),
+    want: /upstreams\[0\]\.api_key_env/,
+  },
+  {
+    name: "a group model no upstream serves",
+    yaml: BASE.replace("models: [m] }", "models: [m, x] }"),
+    want: /groups\[0\]\.models\[1\]: no upstream serves model "x"/,
+  },
+  {
+    name: "a duplicate upstream",
+    yaml: BASE.replace(
+      "groups:",
+      "  - { name: a, protocol: openai, base_url: http://127.0.0.1:1, api_key_env: K, models: [m] }\ngroups:",
+    ),
+    want: /upstreams\[1\]\.name: duplicate/,
+  },
+  { name: "a bad listing", yaml: BASE.replace("listing: anthropic", "listing: both"), want: /groups\[0\]\.listing/ },
+  {
+    name: "a negative weight",
+    yaml: BASE.replace("models: [m]\n", "models: [m]\n    weight: -1\n"),
+    want: /upstreams\[0\]\.weight/,
+  },
+  { name: "an unknown routing key", yaml: BASE + "routing: { retries: 2 }\n", want: /routing: .*"retries"/ },
+  { name: "invalid YAML", yaml: "upstreams: [", want: /invalid YAML/ },
+];
+for (const c of CASES) {
+  Deno.test(`parseConfig() refuses ${c.name}`, () => {
+    assert.throws(() => parseConfig(c.yaml, "cfg.yaml"), (err: Error) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /^Cannot load config "cfg.yaml": /);
+      assert.match(err.message, c.want);
+      return true;
+    });
+  });
+}
+
+Deno.test("parseConfig() fills defaults and trims a trailing slash from base_url", () => {
+  const config = parseConfig(BASE.replace("/v1", "/v1/"), "cfg.yaml");
+  assert.equal(config.upstreams[0].base_url, "https://api.example.test/v1");
+  assert.deepEqual(config.listen, { host: "127.0.0.1", port: 8787 });
+  assert.equal(config.routing.max_attempts, 3);
+  assert.equal(config.max_body_bytes, 32 * 1024 * 1024);
+  assert.equal(config.upstreams[0].priority, 0);
+});
+
+Deno.test("the example config parses", () => {
+  parseConfig(Deno.readTextFileSync(new URL("../../config/gateway.example.yaml", import.meta.url)), "example");
+});

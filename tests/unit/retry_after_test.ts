@@ -1,0 +1,19 @@
+/** @module Unit tests for reading an upstream's retry-after. */
+import assert from "node:assert/strict";
+import { retryAfterMs } from "../../src/upstream/attempt.ts";
+
+const NOW = Date.parse("2026-11-22T12:00:00Z");
+const CASES: { name: string; headers: Record<string, string>; want: number | undefined }[] = [
+  { name: "seconds", headers: { "retry-after": "7" }, want: 7000 },
+  { name: "fractional seconds", headers: { "retry-after": "0.5" }, want: 500 },
+  { name: "an HTTP date", headers: { "retry-after": "Sun, 22 Nov 2026 12:00:30 GMT" }, want: 30_000 },
+  { name: "a date in the past", headers: { "retry-after": "Sun, 22 Nov 2026 11:00:00 GMT" }, want: 0 },
+  { name: "retry-after-ms first", headers: { "retry-after-ms": "250", "retry-after": "9" }, want: 250 },
+  { name: "garbage", headers: { "retry-after": "soon" }, want: undefined },
+  { name: "nothing", headers: {}, want: undefined },
+];
+for (const c of CASES) {
+  Deno.test(`retryAfterMs() reads ${c.name}`, () => {
+    assert.equal(retryAfterMs(new Headers(c.headers), NOW), c.want);
+  });
+}
