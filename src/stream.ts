@@ -56,10 +56,14 @@ function abortReason(signal: AbortSignal, upstreamName: string): GatewayError {
   return new GatewayError("upstream", `Upstream "${upstreamName}" connection failed during the stream`);
 }
 
-/** Pipes an upstream SSE body to the client. */
-export function relayStream(body: ReadableStream<Uint8Array>, options: RelayStreamOptions): ReadableStream<Uint8Array> {
+/** Pipes an upstream SSE body to the client, starting with its already-read first chunk. */
+export function relayStream(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  first: Uint8Array,
+  options: RelayStreamOptions,
+): ReadableStream<Uint8Array> {
   const { step, meter, upstream, protocol } = options;
-  const reader = body.getReader();
+  let pending: Uint8Array | undefined = first;
   const decoder = new TextDecoder();
   const parser = new SseParser();
   let tail: Uint8Array = new Uint8Array([LF, LF]);
@@ -109,7 +113,8 @@ export function relayStream(body: ReadableStream<Uint8Array>, options: RelayStre
     },
     async pull(controller) {
       try {
-        const { done, value } = await reader.read();
+        const { done, value } = pending ? { done: false as const, value: pending } : await reader.read();
+        pending = undefined;
         lastChunkAt = Date.now();
         if (done) {
           events(parser.push(decoder.decode() + "\n\n"));

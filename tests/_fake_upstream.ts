@@ -7,7 +7,7 @@ export interface SeenRequest {
   search: string;
   headers: Headers;
   body: Record<string, unknown> | undefined;
-  /** Resolves when the client (the gateway) aborts or closes this request. */
+  /** Resolves when the response has been sent in full, or the client (the gateway) went away. */
   closed: Promise<void>;
 }
 
@@ -20,7 +20,7 @@ export interface FakeUpstream extends AsyncDisposable {
   requests: SeenRequest[];
   /** Answers for "METHOD /path" (path without query); falls back to `fallback`. */
   routes: Map<string, Responder>;
-  /** Number of requests whose connection is still open. */
+  /** Number of requests whose response is not yet complete and whose client is still there. */
   open(): number;
 }
 
@@ -29,15 +29,21 @@ export function fakeUpstream(): FakeUpstream {
   const requests: SeenRequest[] = [];
   const routes = new Map<string, Responder>();
   let openCount = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req, info) => {
     const url = new URL(req.url);
     const text = await req.text();
     openCount++;
     const { promise: closed, resolve } = Promise.withResolvers<void>();
-    req.signal.addEventListener("abort", () => {
+    let open = true;
+    // An exchange is over when its response is fully sent or the gateway goes away, whichever comes first.
+    const close = () => {
+      if (!open) return;
+      open = false;
       openCount--;
       resolve();
-    }, { once: true });
+    };
+    req.signal.addEventListener("abort", close, { once: true });
+    info.completed.then(close, close);
     const seen: SeenRequest = {
       method: req.method,
       path: url.pathname,

@@ -137,9 +137,26 @@ export async function attemptUpstream(
     }
     const isStream = (res.headers.get("content-type") ?? "").includes("text/event-stream");
     if (res.ok && isStream && res.body) {
+      // The response is committed only once the first chunk is in hand, so a stream that fails before it fails over.
+      const reader = res.body.getReader();
+      let first: ReadableStreamReadResult<Uint8Array>;
+      try {
+        first = await reader.read();
+      } catch (err) {
+        release();
+        return upstreamFailed(err);
+      }
+      if (first.done) {
+        release();
+        deps.health.failure(name);
+        return failed(
+          route,
+          new GatewayError("upstream", `Upstream "${name}" ended the stream before sending anything`),
+        );
+      }
       clearTimeout(headersTimer);
       deps.health.success(name);
-      const response = streamResponse(deps, call, route, res.body, {
+      const response = streamResponse(deps, call, route, reader, first.value, {
         step: translation.stream?.(),
         upstream: controller,
         release,
@@ -165,13 +182,14 @@ function streamResponse(
   deps: RelayDeps,
   call: RelayRequest,
   route: Route,
-  upstreamBody: ReadableStream<Uint8Array>,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  first: Uint8Array,
   options: { step?: StreamStep; upstream: AbortController; release(): void },
 ): Response {
   const name = route.upstream.name;
   const done = call.deferFinish();
   const meter = usageMeter(route.protocol);
-  const body = relayStream(upstreamBody, {
+  const body = relayStream(reader, first, {
     protocol: call.client,
     step: options.step,
     meter,
@@ -244,8 +262,9 @@ function finishJson(
         headers,
       },
     );
-    // The upstream's own error body is exactly what a client of its protocol expects.
-    const fail = passthrough ? () => json(body, { status: res.status, headers }) : () => {
+    // A well-formed error body from an upstream of the client's own protocol is exactly what that client expects.
+    const keep = passthrough && isErrorEnvelope(body, call.client);
+    const fail = keep ? () => json(body, { status: res.status, headers }) : () => {
       throw error;
     };
     return { ...base, outcome: error.kind, retryable, retryAfterMs: retryAfter, fail };
@@ -259,6 +278,13 @@ function finishJson(
     ? new Response(text, { status: res.status, headers: { "content-type": "application/json" } })
     : json(translation.response(body as JsonObject));
   return { ...base, outcome: "ok", retryable: false, response, fail: () => response };
+}
+
+/** True when `body` is an error in `protocol`'s envelope, which its SDKs can read. */
+function isErrorEnvelope(body: JsonObject, protocol: string): boolean {
+  const error = body.error;
+  if (!isObject(error) || typeof error.message !== "string") return false;
+  return typeof error.type === "string" && (protocol !== "anthropic" || body.type === "error");
 }
 
 /** The message of an upstream error body in either protocol's envelope. */

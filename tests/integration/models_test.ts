@@ -14,7 +14,13 @@ Deno.test("an anthropic group lists exactly its models in the Anthropic shape", 
   assert.equal(res.status, 200);
   assert.match(res.headers.get("content-type") ?? "", /application\/json/);
   const body = await res.json();
-  assert.deepEqual(body.data.map((m: { id: string }) => m.id), ["claude-test", "alias", "claude-nokey", "gpt-test"]);
+  assert.deepEqual(body.data.map((m: { id: string }) => m.id), [
+    "claude-test",
+    "alias",
+    "claude-nokey",
+    "gpt-test",
+    "claude-ha",
+  ]);
   assert.deepEqual(body.data[1], {
     id: "alias",
     type: "model",
@@ -24,7 +30,7 @@ Deno.test("an anthropic group lists exactly its models in the Anthropic shape", 
   assert.match(body.data[0].created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   assert.equal(body.has_more, false);
   assert.equal(body.first_id, "claude-test");
-  assert.equal(body.last_id, "gpt-test");
+  assert.equal(body.last_id, "claude-ha");
   assert.equal(upstream.requests.length, 0);
 });
 
@@ -37,6 +43,7 @@ Deno.test("an openai group lists its models in the OpenAI shape", async () => {
   assert.deepEqual(body.data, [
     { id: "gpt-test", object: "model", created: 0, owned_by: "oai" },
     { id: "claude-test", object: "model", created: 0, owned_by: "anth" },
+    { id: "gpt-ha", object: "model", created: 0, owned_by: "hb1" },
   ]);
 });
 
@@ -116,7 +123,7 @@ Deno.test("/v1/v1/models is served as /v1/models", async () => {
   await using gw = await startGateway(upstream.url);
   const res = await get(gw, "/v1/v1/models", { "x-api-key": gw.tokens.default });
   assert.equal(res.status, 200);
-  assert.equal((await res.json()).data.length, 4);
+  assert.equal((await res.json()).data.length, 5);
 });
 
 Deno.test("unknown paths answer 404 in the Anthropic shape under /v1/messages and OpenAI's elsewhere", async () => {
