@@ -1,6 +1,6 @@
 /** @module Streamed passthrough: bytes as they arrive, usage observed, disconnects, cuts and stalls reported in-band. */
 import assert from "node:assert/strict";
-import { controlledStream, fakeUpstream, sseReply } from "../_fake_upstream.ts";
+import { controlledStream, fakeUpstream, hang, sseReply } from "../_fake_upstream.ts";
 import { fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
 import { SseParser } from "../../src/sse.ts";
 
@@ -134,3 +134,40 @@ async function waitFor<T>(read: () => T | undefined): Promise<T> {
   }
   throw new Error("waitFor: condition never held");
 }
+
+Deno.test("a client that gives up on a non-streamed request closes the upstream request at once", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", hang);
+  await using gw = await startGateway(upstream.url);
+  const controller = new AbortController();
+  const pending = fetch(`${gw.url}/v1/messages`, {
+    method: "POST",
+    headers: { "x-api-key": gw.tokens.default, "content-type": "application/json" },
+    body: JSON.stringify(messagesBody()),
+    signal: controller.signal,
+  });
+  await waitFor(() => upstream.requests[0]);
+  controller.abort();
+  await assert.rejects(pending);
+  await upstream.requests[0].closed;
+  assert.equal(upstream.open(), 0);
+});
+
+Deno.test("hop-by-hop and unknown upstream response headers never reach the client", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () =>
+    new Response(FIXTURE, {
+      headers: {
+        "content-type": "text/event-stream",
+        connection: "keep-alive, x-hop",
+        "keep-alive": "timeout=5",
+        "x-hop": "1",
+        "set-cookie": "upstream=1",
+        server: "upstream-server",
+      },
+    }));
+  await using gw = await startGateway(upstream.url);
+  const res = await gw.post("/v1/messages", messagesBody({ stream: true }));
+  await res.text();
+  for (const name of ["keep-alive", "x-hop", "set-cookie", "server"]) assert.equal(res.headers.get(name), null, name);
+});
