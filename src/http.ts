@@ -6,39 +6,54 @@ function tooLarge(maxBytes: number): GatewayError {
   return new GatewayError("request_too_large", `Request body is larger than the limit of ${maxBytes} bytes`);
 }
 
+/** A request body as parsed JSON and as the bytes it came in. */
+export interface JsonBody {
+  value: JsonObject;
+  bytes: Uint8Array<ArrayBuffer>;
+}
+
 /**
  * Reads a JSON object body, refusing it as soon as it passes `maxBytes` while streaming in, so an oversized
- * body is never buffered whole.
+ * body is never buffered whole. The bytes are kept so a body that needs no change can be forwarded as is.
  */
-export async function readJsonObject(req: Request, maxBytes: number): Promise<JsonObject> {
+export async function readJsonBody(req: Request, maxBytes: number): Promise<JsonBody> {
   const declared = Number(req.headers.get("content-length") ?? NaN);
   if (declared > maxBytes) {
     await req.body?.cancel();
     throw tooLarge(maxBytes);
   }
-  const chunks: Uint8Array[] = [];
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   if (req.body) {
     for await (const chunk of req.body) {
       size += chunk.byteLength;
       if (size > maxBytes) throw tooLarge(maxBytes);
-      chunks.push(chunk);
+      chunks.push(chunk as Uint8Array<ArrayBuffer>);
     }
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
+  let bytes: Uint8Array<ArrayBuffer>;
+  if (chunks.length === 1) bytes = chunks[0];
+  else {
+    bytes = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
   }
-  let body: unknown;
+  let value: unknown;
   try {
-    body = JSON.parse(new TextDecoder().decode(bytes));
+    value = JSON.parse(new TextDecoder().decode(bytes));
   } catch (err) {
     throw new GatewayError("invalid_request", `Request body is not valid JSON: ${(err as Error).message}`);
   }
-  if (!isObject(body)) throw new GatewayError("invalid_request", "Request body must be a JSON object");
-  return body;
+  if (!isObject(value)) throw new GatewayError("invalid_request", "Request body must be a JSON object");
+  return { value, bytes };
+}
+
+/** Reads a JSON object body; see {@linkcode readJsonBody}. */
+export async function readJsonObject(req: Request, maxBytes: number): Promise<JsonObject> {
+  return (await readJsonBody(req, maxBytes)).value;
 }
 
 /** A JSON response with the right content type (without it the SDKs hand back a string). */

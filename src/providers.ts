@@ -19,7 +19,8 @@ const PATHS: Record<Protocol, Partial<Record<Operation, string>>> = {
 export interface UpstreamCall {
   route: Route;
   operation: Operation;
-  body: JsonObject;
+  /** The JSON body, or bytes already serialized (a passthrough body that needs no change). */
+  body: JsonObject | Uint8Array<ArrayBuffer>;
   /** The client's headers; only protocol headers are copied from them. */
   clientHeaders: Headers;
   /** The client's query string, forwarded only when the upstream speaks the client's protocol. */
@@ -49,6 +50,6 @@ export function buildUpstreamRequest(call: UpstreamCall): { url: string; init: R
   if (!path) throw new RangeError(`Cannot build upstream request: ${route.protocol} has no ${call.operation}`);
   return {
     url: `${route.upstream.base_url}${path}${call.search}`,
-    init: { method: "POST", headers, body: JSON.stringify(call.body) },
+    init: { method: "POST", headers, body: call.body instanceof Uint8Array ? call.body : JSON.stringify(call.body) },
   };
 }

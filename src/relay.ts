@@ -32,6 +32,8 @@ export interface RelayRequest {
   client: Protocol;
   operation: Operation;
   body: JsonObject;
+  /** The body as the client sent it, forwarded unchanged when the upstream request needs no change. */
+  bytes?: Uint8Array<ArrayBuffer>;
   req: Request;
   requestId: string;
   exchange: Exchange;

@@ -7,6 +7,8 @@ export interface SeenRequest {
   search: string;
   headers: Headers;
   body: Record<string, unknown> | undefined;
+  /** The body exactly as it arrived. */
+  raw: string;
   /** Resolves when the response has been sent in full, or the client (the gateway) went away. */
   closed: Promise<void>;
 }
@@ -50,6 +52,7 @@ export function fakeUpstream(): FakeUpstream {
       search: url.search,
       headers: req.headers,
       body: text ? JSON.parse(text) : undefined,
+      raw: text,
       closed,
     };
     requests.push(seen);

@@ -1,6 +1,6 @@
 /** @module POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses. */
 import type { RequestContext } from "../app.ts";
-import { readJsonObject } from "../http.ts";
+import { readJsonBody } from "../http.ts";
 import { checkBody, type Operation } from "../protocols.ts";
 import { relay } from "../relay.ts";
 import { resolveRoutes } from "../routing.ts";
@@ -10,7 +10,8 @@ import type { JsonObject, Protocol } from "../types.ts";
 export function generate(protocol: Protocol, operation: Operation) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
     const principal = await ctx.authenticate();
-    const body = checkBody(protocol, operation, await readJsonObject(req, ctx.deps.config.max_body_bytes));
+    const { value, bytes } = await readJsonBody(req, ctx.deps.config.max_body_bytes);
+    const body = checkBody(protocol, operation, value);
     const { exchange } = ctx;
     exchange.model = body.model as string;
     exchange.stream = body.stream === true;
@@ -26,6 +27,7 @@ export function generate(protocol: Protocol, operation: Operation) {
       client: protocol,
       operation,
       body,
+      bytes,
       req,
       requestId: ctx.requestId,
       exchange,

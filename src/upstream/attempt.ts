@@ -89,10 +89,11 @@ export async function attemptUpstream(
     defaultMaxTokens: route.upstream.default_max_tokens,
   });
   const passthrough = translator === identity;
+  const upstreamBody = translation.request(call.body);
   const { url, init } = buildUpstreamRequest({
     route,
     operation: call.operation,
-    body: translation.request(call.body),
+    body: upstreamBody === call.body && call.bytes ? call.bytes : upstreamBody,
     clientHeaders: call.req.headers,
     search: passthrough ? new URL(call.req.url).search : "",
     requestId: call.requestId,

@@ -56,6 +56,16 @@ Deno.test("unknown body fields pass through untouched and an alias becomes its u
   assert.equal(seen.search, "?beta=true");
 });
 
+Deno.test("a body that needs no change is forwarded byte for byte", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  const raw =
+    '{ "model": "claude-test",\n  "max_tokens": 16, "temperature": 1.0, "messages": [{"role":"user","content":"\\u00e9"}] }';
+  await (await gw.post("/v1/messages", raw)).body?.cancel();
+  assert.equal(upstream.requests[0].raw, raw);
+});
+
 Deno.test("count_tokens is relayed to the upstream's count_tokens without max_tokens", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages/count_tokens", () => jsonReply({ input_tokens: 42 }));
