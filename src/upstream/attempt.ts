@@ -2,70 +2,14 @@
  * @module One upstream attempt: translate the request, send it with the upstream's key under its timeouts,
  * and classify the answer as a response for the client or a failure that may fail over to the next upstream.
  */
-import { GatewayError, kindForStatus } from "../errors.ts";
-import { json } from "../http.ts";
+import { GatewayError } from "../errors.ts";
+import { buildUpstreamRequest } from "../providers.ts";
 import type { RelayDeps, RelayRequest } from "../relay.ts";
 import type { Route } from "../routing.ts";
-import type { StreamStep } from "../sse.ts";
-import { relayStream } from "../stream.ts";
-import { identity, pickTranslator, type Translation } from "../translate/mod.ts";
-import { isObject, type JsonObject } from "../types.ts";
-import { usageMeter } from "../usage.ts";
-import { buildUpstreamRequest } from "../providers.ts";
+import { identity, pickTranslator } from "../translate/mod.ts";
+import { type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
 
-/** How one attempt ended. */
-export interface AttemptResult {
-  upstream: string;
-  /** "ok", or the error kind. */
-  outcome: string;
-  status?: number;
-  /** The client's response, when the attempt succeeded. */
-  response?: Response;
-  /** True when the next upstream may do better. */
-  retryable: boolean;
-  /** The upstream's own retry-after, in milliseconds. */
-  retryAfterMs?: number;
-  /** The final answer when no attempt is left: the upstream's error as the client's protocol has it. */
-  fail(): Response;
-}
-
-/** Response headers an upstream sets that clients act on (retry timing). */
-const RELAYED_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"];
-
-const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-  "x-accel-buffering": "no",
-};
-
-/** Statuses after which another upstream (or a later try) may succeed. */
-function retryableStatus(status: number): boolean {
-  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
-}
-
-/** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date, in milliseconds. */
-export function retryAfterMs(headers: Headers, now: number): number | undefined {
-  const ms = Number(headers.get("retry-after-ms") ?? NaN);
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = headers.get("retry-after");
-  if (value === null) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-function failed(route: Route, error: GatewayError, extra: Partial<AttemptResult> = {}): AttemptResult {
-  return {
-    upstream: route.upstream.name,
-    outcome: error.kind,
-    retryable: true,
-    fail() {
-      throw error;
-    },
-    ...extra,
-  };
-}
+export type { AttemptResult };
 
 /** Sends the request to one upstream. Never throws for upstream trouble; throws only for a bad client request. */
 export async function attemptUpstream(
@@ -176,121 +120,4 @@ export async function attemptUpstream(
   } finally {
     clearTimeout(headersTimer);
   }
-}
-
-/** The client's stream response; the exchange ends, and the upstream call is released, when the stream does. */
-function streamResponse(
-  deps: RelayDeps,
-  call: RelayRequest,
-  route: Route,
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  first: Uint8Array,
-  options: { step?: StreamStep; upstream: AbortController; release(): void },
-): Response {
-  const name = route.upstream.name;
-  const done = call.deferFinish();
-  const meter = usageMeter(route.protocol);
-  const body = relayStream(reader, first, {
-    protocol: call.client,
-    step: options.step,
-    meter,
-    idleMs: route.upstream.idle_timeout_ms,
-    upstream: options.upstream,
-    upstreamName: name,
-    onFirstByte: () => call.exchange.ttfb_ms ??= deps.now().getTime() - call.exchange.started_at,
-    onEnd(end) {
-      options.release();
-      if (end.error) {
-        call.exchange.error = end.error.kind;
-        deps.health.failure(name);
-      }
-      call.exchange.usage = meter.usage();
-      call.exchange.usage_complete = !end.error && !end.cancelled;
-      done();
-    },
-  });
-  return new Response(body, { status: 200, headers: SSE_HEADERS });
-}
-
-function finishJson(
-  deps: RelayDeps,
-  call: RelayRequest,
-  route: Route,
-  res: Response,
-  text: string,
-  translation: Translation,
-  passthrough: boolean,
-): AttemptResult {
-  const name = route.upstream.name;
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  const headers = new Headers();
-  for (const header of RELAYED_HEADERS) {
-    const value = res.headers.get(header);
-    if (value !== null) headers.set(header, value);
-  }
-  const base = { upstream: name, status: res.status };
-  if (res.status === 401 || res.status === 403) {
-    deps.health.failure(name);
-    return failed(route, new GatewayError("upstream", `Upstream "${name}" rejected the gateway's credentials`), base);
-  }
-  if (!isObject(body)) {
-    if (retryableStatus(res.status) || res.ok) deps.health.failure(name);
-    const error = new GatewayError(
-      "upstream",
-      `Upstream "${name}" answered ${res.status} with a body that is not JSON`,
-      {
-        status: res.status >= 500 ? res.status : 502,
-        headers,
-      },
-    );
-    return failed(route, error, base);
-  }
-  if (!res.ok) {
-    const retryAfter = retryAfterMs(res.headers, deps.now().getTime());
-    const retryable = retryableStatus(res.status);
-    if (retryable) deps.health.failure(name, res.status === 429 || res.status === 529 ? retryAfter : undefined);
-    else deps.health.success(name);
-    const error = new GatewayError(
-      kindForStatus(res.status),
-      upstreamMessage(body) ?? `Upstream answered ${res.status}`,
-      {
-        status: res.status,
-        headers,
-      },
-    );
-    // A well-formed error body from an upstream of the client's own protocol is exactly what that client expects.
-    const keep = passthrough && isErrorEnvelope(body, call.client);
-    const fail = keep ? () => json(body, { status: res.status, headers }) : () => {
-      throw error;
-    };
-    return { ...base, outcome: error.kind, retryable, retryAfterMs: retryAfter, fail };
-  }
-  deps.health.success(name);
-  const meter = usageMeter(route.protocol);
-  meter.body(body as JsonObject);
-  call.exchange.usage = meter.usage();
-  call.exchange.usage_complete = true;
-  const response = passthrough
-    ? new Response(text, { status: res.status, headers: { "content-type": "application/json" } })
-    : json(translation.response(body as JsonObject));
-  return { ...base, outcome: "ok", retryable: false, response, fail: () => response };
-}
-
-/** True when `body` is an error in `protocol`'s envelope, which its SDKs can read. */
-function isErrorEnvelope(body: JsonObject, protocol: string): boolean {
-  const error = body.error;
-  if (!isObject(error) || typeof error.message !== "string") return false;
-  return typeof error.type === "string" && (protocol !== "anthropic" || body.type === "error");
-}
-
-/** The message of an upstream error body in either protocol's envelope. */
-function upstreamMessage(body: JsonObject): string | undefined {
-  const error = body.error;
-  if (isObject(error) && typeof error.message === "string") return error.message;
-  return undefined;
 }
