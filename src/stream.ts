@@ -106,6 +106,20 @@ export function relayStream(
     reader.cancel().catch(() => {});
     end({ error: err, cancelled: false });
   }
+  function finish(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    events(parser.push(decoder.decode() + "\n\n"));
+    if (step) {
+      const out = step.end().map(encodeSse).join("");
+      if (out) send(controller, encoder.encode(out));
+    } else if (meter.state() === "open") {
+      throw new GatewayError("upstream", `Upstream "${options.upstreamName}" ended the stream before it finished`);
+    }
+    controller.close();
+    const error = meter.state() === "errored"
+      ? new GatewayError("upstream", `Upstream "${options.upstreamName}" reported an error in the stream`)
+      : undefined;
+    end({ error, cancelled: false });
+  }
 
   return new ReadableStream<Uint8Array>({
     start() {
@@ -113,36 +127,24 @@ export function relayStream(
     },
     async pull(controller) {
       try {
-        const { done, value } = pending ? { done: false as const, value: pending } : await reader.read();
-        pending = undefined;
-        lastChunkAt = Date.now();
-        if (done) {
-          events(parser.push(decoder.decode() + "\n\n"));
+        // A pull that enqueues nothing is not called again, so read until something goes out or the stream ends.
+        for (;;) {
+          const { done, value } = pending ? { done: false as const, value: pending } : await reader.read();
+          pending = undefined;
+          lastChunkAt = Date.now();
+          if (done) return finish(controller);
           if (step) {
-            const out = step.end().map(encodeSse).join("");
-            if (out) send(controller, encoder.encode(out));
-          } else if (meter.state() === "open") {
-            throw new GatewayError(
-              "upstream",
-              `Upstream "${options.upstreamName}" ended the stream before it finished`,
-            );
+            const out = events(parser.push(decoder.decode(value, { stream: true }))).flatMap((m) => step.next(m));
+            if (out.length === 0) continue;
+            return send(controller, encoder.encode(out.map(encodeSse).join("")));
           }
-          controller.close();
-          const error = meter.state() === "errored"
-            ? new GatewayError("upstream", `Upstream "${options.upstreamName}" reported an error in the stream`)
-            : undefined;
-          end({ error, cancelled: false });
+          if (value.byteLength === 0) continue;
+          send(controller, value);
+          tail = value.byteLength >= 4 ? value.subarray(value.byteLength - 4) : Uint8Array.from([...tail, ...value]);
+          // Usage is read from a decoded copy after the bytes are already on their way to the client.
+          events(parser.push(decoder.decode(value, { stream: true })));
           return;
         }
-        if (step) {
-          const out = events(parser.push(decoder.decode(value, { stream: true }))).flatMap((m) => step.next(m));
-          if (out.length > 0) send(controller, encoder.encode(out.map(encodeSse).join("")));
-          return;
-        }
-        send(controller, value);
-        tail = value.byteLength >= 4 ? value.subarray(value.byteLength - 4) : Uint8Array.from([...tail, ...value]);
-        // Usage is read from a decoded copy after the bytes are already on their way to the client.
-        events(parser.push(decoder.decode(value, { stream: true })));
       } catch (err) {
         const error = upstream.signal.aborted
           ? abortReason(upstream.signal, options.upstreamName)
