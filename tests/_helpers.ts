@@ -13,8 +13,11 @@ export const UPSTREAM_KEYS = { TEST_ANTHROPIC_KEY: "upstream-anthropic-key", TES
 export const BULK_MODELS = Array.from({ length: 45 }, (_, i) => `bulk-${String(i).padStart(2, "0")}`);
 
 /** The test config pointing at a fake upstream; `extra` appends YAML to the first upstream. */
-export function testConfigYaml(upstreamUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}) {
-  return `
+export function testConfigYaml(
+  upstreamUrl: string,
+  options: { timeoutMs?: number; maxBodyBytes?: number; extraYaml?: string } = {},
+) {
+  return `${options.extraYaml ?? ""}
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
 max_body_bytes: ${options.maxBodyBytes ?? 1048576}
@@ -68,10 +71,19 @@ export interface TestGateway extends AsyncDisposable {
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
 export async function startGateway(
   upstreamUrl: string,
-  options: { timeoutMs?: number; maxBodyBytes?: number; kv?: Deno.Kv } = {},
+  options: {
+    timeoutMs?: number;
+    maxBodyBytes?: number;
+    kv?: Deno.Kv;
+    /** Top-level YAML put before the test config's keys, e.g. a `log:` or `metrics:` section. */
+    extraYaml?: string;
+    /** Environment beyond the upstream keys, e.g. MODELGATE_ADMIN_KEY. */
+    env?: Record<string, string>;
+  } = {},
 ): Promise<TestGateway> {
   const config = parseConfig(testConfigYaml(upstreamUrl, options), "test.yaml");
-  const env = (name: string) => (UPSTREAM_KEYS as Record<string, string>)[name];
+  const envValues: Record<string, string> = { ...UPSTREAM_KEYS, ...options.env };
+  const env = (name: string) => envValues[name];
   const store = createStore(options.kv ?? await Deno.openKv(":memory:"));
   await seedGroups(store, config.groups);
   const tokens = {} as TestGateway["tokens"];

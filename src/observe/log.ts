@@ -1,0 +1,98 @@
+/**
+ * @module Structured logging: one line per request (an exchange observer) and the gateway's event lines, both
+ * filtered by level and written as JSON or, for people at a terminal, as a short readable line.
+ */
+import type { Exchange, Observer } from "../exchange.ts";
+
+/** Severity, lowest first. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** The config's `log` section. */
+export interface LogSettings {
+  level: LogLevel;
+  format: "json" | "pretty";
+}
+
+/** A structured log line; `event` names what happened, `level` defaults by event. */
+export type LogLine = Record<string, unknown>;
+
+const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+/** Levels of the gateway's own events; anything unlisted (such as a translation note) is info. */
+const EVENT_LEVELS: Record<string, LogLevel> = {
+  internal_error: "error",
+  upstream_error: "warn",
+};
+
+function levelOf(line: LogLine): LogLevel {
+  const given = line.level;
+  if (typeof given === "string" && given in RANK) return given as LogLevel;
+  return EVENT_LEVELS[String(line.event)] ?? "info";
+}
+
+/** Options for {@linkcode createLogger}. */
+export interface LoggerOptions {
+  /** Writes one finished line (without its newline). */
+  write(text: string): void;
+  now(): Date;
+}
+
+/** A log sink: drops lines below the level, stamps time and level, and formats the rest. */
+export function createLogger(settings: LogSettings, options: LoggerOptions): (line: LogLine) => void {
+  return function log(line: LogLine): void {
+    const level = levelOf(line);
+    if (RANK[level] < RANK[settings.level]) return;
+    const stamped = { time: options.now().toISOString(), level, ...line };
+    options.write(settings.format === "json" ? JSON.stringify(stamped) : pretty(stamped));
+  };
+}
+
+/** The access log line of one finished exchange; only ids and counts, never a secret or a prompt. */
+export function requestLine(exchange: Exchange): LogLine {
+  const failed = exchange.status >= 500 || (exchange.error !== undefined && exchange.status < 400);
+  return {
+    level: failed ? "warn" : "info",
+    event: "request",
+    request_id: exchange.request_id,
+    method: exchange.method,
+    route: exchange.route,
+    protocol: exchange.protocol,
+    status: exchange.status,
+    duration_ms: exchange.duration_ms,
+    ttfb_ms: exchange.ttfb_ms,
+    token_id: exchange.token_id,
+    group: exchange.group,
+    model: exchange.model,
+    stream: exchange.stream,
+    upstream: exchange.upstream,
+    attempts: exchange.attempts.map((a) => ({ upstream: a.upstream, outcome: a.outcome, status: a.status })),
+    input_tokens: exchange.usage?.input_tokens,
+    output_tokens: exchange.usage?.output_tokens,
+    cache_read_input_tokens: exchange.usage?.cache_read_input_tokens,
+    cache_creation_input_tokens: exchange.usage?.cache_creation_input_tokens,
+    usage_complete: exchange.usage_complete,
+    error: exchange.error,
+  };
+}
+
+/** An observer that logs every finished exchange through `log`. */
+export function accessLog(log: (line: LogLine) => void): Observer {
+  return { finish: (exchange) => log(requestLine(exchange)) };
+}
+
+const PRETTY_SKIP = new Set(["time", "level", "event", "request_id", "method", "route", "status", "attempts"]);
+
+/** `20:31:05.123 INFO  POST /v1/messages 200 model=... upstream=... duration_ms=... [req_...]`, for `deno task dev`. */
+function pretty(line: LogLine): string {
+  const time = String(line.time).slice(11, 23);
+  const level = String(line.level).toUpperCase().padEnd(5);
+  const head = line.event === "request" ? `${line.method} ${line.route} ${line.status}` : String(line.event ?? "log");
+  const fields = Object.entries(line)
+    .filter(([key, value]) => !PRETTY_SKIP.has(key) && value !== undefined && value !== null)
+    .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`);
+  const attempts = Array.isArray(line.attempts) && line.attempts.length > 1
+    ? [`attempts=${line.attempts.map((a) => `${a.upstream}:${a.outcome}`).join(",")}`]
+    : [];
+  const id = line.request_id ? ` [${line.request_id}]` : "";
+  return `${time} ${level} ${[head, ...fields, ...attempts].join(" ")}${id}`;
+}
