@@ -46,7 +46,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     log: options.log,
     health: createHealthBoard(config.routing, () => Date.now()),
     random: Math.random,
-    observers: [...(options.observers ?? []), metrics.observer, accessLog(options.log)],
+    observers: [...(options.observers ?? []), metrics.observer, accessLog(options.log, table.models.keys())],
     closing: options.closing,
   };
   const adminKey = options.env("MODELGATE_ADMIN_KEY") || undefined;

@@ -47,8 +47,11 @@ export function createLogger(settings: LogSettings, options: LoggerOptions): (li
   };
 }
 
-/** The access log line of one finished exchange; only ids and counts, never a secret or a prompt. */
-export function requestLine(exchange: Exchange): LogLine {
+/**
+ * The access log line of one finished exchange; only ids and counts, never a secret or a prompt. A model id
+ * outside `knownModels` is client input that may hold anything (even a pasted key), so it is logged as "other".
+ */
+export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>): LogLine {
   const failed = exchange.status >= 500 || (exchange.error !== undefined && exchange.status < 400);
   return {
     level: failed ? "warn" : "info",
@@ -62,7 +65,7 @@ export function requestLine(exchange: Exchange): LogLine {
     ttfb_ms: exchange.ttfb_ms,
     token_id: exchange.token_id,
     group: exchange.group,
-    model: exchange.model,
+    model: exchange.model === undefined || knownModels.has(exchange.model) ? exchange.model : "other",
     stream: exchange.stream,
     upstream: exchange.upstream,
     attempts: exchange.attempts.map((a) => ({ upstream: a.upstream, outcome: a.outcome, status: a.status })),
@@ -76,8 +79,9 @@ export function requestLine(exchange: Exchange): LogLine {
 }
 
 /** An observer that logs every finished exchange through `log`. */
-export function accessLog(log: (line: LogLine) => void): Observer {
-  return { finish: (exchange) => log(requestLine(exchange)) };
+export function accessLog(log: (line: LogLine) => void, knownModels: Iterable<string>): Observer {
+  const models = new Set(knownModels);
+  return { finish: (exchange) => log(requestLine(exchange, models)) };
 }
 
 const PRETTY_SKIP = new Set(["time", "level", "event", "request_id", "method", "route", "status", "attempts"]);

@@ -12,6 +12,8 @@ function capture(settings: LogSettings): { lines: string[]; log: (line: Record<s
   return { lines, log: createLogger(settings, { write: (text) => lines.push(text), now: () => NOW }) };
 }
 
+const MODELS = new Set(["claude-test"]);
+
 const EXCHANGE: Exchange = {
   request_id: "req_abc",
   started_at: NOW.getTime(),
@@ -56,7 +58,7 @@ for (const c of LEVEL_CASES) {
 
 Deno.test("createLogger() pretty format is one readable line with the request's essentials", () => {
   const { lines, log } = capture({ level: "info", format: "pretty" });
-  log(requestLine(EXCHANGE));
+  log(requestLine(EXCHANGE, MODELS));
   assert.equal(lines.length, 1);
   assert.ok(!lines[0].includes("\n"));
   assert.ok(lines[0].startsWith("20:31:05.123 INFO  POST /v1/messages 200 "), lines[0]);
@@ -68,7 +70,7 @@ Deno.test("createLogger() pretty format is one readable line with the request's 
 });
 
 Deno.test("requestLine() carries every field an operator asks for", () => {
-  const line = requestLine(EXCHANGE);
+  const line = requestLine(EXCHANGE, MODELS);
   assert.deepEqual(line, {
     level: "info",
     event: "request",
@@ -97,10 +99,15 @@ Deno.test("requestLine() carries every field an operator asks for", () => {
   });
 });
 
+Deno.test("requestLine() logs a model id outside the config as other, since it is client input", () => {
+  assert.equal(requestLine({ ...EXCHANGE, model: "sk-pasted-secret" }, MODELS).model, "other");
+  assert.equal(requestLine({ ...EXCHANGE, model: undefined }, MODELS).model, undefined);
+});
+
 Deno.test("requestLine() is a warning for a 5xx and for a stream that failed after its 200", () => {
-  assert.equal(requestLine({ ...EXCHANGE, status: 502, error: "upstream" }).level, "warn");
-  assert.equal(requestLine({ ...EXCHANGE, error: "timeout" }).level, "warn");
-  assert.equal(requestLine({ ...EXCHANGE, status: 404, error: "not_found" }).level, "info");
+  assert.equal(requestLine({ ...EXCHANGE, status: 502, error: "upstream" }, MODELS).level, "warn");
+  assert.equal(requestLine({ ...EXCHANGE, error: "timeout" }, MODELS).level, "warn");
+  assert.equal(requestLine({ ...EXCHANGE, status: 404, error: "not_found" }, MODELS).level, "info");
 });
 
 const REQUEST_IDS = [
@@ -109,6 +116,7 @@ const REQUEST_IDS = [
   { name: "replaces an over-long id", sent: "x".repeat(129), kept: false },
   { name: "replaces an empty id", sent: "", kept: false },
   { name: "replaces an id with a quote", sent: 'a"b', kept: false },
+  { name: "replaces an id shaped like a token secret", sent: "sk-abc_DEF-123", kept: false },
 ];
 for (const c of REQUEST_IDS) {
   Deno.test(`requestIdFrom() ${c.name}`, () => {
