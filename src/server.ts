@@ -10,7 +10,7 @@ import { accessLog, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { buildRouteTable, upstreamsWithoutKey } from "./routing.ts";
-import { kvLocation, logSettings, onDeploy } from "./runtime.ts";
+import { kvLocation, logSettings } from "./runtime.ts";
 import { openStore, seedGroups, type Store } from "./store.ts";
 import { createHealthBoard } from "./upstream/health.ts";
 
@@ -91,9 +91,15 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     );
     server.shutdown();
   };
-  // Deno Deploy stops isolates itself and offers no signal listeners.
-  const signals = onDeploy(io.env) ? [] : ["SIGINT", "SIGTERM"] as const;
-  for (const signal of signals) Deno.addSignalListener(signal, stop);
+  const signals: Deno.Signal[] = [];
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    try {
+      Deno.addSignalListener(signal, stop);
+      signals.push(signal);
+    } catch {
+      // A platform without signal listeners (Deno Deploy) stops the process itself.
+    }
+  }
   await server.finished;
   clearTimeout(graceTimer);
   for (const signal of signals) Deno.removeSignalListener(signal, stop);

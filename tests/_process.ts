@@ -1,0 +1,116 @@
+/** @module Gateway processes for tests: `main.ts` run as a child with its own permissions, stopped by pid. */
+
+/** The repository root, where deno.json (imports, unstable KV) is found. */
+export const ROOT = new URL("../", import.meta.url).pathname;
+
+/** A running gateway process. */
+export interface GatewayProcess extends AsyncDisposable {
+  url: string;
+  pid: number;
+  /** Lines written to stdout so far (the log). */
+  stdout: string[];
+  /** Lines written to stderr so far. */
+  stderr: string[];
+  /** Sends SIGTERM and waits for the exit; returns the exit code. */
+  stop(): Promise<number>;
+}
+
+/** Options for {@linkcode startProcess}. */
+export interface StartOptions {
+  /** The command, e.g. [execPath, "run", ...flags, "main.ts", "serve"], or a compiled binary and its args. */
+  command: string[];
+  env: Record<string, string>;
+  /** Give up waiting for the listen line after this long. */
+  timeoutMs?: number;
+}
+
+async function pump(stream: ReadableStream<Uint8Array>, lines: string[], onLine: (line: string) => void) {
+  let rest = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    const parts = (rest + chunk).split("\n");
+    rest = parts.pop() ?? "";
+    for (const line of parts) {
+      lines.push(line);
+      onLine(line);
+    }
+  }
+  if (rest) lines.push(rest);
+}
+
+/** Starts a gateway and resolves once it prints its listen address (port 0 picks a free port). */
+export async function startProcess(options: StartOptions): Promise<GatewayProcess> {
+  const [program, ...args] = options.command;
+  const child = new Deno.Command(program, {
+    args,
+    cwd: ROOT,
+    env: options.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const listening = Promise.withResolvers<string>();
+  const pumps = Promise.all([
+    pump(child.stdout, stdout, () => {}),
+    pump(child.stderr, stderr, (line) => {
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (match) listening.resolve(match[1]);
+    }),
+  ]);
+  const exited = child.status.then((status) => {
+    listening.reject(new Error(`Gateway exited with ${status.code} before listening:\n${stderr.join("\n")}`));
+    return status.code;
+  });
+  const timer = setTimeout(
+    () => listening.reject(new Error(`Gateway did not listen in time:\n${stderr.join("\n")}`)),
+    options.timeoutMs ?? 30_000,
+  );
+  let stopped: Promise<number> | undefined;
+  const stop = () =>
+    stopped ??= (async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // Already exited.
+      }
+      const code = await exited;
+      await pumps;
+      return code;
+    })();
+  let url: string;
+  try {
+    url = (await listening.promise).replace("0.0.0.0", "127.0.0.1");
+  } catch (err) {
+    await stop();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  return { url, pid: child.pid, stdout, stderr, stop, [Symbol.asyncDispose]: async () => void await stop() };
+}
+
+/** Runs a command to its end and returns its exit code and output. */
+export async function runCommand(
+  command: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [program, ...args] = command;
+  const output = await new Deno.Command(program, { args, cwd: ROOT, env, stdin: "null" }).output();
+  const decoder = new TextDecoder();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+/** `deno run` of main.ts with `deno task start`'s permissions, narrowed to loopback and writes under `writeDir`. */
+export function denoMain(writeDir: string, ...args: string[]): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    "--allow-net=127.0.0.1",
+    "--allow-env",
+    "--allow-read",
+    `--allow-write=${writeDir}`,
+    "main.ts",
+    ...args,
+  ];
+}
