@@ -84,19 +84,38 @@ export function accessLog(log: (line: LogLine) => void, knownModels: Iterable<st
   return { finish: (exchange) => log(requestLine(exchange, models)) };
 }
 
-const PRETTY_SKIP = new Set(["time", "level", "event", "request_id", "method", "route", "status", "attempts"]);
+/** `POST /v1/messages 200 912ms ttfb=40ms model=m via=up in=5 out=7 token=tok_1 group=g`, for request lines. */
+function prettyRequest(line: LogLine): string[] {
+  const parts = [`${line.method} ${line.route} ${line.status}`, `${line.duration_ms}ms`, `ttfb=${line.ttfb_ms}ms`];
+  const optional: Array<[string, unknown]> = [
+    ["model", line.model],
+    ["via", line.upstream],
+    ["in", line.input_tokens],
+    ["out", line.output_tokens],
+    ["stream", line.stream ? "yes" : undefined],
+    ["error", line.error],
+    ["token", line.token_id],
+    ["group", line.group],
+  ];
+  for (const [key, value] of optional) if (value !== undefined && value !== null) parts.push(`${key}=${value}`);
+  if (Array.isArray(line.attempts) && line.attempts.length > 1) {
+    parts.push(`attempts=${line.attempts.map((a) => `${a.upstream}:${a.outcome}`).join(",")}`);
+  }
+  return parts;
+}
 
-/** `20:31:05.123 INFO  POST /v1/messages 200 model=... upstream=... duration_ms=... [req_...]`, for `deno task dev`. */
+const GENERIC_SKIP = new Set(["time", "level", "event", "request_id"]);
+
+/** `20:31:05.123 INFO  <what happened> key=value ... [request id]`, for `deno task dev`. */
 function pretty(line: LogLine): string {
   const time = String(line.time).slice(11, 23);
   const level = String(line.level).toUpperCase().padEnd(5);
-  const head = line.event === "request" ? `${line.method} ${line.route} ${line.status}` : String(line.event ?? "log");
-  const fields = Object.entries(line)
-    .filter(([key, value]) => !PRETTY_SKIP.has(key) && value !== undefined && value !== null)
-    .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`);
-  const attempts = Array.isArray(line.attempts) && line.attempts.length > 1
-    ? [`attempts=${line.attempts.map((a) => `${a.upstream}:${a.outcome}`).join(",")}`]
-    : [];
+  const parts = line.event === "request" ? prettyRequest(line) : [
+    String(line.event ?? "log"),
+    ...Object.entries(line)
+      .filter(([key, value]) => !GENERIC_SKIP.has(key) && value !== undefined && value !== null)
+      .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`),
+  ];
   const id = line.request_id ? ` [${line.request_id}]` : "";
-  return `${time} ${level} ${[head, ...fields, ...attempts].join(" ")}${id}`;
+  return `${time} ${level} ${parts.join(" ")}${id}`;
 }

@@ -8,7 +8,7 @@ import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_up
 import { anthropicMessage, fixture, messagesBody, startGateway, UPSTREAM_KEYS } from "../_helpers.ts";
 import { parsePrometheusText } from "../_prom_text.ts";
 
-Deno.test("tokens, upstream keys and upstream addresses appear in no log line and not on /metrics", async () => {
+Deno.test("tokens, upstream keys and upstream addresses appear in no log line, on /metrics or in the probes", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url, { env: { MODELGATE_ADMIN_KEY: "admin-key-never-logged" } });
   const token = gw.tokens.default;
@@ -52,8 +52,12 @@ Deno.test("tokens, upstream keys and upstream addresses appear in no log line an
   assert.equal(await send("/v1/chat/completions", chat, { "x-api-key": gw.tokens.oa }), 503);
 
   const metricsRes = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
-  const page = await metricsRes.text();
-  parsePrometheusText(page);
+  const metricsPage = await metricsRes.text();
+  parsePrometheusText(metricsPage);
+  const probes = await Promise.all(
+    ["/healthz", "/readyz"].map(async (path) => await (await fetch(gw.url + path)).text()),
+  );
+  const page = [metricsPage, ...probes].join("\n");
   const logText = gw.logs.map((line) => JSON.stringify(line)).join("\n");
   assert.ok(gw.logs.filter((line) => line.event === "request").length >= 11, "every request was logged");
   const secrets = [
@@ -67,6 +71,6 @@ Deno.test("tokens, upstream keys and upstream addresses appear in no log line an
   ];
   for (const secret of secrets) {
     assert.ok(!logText.includes(secret), `log lines contain ${secret}`);
-    assert.ok(!page.includes(secret), `metrics page contains ${secret}`);
+    assert.ok(!page.includes(secret), `metrics or probe page contains ${secret}`);
   }
 });

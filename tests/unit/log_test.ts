@@ -61,12 +61,18 @@ Deno.test("createLogger() pretty format is one readable line with the request's 
   log(requestLine(EXCHANGE, MODELS));
   assert.equal(lines.length, 1);
   assert.ok(!lines[0].includes("\n"));
-  assert.ok(lines[0].startsWith("20:31:05.123 INFO  POST /v1/messages 200 "), lines[0]);
-  for (const part of ["model=claude-test", "upstream=second", "duration_ms=900", "ttfb_ms=40", "token_id=tok_1"]) {
-    assert.ok(lines[0].includes(part), `${part} missing in ${lines[0]}`);
-  }
-  assert.ok(lines[0].includes("attempts=first:overloaded,second:ok"));
+  assert.equal(
+    lines[0],
+    "20:31:05.123 INFO  POST /v1/messages 200 900ms ttfb=40ms model=claude-test via=second in=5 out=7 stream=yes " +
+      "token=tok_1 group=default attempts=first:overloaded,second:ok [req_abc]",
+  );
   assert.ok(lines[0].endsWith("[req_abc]"));
+});
+
+Deno.test("createLogger() pretty format shows other events as key=value pairs", () => {
+  const { lines, log } = capture({ level: "info", format: "pretty" });
+  log({ event: "upstream_error", request_id: "req_1", upstream: "up", error: "TypeError" });
+  assert.equal(lines[0], "20:31:05.123 WARN  upstream_error upstream=up error=TypeError [req_1]");
 });
 
 Deno.test("requestLine() carries every field an operator asks for", () => {
