@@ -114,3 +114,15 @@ export function denoMain(writeDir: string, ...args: string[]): string[] {
     ...args,
   ];
 }
+
+/** A config on port 0 whose only upstream (key in TEST_UP_KEY) is never called; without `kvPath`, KV is in memory. */
+export function processConfigYaml(kvPath = ":memory:"): string {
+  return `
+listen: { host: 127.0.0.1, port: 0 }
+kv_path: ${JSON.stringify(kvPath)}
+upstreams:
+  - { name: up, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: TEST_UP_KEY, models: [m1] }
+groups:
+  - { name: default, listing: anthropic, models: [m1] }
+`;
+}

@@ -4,16 +4,7 @@
  * download works or a base is at hand, when MODELGATE_TEST_COMPILE=1.
  */
 import assert from "node:assert/strict";
-import { ROOT, runCommand, startProcess } from "../_process.ts";
-
-const CONFIG_YAML = `
-listen: { host: 127.0.0.1, port: 0 }
-kv_path: ":memory:"
-upstreams:
-  - { name: up, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: TEST_UP_KEY, models: [m1] }
-groups:
-  - { name: default, listing: anthropic, models: [m1] }
-`;
+import { processConfigYaml, ROOT, runCommand, startProcess } from "../_process.ts";
 
 /** The `compile` task's command line, with the output moved to `output`. */
 async function compileCommand(output: string): Promise<string[]> {
@@ -35,7 +26,7 @@ Deno.test({
       const built = await runCommand(await compileCommand(binary), { ...Deno.env.toObject() });
       assert.equal(built.code, 0, built.stderr);
       const configFile = `${dir}/gateway.yaml`;
-      await Deno.writeTextFile(configFile, CONFIG_YAML);
+      await Deno.writeTextFile(configFile, processConfigYaml());
       await using gateway = await startProcess({
         command: [binary, "serve", "--config", configFile],
         env: { TEST_UP_KEY: "upstream-key-compiled" },

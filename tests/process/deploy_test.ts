@@ -3,22 +3,14 @@
  * MODELGATE_CONFIG_YAML, and no file system permission at all, so any read or write of a local file would fail.
  */
 import assert from "node:assert/strict";
-import { startProcess } from "../_process.ts";
-
-const CONFIG_YAML = `
-listen: { host: 127.0.0.1, port: 0 }
-upstreams:
-  - { name: up, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: TEST_UP_KEY, models: [m1] }
-groups:
-  - { name: default, listing: anthropic, models: [m1] }
-`;
+import { processConfigYaml, startProcess } from "../_process.ts";
 
 Deno.test("main.ts serves with no arguments, config from MODELGATE_CONFIG_YAML and no file access", async () => {
   await using gateway = await startProcess({
     command: [Deno.execPath(), "run", "--allow-net=127.0.0.1", "--allow-env", "--deny-read", "--deny-write", "main.ts"],
     env: {
       DENO_DEPLOYMENT_ID: "local-test",
-      MODELGATE_CONFIG_YAML: CONFIG_YAML,
+      MODELGATE_CONFIG_YAML: processConfigYaml(),
       // Locally the managed KV stands in as memory; on Deploy this variable is simply not set.
       MODELGATE_KV: ":memory:",
       TEST_UP_KEY: "upstream-key-on-deploy",

@@ -3,19 +3,7 @@
  * through the CLI takes effect on both within a second.
  */
 import assert from "node:assert/strict";
-import { denoMain, runCommand, startProcess } from "../_process.ts";
-
-/** A config on port 0 whose only upstream is never called (listing models needs none). */
-function sharedConfig(kvPath: string): string {
-  return `
-listen: { host: 127.0.0.1, port: 0 }
-kv_path: ${JSON.stringify(kvPath)}
-upstreams:
-  - { name: up, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: TEST_UP_KEY, models: [m1] }
-groups:
-  - { name: default, listing: anthropic, models: [m1] }
-`;
-}
+import { denoMain, processConfigYaml, runCommand, startProcess } from "../_process.ts";
 
 /** Polls `check` until it is true; returns the milliseconds it took, or throws after `limitMs`. */
 async function within(limitMs: number, what: string, check: () => Promise<boolean>): Promise<number> {
@@ -37,7 +25,7 @@ Deno.test("two gateways on one KV file see a token created and revoked through t
   const dir = await Deno.makeTempDir({ prefix: "modelgate-instances-" });
   try {
     const configFile = `${dir}/gateway.yaml`;
-    await Deno.writeTextFile(configFile, sharedConfig(`${dir}/shared.kv`));
+    await Deno.writeTextFile(configFile, processConfigYaml(`${dir}/shared.kv`));
     const env = { TEST_UP_KEY: "upstream-key-for-instances" };
     await using first = await startProcess({ command: denoMain(dir, "serve", "--config", configFile), env });
     await using second = await startProcess({ command: denoMain(dir, "serve", "--config", configFile), env });
