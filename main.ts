@@ -1,6 +1,7 @@
 /** @module The modelgate command line: `deno task start` runs `serve`, `deno task cli ...` the rest. */
 import { parseArgs } from "./src/cli/args.ts";
 import { runCli } from "./src/cli/commands.ts";
+import { defaultArgs } from "./src/runtime.ts";
 
 if (import.meta.main) {
   const io = {
@@ -9,7 +10,7 @@ if (import.meta.main) {
     env: (name: string) => Deno.env.get(name),
   };
   try {
-    Deno.exitCode = await runCli(parseArgs(Deno.args), io);
+    Deno.exitCode = await runCli(parseArgs(defaultArgs(Deno.args, io.env)), io);
   } catch (err) {
     io.err(err instanceof Error ? err.message : String(err));
     Deno.exitCode = 1;

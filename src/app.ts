@@ -8,7 +8,7 @@ import { errorResponse, GatewayError, toGatewayError } from "./errors.ts";
 import type { Exchange, Observer } from "./exchange.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
-import { newRequestId } from "./http.ts";
+import { requestIdFrom } from "./http.ts";
 import type { RouteTable } from "./routing.ts";
 import type { Store } from "./store.ts";
 import type { Protocol } from "./types.ts";
@@ -30,6 +30,8 @@ export interface Deps {
   observers: readonly Observer[];
   /** Aborted when the grace period after SIGTERM ends; in-flight upstream calls stop with it. */
   closing?: AbortSignal;
+  /** The operator's endpoints outside /v1 (metrics, health); answers undefined for other requests. */
+  ops?(req: Request, path: string): Promise<Response | undefined>;
 }
 
 /** Per-request state handlers share with the error path. */
@@ -107,8 +109,14 @@ function unknownPathProtocol(pathname: string): Protocol {
 /** Builds the request handler. */
 export function createApp(deps: Deps): (req: Request) => Promise<Response> {
   return async function handle(req: Request): Promise<Response> {
-    const requestId = newRequestId();
+    const requestId = requestIdFrom(req.headers);
     const url = new URL(req.url);
+    // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
+    const ops = await deps.ops?.(req, url.pathname);
+    if (ops) {
+      ops.headers.set("x-request-id", requestId);
+      return ops;
+    }
     const { endpoint, params, pathKnown } = matchEndpoint(req.method, url.pathname);
     const exchange: Exchange = {
       request_id: requestId,

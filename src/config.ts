@@ -53,17 +53,31 @@ const Routing = z.strictObject({
   max_cooldown_ms: z.number().int().positive().default(300_000),
 });
 
+const Log = z.strictObject({
+  level: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** `json` for machines; `pretty` for a terminal (`deno task dev` sets it through MODELGATE_LOG_FORMAT). */
+  format: z.enum(["json", "pretty"]).default("json"),
+});
+
+const Metrics = z.strictObject({
+  /** When true, `GET /metrics` needs the admin key (env MODELGATE_ADMIN_KEY) as a bearer token. */
+  require_admin_key: z.boolean().default(false),
+});
+
 const ConfigSchema = z.strictObject({
   listen: z.strictObject({
     host: z.string().min(1).default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8787),
   }).default({ host: "127.0.0.1", port: 8787 }),
+  /** A file, ":memory:", a KV Connect URL, or "managed" for `Deno.openKv()` with no path (Deno Deploy). */
   kv_path: z.string().min(1).default("data/modelgate.kv"),
   /** Largest accepted request body; Anthropic's own limit is 32 MB. */
   max_body_bytes: z.number().int().positive().default(32 * 1024 * 1024),
   /** How long in-flight requests and streams may run on after SIGINT/SIGTERM. */
   shutdown_grace_ms: z.number().int().min(0).default(30_000),
   routing: Routing.default(Routing.parse({})),
+  log: Log.default(Log.parse({})),
+  metrics: Metrics.default(Metrics.parse({})),
   upstreams: z.array(Upstream).min(1),
   groups: z.array(Group).min(1),
 });
@@ -140,6 +154,17 @@ export function configPath(flag: string | undefined, env: (name: string) => stri
   } catch {
     return "config/gateway.example.yaml";
   }
+}
+
+/** The config text from env MODELGATE_CONFIG_YAML (how Deno Deploy gets it), else from the file `configPath` picks. */
+export async function loadConfigFrom(
+  flag: string | undefined,
+  env: (name: string) => string | undefined,
+): Promise<{ config: Config; source: string }> {
+  const yaml = env("MODELGATE_CONFIG_YAML");
+  if (yaml && !flag) return { config: parseConfig(yaml, "$MODELGATE_CONFIG_YAML"), source: "$MODELGATE_CONFIG_YAML" };
+  const file = configPath(flag, env);
+  return { config: await loadConfig(file), source: file };
 }
 
 /** Reads and parses the config file. */

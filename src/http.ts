@@ -63,6 +63,18 @@ export function json(body: unknown, init: ResponseInit = {}): Response {
   return new Response(JSON.stringify(body), { ...init, headers });
 }
 
+/** Client-sent request ids are kept only in this shape, so they are safe in headers, logs and upstream calls. */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The request's id: the client's `x-request-id` when it is sane, else a new one. An id shaped like a token
+ * secret is refused too, since the id is logged and sent upstream.
+ */
+export function requestIdFrom(headers: Headers): string {
+  const sent = headers.get("x-request-id");
+  return sent !== null && SANE_REQUEST_ID.test(sent) && !sent.startsWith("sk-") ? sent : newRequestId();
+}
+
 /** A new request id in the Anthropic style (`req_` + 24 hex characters). */
 export function newRequestId(): string {
   const hex = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0"));

@@ -89,7 +89,11 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
     if (last.response) return last.response;
     if (!last.retryable || call.req.signal.aborted) break;
   }
-  if (last) return last.fail();
+  if (last) {
+    // A passthrough error body is returned rather than thrown; the exchange still records the failure's kind.
+    if (last.outcome !== "ok") call.exchange.error = last.outcome;
+    return last.fail();
+  }
   const waitMs = deps.health.waitMs(candidates.map((route) => route.upstream.name));
   throw new GatewayError(
     "unavailable",

@@ -3,10 +3,14 @@
  * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
  */
 import { createApp, type Deps } from "./app.ts";
-import { type Config, configPath, loadConfig } from "./config.ts";
+import { type Config, loadConfigFrom } from "./config.ts";
 import { GatewayError } from "./errors.ts";
 import type { Observer } from "./exchange.ts";
+import { accessLog, createLogger } from "./observe/log.ts";
+import { createMetrics } from "./observe/metrics.ts";
+import { opsRoutes } from "./observe/ops.ts";
 import { buildRouteTable, upstreamsWithoutKey } from "./routing.ts";
+import { kvLocation, logSettings } from "./runtime.ts";
 import { openStore, seedGroups, type Store } from "./store.ts";
 import { createHealthBoard } from "./upstream/health.ts";
 
@@ -19,51 +23,63 @@ export interface ServeIo {
 /** Options for {@linkcode buildDeps}. */
 export interface BuildDepsOptions {
   env(name: string): string | undefined;
+  /** The log sink; access lines of every exchange go here too. */
   log(line: Record<string, unknown>): void;
   observers?: Observer[];
   closing?: AbortSignal;
   fetch?: typeof fetch;
 }
 
-/** The app's dependencies for a loaded config and an open store. */
+/**
+ * The app's dependencies for a loaded config and an open store: the given observers first, then the metrics
+ * and the access log, which read what the others left on the exchange.
+ */
 export function buildDeps(config: Config, store: Store, options: BuildDepsOptions): Deps {
-  return {
+  const table = buildRouteTable(config, options.env);
+  const metrics = createMetrics({ models: table.models.keys(), upstreams: config.upstreams.map((u) => u.name) });
+  const deps: Deps = {
     config,
-    table: buildRouteTable(config, options.env),
+    table,
     store,
     fetch: options.fetch ?? globalThis.fetch,
     now: () => new Date(),
     log: options.log,
     health: createHealthBoard(config.routing, () => Date.now()),
     random: Math.random,
-    observers: options.observers ?? [],
+    observers: [...(options.observers ?? []), metrics.observer, accessLog(options.log, table.models.keys())],
     closing: options.closing,
   };
+  const adminKey = options.env("MODELGATE_ADMIN_KEY") || undefined;
+  const required = config.metrics.require_admin_key;
+  deps.ops = opsRoutes(deps, {
+    metrics,
+    metricsKey: required ? adminKey : undefined,
+    metricsKeyMissing: required && !adminKey,
+  });
+  return deps;
 }
 
 /** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
 export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
-  const file = configPath(configFlag, io.env);
-  const config = await loadConfig(file);
-  const store = await openStore(io.env("MODELGATE_KV") || config.kv_path);
+  const { config, source } = await loadConfigFrom(configFlag, io.env);
+  const store = await openStore(kvLocation(config.kv_path, io.env));
   await seedGroups(store, config.groups);
   for (const upstream of upstreamsWithoutKey(config, io.env)) {
     io.err(
       `warning: upstream "${upstream.name}" has no key: ${upstream.api_key_env} is not set; its models answer 503`,
     );
   }
-  const encoder = new TextEncoder();
   const closing = new AbortController();
-  const deps = buildDeps(config, store, {
-    env: io.env,
-    closing: closing.signal,
-    log: (line) =>
-      Deno.stdout.write(encoder.encode(JSON.stringify({ time: new Date().toISOString(), ...line }) + "\n")),
+  // console.log writes each line whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
+  const log = createLogger(logSettings(config.log, io.env), {
+    write: (text) => console.log(text),
+    now: () => new Date(),
   });
+  const deps = buildDeps(config, store, { env: io.env, closing: closing.signal, log });
   const server = Deno.serve({
     hostname: config.listen.host,
     port: config.listen.port,
-    onListen: ({ hostname, port }) => io.err(`modelgate listening on http://${hostname}:${port} (config ${file})`),
+    onListen: ({ hostname, port }) => io.err(`modelgate listening on http://${hostname}:${port} (config ${source})`),
   }, createApp(deps));
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
   const stop = () => {
@@ -75,12 +91,18 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     );
     server.shutdown();
   };
-  Deno.addSignalListener("SIGINT", stop);
-  Deno.addSignalListener("SIGTERM", stop);
+  const signals: Deno.Signal[] = [];
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    try {
+      Deno.addSignalListener(signal, stop);
+      signals.push(signal);
+    } catch {
+      // A platform without signal listeners (Deno Deploy) stops the process itself.
+    }
+  }
   await server.finished;
   clearTimeout(graceTimer);
-  Deno.removeSignalListener("SIGINT", stop);
-  Deno.removeSignalListener("SIGTERM", stop);
+  for (const signal of signals) Deno.removeSignalListener(signal, stop);
   store.close();
   return 0;
 }

@@ -114,8 +114,12 @@ export function createStore(kv: Deno.Kv): Store {
   };
 }
 
-/** Opens KV at `path` (":memory:" for tests) and creates the parent folder of a file path. */
-export async function openStore(path: string): Promise<Store> {
+/**
+ * Opens KV at `path` (":memory:" for tests) and creates the parent folder of a file path; undefined opens the
+ * runtime's default KV (the managed one on Deno Deploy) and touches no file.
+ */
+export async function openStore(path: string | undefined): Promise<Store> {
+  if (path === undefined) return createStore(await Deno.openKv());
   if (path !== ":memory:" && !path.includes("://")) {
     const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
     if (dir) await Deno.mkdir(dir, { recursive: true });

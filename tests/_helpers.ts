@@ -14,7 +14,7 @@ export const BULK_MODELS = Array.from({ length: 45 }, (_, i) => `bulk-${String(i
 
 /** The test config pointing at a fake upstream; `extra` appends YAML to the first upstream. */
 export function testConfigYaml(upstreamUrl: string, options: GatewayOptions = {}) {
-  return `
+  return `${options.extraYaml ?? ""}
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
 max_body_bytes: ${options.maxBodyBytes ?? 1048576}
@@ -86,6 +86,10 @@ export interface GatewayOptions {
   failureThreshold?: number;
   /** Base URL for the first-priority upstreams ha1/hb1, when they must live elsewhere (e.g. a reset server). */
   ha1Url?: string;
+  /** Top-level YAML put before the test config's keys, e.g. a `log:` or `metrics:` section. */
+  extraYaml?: string;
+  /** Environment beyond the upstream keys, e.g. MODELGATE_ADMIN_KEY. */
+  env?: Record<string, string>;
 }
 
 /** A gateway under test, reachable over HTTP. */
@@ -107,7 +111,8 @@ export async function startGateway(
   options: GatewayOptions & { kv?: Deno.Kv } = {},
 ): Promise<TestGateway> {
   const config = parseConfig(testConfigYaml(upstreamUrl, options), "test.yaml");
-  const env = (name: string) => (UPSTREAM_KEYS as Record<string, string>)[name];
+  const envValues: Record<string, string> = { ...UPSTREAM_KEYS, ...options.env };
+  const env = (name: string) => envValues[name];
   const store = createStore(options.kv ?? await Deno.openKv(":memory:"));
   await seedGroups(store, config.groups);
   const tokens = {} as TestGateway["tokens"];

@@ -1,81 +1,128 @@
-/** @module Running the real `main.ts` as a child process in tests: start, read its port, signal and await it. */
+/** @module Gateway processes for tests: `main.ts` run as a child with its own permissions, stopped by pid. */
 
-const ROOT = new URL("..", import.meta.url).pathname;
+/** The repository root, where deno.json (imports, unstable KV) is found. */
+export const ROOT = new URL("../", import.meta.url).pathname;
 
-/** A running `main.ts serve`. */
+/** A running gateway process. */
 export interface GatewayProcess extends AsyncDisposable {
   url: string;
-  child: Deno.ChildProcess;
-  /** Everything the process wrote to stderr so far. */
-  stderr(): string;
-  /** Sends a signal and resolves with the exit code. */
-  stop(signal?: Deno.Signal): Promise<number>;
+  pid: number;
+  /** Lines written to stdout so far (the log). */
+  stdout: string[];
+  /** Lines written to stderr so far. */
+  stderr: string[];
+  /** Sends SIGTERM and waits for the exit; returns the exit code. */
+  stop(): Promise<number>;
 }
 
-/** Environment for a child: the variables Deno needs to find its cache, plus `extra`. */
-export function childEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = { NO_COLOR: "1" };
-  for (const name of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) env[name] = value;
+/** Options for {@linkcode startProcess}. */
+export interface StartOptions {
+  /** The command, e.g. [execPath, "run", ...flags, "main.ts", "serve"], or a compiled binary and its args. */
+  command: string[];
+  env: Record<string, string>;
+  /** Give up waiting for the listen line after this long. */
+  timeoutMs?: number;
+}
+
+async function pump(stream: ReadableStream<Uint8Array>, lines: string[], onLine: (line: string) => void) {
+  let rest = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    const parts = (rest + chunk).split("\n");
+    rest = parts.pop() ?? "";
+    for (const line of parts) {
+      lines.push(line);
+      onLine(line);
+    }
   }
-  return { ...env, ...extra };
+  if (rest) lines.push(rest);
 }
 
-/** Runs a `main.ts` CLI command to completion. */
-export async function runCli(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "main.ts", ...args],
+/** Starts a gateway and resolves once it prints its listen address (port 0 picks a free port). */
+export async function startProcess(options: StartOptions): Promise<GatewayProcess> {
+  const [program, ...args] = options.command;
+  const child = new Deno.Command(program, {
+    args,
     cwd: ROOT,
-    env: childEnv(env),
-    clearEnv: true,
+    env: options.env,
+    stdin: "null",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const listening = Promise.withResolvers<string>();
+  const pumps = Promise.all([
+    pump(child.stdout, stdout, () => {}),
+    pump(child.stderr, stderr, (line) => {
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (match) listening.resolve(match[1]);
+    }),
+  ]);
+  const exited = child.status.then((status) => {
+    listening.reject(new Error(`Gateway exited with ${status.code} before listening:\n${stderr.join("\n")}`));
+    return status.code;
+  });
+  const timer = setTimeout(
+    () => listening.reject(new Error(`Gateway did not listen in time:\n${stderr.join("\n")}`)),
+    options.timeoutMs ?? 30_000,
+  );
+  let stopped: Promise<number> | undefined;
+  const stop = () =>
+    stopped ??= (async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // Already exited.
+      }
+      const code = await exited;
+      await pumps;
+      return code;
+    })();
+  let url: string;
+  try {
+    url = (await listening.promise).replace("0.0.0.0", "127.0.0.1");
+  } catch (err) {
+    await stop();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  return { url, pid: child.pid, stdout, stderr, stop, [Symbol.asyncDispose]: async () => void await stop() };
+}
+
+/** Runs a command to its end and returns its exit code and output. */
+export async function runCommand(
+  command: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [program, ...args] = command;
+  const output = await new Deno.Command(program, { args, cwd: ROOT, env, stdin: "null" }).output();
   const decoder = new TextDecoder();
   return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
 }
 
-/** Starts `main.ts serve --config <file>` and resolves once it listens. */
-export async function startProcess(configFile: string, env: Record<string, string>): Promise<GatewayProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "main.ts", "serve", "--config", configFile],
-    cwd: ROOT,
-    env: childEnv(env),
-    clearEnv: true,
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let url: string | undefined;
-  while (url === undefined) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`gateway exited before listening:\n${text}`);
-    text += value;
-    url = /listening on (http:\/\/\S+)/.exec(text)?.[1];
-  }
-  const drained = (async () => {
-    for (let r = await reader.read(); !r.done; r = await reader.read()) text += r.value;
-  })();
-  let exited: Promise<number> | undefined;
-  const stop = (signal: Deno.Signal = "SIGTERM") => {
-    if (!exited) {
-      child.kill(signal);
-      exited = Promise.all([child.status, drained]).then(([status]) => status.code);
-    }
-    return exited;
-  };
-  return {
-    url,
-    child,
-    stderr: () => text,
-    stop,
-    async [Symbol.asyncDispose]() {
-      await stop();
-    },
-  };
+/** `deno run` of main.ts with `deno task start`'s permissions, narrowed to loopback and writes under `writeDir`. */
+export function denoMain(writeDir: string, ...args: string[]): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    "--allow-net=127.0.0.1",
+    "--allow-env",
+    "--allow-read",
+    `--allow-write=${writeDir}`,
+    "main.ts",
+    ...args,
+  ];
+}
+
+/** A config on port 0 whose only upstream (key in TEST_UP_KEY) is never called; without `kvPath`, KV is in memory. */
+export function processConfigYaml(kvPath = ":memory:"): string {
+  return `
+listen: { host: 127.0.0.1, port: 0 }
+kv_path: ${JSON.stringify(kvPath)}
+upstreams:
+  - { name: up, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: TEST_UP_KEY, models: [m1] }
+groups:
+  - { name: default, listing: anthropic, models: [m1] }
+`;
 }

@@ -1,5 +1,6 @@
 /** @module The CLI commands: serve, token create/list/revoke and group list, with help for each. */
-import { configPath, loadConfig } from "../config.ts";
+import { loadConfigFrom } from "../config.ts";
+import { kvLocation } from "../runtime.ts";
 import { openStore, seedGroups, type Store } from "../store.ts";
 import { type Args, parseDuration } from "./args.ts";
 import { serve } from "../server.ts";
@@ -44,8 +45,8 @@ function table(rows: string[][]): string {
 }
 
 async function withStore<T>(args: Args, io: Io, run: (store: Store) => Promise<T>): Promise<T> {
-  const config = await loadConfig(configPath(args.flags.config as string | undefined, io.env));
-  const store = await openStore(io.env("MODELGATE_KV") || config.kv_path);
+  const { config } = await loadConfigFrom(args.flags.config as string | undefined, io.env);
+  const store = await openStore(kvLocation(config.kv_path, io.env));
   try {
     await seedGroups(store, config.groups);
     return await run(store);

@@ -1,0 +1,121 @@
+/**
+ * @module Structured logging: one line per request (an exchange observer) and the gateway's event lines, both
+ * filtered by level and written as JSON or, for people at a terminal, as a short readable line.
+ */
+import type { Exchange, Observer } from "../exchange.ts";
+
+/** Severity, lowest first. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** The config's `log` section. */
+export interface LogSettings {
+  level: LogLevel;
+  format: "json" | "pretty";
+}
+
+/** A structured log line; `event` names what happened, `level` defaults by event. */
+export type LogLine = Record<string, unknown>;
+
+const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+/** Levels of the gateway's own events; anything unlisted (such as a translation note) is info. */
+const EVENT_LEVELS: Record<string, LogLevel> = {
+  internal_error: "error",
+  upstream_error: "warn",
+};
+
+function levelOf(line: LogLine): LogLevel {
+  const given = line.level;
+  if (typeof given === "string" && given in RANK) return given as LogLevel;
+  return EVENT_LEVELS[String(line.event)] ?? "info";
+}
+
+/** Options for {@linkcode createLogger}. */
+export interface LoggerOptions {
+  /** Writes one finished line (without its newline). */
+  write(text: string): void;
+  now(): Date;
+}
+
+/** A log sink: drops lines below the level, stamps time and level, and formats the rest. */
+export function createLogger(settings: LogSettings, options: LoggerOptions): (line: LogLine) => void {
+  return function log(line: LogLine): void {
+    const level = levelOf(line);
+    if (RANK[level] < RANK[settings.level]) return;
+    const stamped = { time: options.now().toISOString(), level, ...line };
+    options.write(settings.format === "json" ? JSON.stringify(stamped) : pretty(stamped));
+  };
+}
+
+/**
+ * The access log line of one finished exchange; only ids and counts, never a secret or a prompt. A model id
+ * outside `knownModels` is client input that may hold anything (even a pasted key), so it is logged as "other".
+ */
+export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>): LogLine {
+  const failed = exchange.status >= 500 || (exchange.error !== undefined && exchange.status < 400);
+  return {
+    level: failed ? "warn" : "info",
+    event: "request",
+    request_id: exchange.request_id,
+    method: exchange.method,
+    route: exchange.route,
+    protocol: exchange.protocol,
+    status: exchange.status,
+    duration_ms: exchange.duration_ms,
+    ttfb_ms: exchange.ttfb_ms,
+    token_id: exchange.token_id,
+    group: exchange.group,
+    model: exchange.model === undefined || knownModels.has(exchange.model) ? exchange.model : "other",
+    stream: exchange.stream,
+    upstream: exchange.upstream,
+    attempts: exchange.attempts.map((a) => ({ upstream: a.upstream, outcome: a.outcome, status: a.status })),
+    input_tokens: exchange.usage?.input_tokens,
+    output_tokens: exchange.usage?.output_tokens,
+    cache_read_input_tokens: exchange.usage?.cache_read_input_tokens,
+    cache_creation_input_tokens: exchange.usage?.cache_creation_input_tokens,
+    usage_complete: exchange.usage_complete,
+    error: exchange.error,
+  };
+}
+
+/** An observer that logs every finished exchange through `log`. */
+export function accessLog(log: (line: LogLine) => void, knownModels: Iterable<string>): Observer {
+  const models = new Set(knownModels);
+  return { finish: (exchange) => log(requestLine(exchange, models)) };
+}
+
+/** `POST /v1/messages 200 912ms ttfb=40ms model=m via=up in=5 out=7 token=tok_1 group=g`, for request lines. */
+function prettyRequest(line: LogLine): string[] {
+  const parts = [`${line.method} ${line.route} ${line.status}`, `${line.duration_ms}ms`, `ttfb=${line.ttfb_ms}ms`];
+  const optional: Array<[string, unknown]> = [
+    ["model", line.model],
+    ["via", line.upstream],
+    ["in", line.input_tokens],
+    ["out", line.output_tokens],
+    ["stream", line.stream ? "yes" : undefined],
+    ["error", line.error],
+    ["token", line.token_id],
+    ["group", line.group],
+  ];
+  for (const [key, value] of optional) if (value !== undefined && value !== null) parts.push(`${key}=${value}`);
+  if (Array.isArray(line.attempts) && line.attempts.length > 1) {
+    parts.push(`attempts=${line.attempts.map((a) => `${a.upstream}:${a.outcome}`).join(",")}`);
+  }
+  return parts;
+}
+
+const GENERIC_SKIP = new Set(["time", "level", "event", "request_id"]);
+
+/** `20:31:05.123 INFO  <what happened> key=value ... [request id]`, for `deno task dev`. */
+function pretty(line: LogLine): string {
+  const time = String(line.time).slice(11, 23);
+  const level = String(line.level).toUpperCase().padEnd(5);
+  const parts = line.event === "request" ? prettyRequest(line) : [
+    String(line.event ?? "log"),
+    ...Object.entries(line)
+      .filter(([key, value]) => !GENERIC_SKIP.has(key) && value !== undefined && value !== null)
+      .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`),
+  ];
+  const id = line.request_id ? ` [${line.request_id}]` : "";
+  return `${time} ${level} ${parts.join(" ")}${id}`;
+}

@@ -1,0 +1,125 @@
+/**
+ * @module The gateway's Prometheus metrics, fed by exchange observers. Every label value comes from a bounded
+ * set (configured model ids and upstream names, endpoint patterns, status codes, error kinds), so client input
+ * can neither grow the page without bound nor put a secret on it.
+ */
+import type { Exchange, Observer } from "../exchange.ts";
+import { createRegistry } from "./prometheus.ts";
+
+/** What the metrics need to know of the config: the names label values may take. */
+export interface MetricsScope {
+  models: Iterable<string>;
+  upstreams: Iterable<string>;
+}
+
+/** A per-app metrics set: an observer that feeds it and the page it renders. */
+export interface GatewayMetrics {
+  observer: Observer;
+  render(): string;
+}
+
+const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const TTFB_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Outcomes an attempt or a request may report; anything else is counted as "other". */
+const KINDS = new Set([
+  "ok",
+  "invalid_request",
+  "authentication",
+  "permission",
+  "not_found",
+  "request_too_large",
+  "rate_limit",
+  "overloaded",
+  "timeout",
+  "upstream",
+  "unavailable",
+  "internal",
+]);
+
+const OTHER = "other";
+
+/** Creates the metrics for one app. */
+export function createMetrics(scope: MetricsScope): GatewayMetrics {
+  const models = new Set(scope.models);
+  const upstreams = new Set(scope.upstreams);
+  const model = (id: string | undefined) => id === undefined ? "none" : models.has(id) ? id : OTHER;
+  const upstream = (name: string | undefined) => name === undefined ? "none" : upstreams.has(name) ? name : OTHER;
+  const kind = (value: string) => KINDS.has(value) ? value : OTHER;
+  const status = (code: number) => Number.isInteger(code) && code >= 100 && code <= 599 ? String(code) : OTHER;
+
+  const registry = createRegistry();
+  const requests = registry.counter(
+    "modelgate_requests_total",
+    "Requests by endpoint pattern, status, public model and the upstream that answered last",
+  );
+  const errors = registry.counter(
+    "modelgate_request_errors_total",
+    "Failed requests by endpoint pattern and error kind, including failures reported in-band in a stream",
+  );
+  const duration = registry.histogram(
+    "modelgate_request_duration_seconds",
+    "Time from a request's arrival to the end of its response, stream included",
+    DURATION_BUCKETS,
+  );
+  const ttfb = registry.histogram(
+    "modelgate_time_to_first_byte_seconds",
+    "Time from a request's arrival to the first byte of its response",
+    TTFB_BUCKETS,
+  );
+  const attempts = registry.counter("modelgate_upstream_attempts_total", "Upstream attempts by upstream and outcome");
+  const failures = registry.counter(
+    "modelgate_upstream_failures_total",
+    "Failed upstream attempts by upstream and error kind",
+  );
+  const failovers = registry.counter(
+    "modelgate_upstream_failovers_total",
+    "Requests moved on to another attempt, by the upstream that failed",
+  );
+  const tokens = registry.counter(
+    "modelgate_tokens_total",
+    "Tokens reported by upstreams, by public model and type (input, output, cache_read, cache_creation)",
+  );
+
+  // Live exchanges are read at scrape time: an exchange is a stream once its handler says so.
+  const live = new Set<Exchange>();
+  registry.gauge("modelgate_requests_in_flight", "Requests whose response has not ended yet", () => [[{}, live.size]]);
+  registry.gauge("modelgate_streams_open", "Streamed responses currently being sent", () => {
+    let open = 0;
+    for (const exchange of live) if (exchange.stream && exchange.status > 0) open++;
+    return [[{}, open]];
+  });
+
+  function finish(exchange: Exchange): void {
+    live.delete(exchange);
+    const route = exchange.route;
+    const modelLabel = model(exchange.model);
+    requests.inc({ route, status: status(exchange.status), model: modelLabel, upstream: upstream(exchange.upstream) });
+    if (exchange.error !== undefined) errors.inc({ route, kind: kind(exchange.error) });
+    if (exchange.duration_ms !== undefined) duration.observe({ route, model: modelLabel }, exchange.duration_ms / 1000);
+    if (exchange.ttfb_ms !== undefined) ttfb.observe({ route, model: modelLabel }, exchange.ttfb_ms / 1000);
+    exchange.attempts.forEach((attempt, i) => {
+      const name = upstream(attempt.upstream);
+      attempts.inc({ upstream: name, outcome: kind(attempt.outcome) });
+      if (attempt.outcome !== "ok") failures.inc({ upstream: name, kind: kind(attempt.outcome) });
+      if (i < exchange.attempts.length - 1) failovers.inc({ upstream: name });
+    });
+    const usage = exchange.usage;
+    if (usage) {
+      const counts = {
+        input: usage.input_tokens,
+        output: usage.output_tokens,
+        cache_read: usage.cache_read_input_tokens,
+        cache_creation: usage.cache_creation_input_tokens,
+      };
+      for (const [type, count] of Object.entries(counts)) {
+        if (count > 0) tokens.inc({ model: modelLabel, type }, count);
+      }
+    }
+  }
+
+  return {
+    observer: { start: (exchange) => void live.add(exchange), finish },
+    render: () => registry.render(),
+  };
+}

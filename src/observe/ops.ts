@@ -1,0 +1,100 @@
+/**
+ * @module The operator's endpoints outside /v1 auth: `GET /metrics` (Prometheus text, optionally behind the
+ * admin key), `GET /healthz` (liveness and per-upstream breaker state) and `GET /readyz` (KV, config, upstreams).
+ */
+import type { Deps } from "../app.ts";
+import { readCredential } from "../auth.ts";
+import { json } from "../http.ts";
+import type { GatewayMetrics } from "./metrics.ts";
+
+/** Options for {@linkcode opsRoutes}. */
+export interface OpsOptions {
+  metrics: GatewayMetrics;
+  /** Required as a bearer token on /metrics when set. */
+  metricsKey?: string;
+  /** Set when the config asks for a key that the environment lacks: /metrics then refuses everyone. */
+  metricsKeyMissing?: boolean;
+  /** Longest wait for KV before /readyz calls it unreachable. */
+  kvTimeoutMs?: number;
+}
+
+const NO_STORE = { "cache-control": "no-store" };
+
+/** The handler of the operator's endpoints; answers undefined for any other request. */
+export function opsRoutes(
+  deps: Deps,
+  options: OpsOptions,
+): (req: Request, path: string) => Promise<Response | undefined> {
+  const upstreamNames = deps.config.upstreams.map((upstream) => upstream.name);
+  const keyed = new Set<string>();
+  for (const routes of deps.table.routes.values()) {
+    for (const route of routes) if (route.apiKey !== undefined) keyed.add(route.upstream.name);
+  }
+
+  function health(): Record<string, unknown> {
+    const snapshot = deps.health.snapshot(upstreamNames);
+    const upstreams: Record<string, unknown> = {};
+    for (const name of upstreamNames) upstreams[name] = { ...snapshot[name], has_key: keyed.has(name) };
+    return { status: "ok", upstreams };
+  }
+
+  async function ready(): Promise<Response> {
+    const snapshot = deps.health.snapshot(upstreamNames);
+    const usable = upstreamNames.filter((name) => keyed.has(name) && snapshot[name].state !== "cooling_down");
+    const kv = await kvReachable(deps.store.kv, options.kvTimeoutMs ?? 2000);
+    const checks = {
+      config: deps.table.routes.size > 0 ? "ok" : "no models",
+      kv: kv ? "ok" : "unreachable",
+      upstreams: usable.length > 0 ? "ok" : "none usable (no key, or cooling down after failures)",
+    };
+    const isReady = Object.values(checks).every((check) => check === "ok");
+    return json(
+      { status: isReady ? "ready" : "not_ready", checks, usable_upstreams: usable },
+      { status: isReady ? 200 : 503, headers: NO_STORE },
+    );
+  }
+
+  function metrics(req: Request): Response {
+    if (options.metricsKeyMissing) {
+      return json({ error: "Metrics need the admin key, but MODELGATE_ADMIN_KEY is not set" }, { status: 503 });
+    }
+    if (options.metricsKey !== undefined && !sameSecret(readCredential(req.headers) ?? "", options.metricsKey)) {
+      return json({ error: "Metrics need the admin key as a bearer token" }, {
+        status: 401,
+        headers: { "www-authenticate": 'Bearer realm="modelgate metrics"' },
+      });
+    }
+    return new Response(options.metrics.render(), {
+      headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", ...NO_STORE },
+    });
+  }
+
+  return async function ops(req, path) {
+    if (req.method !== "GET") return undefined;
+    if (path === "/metrics") return metrics(req);
+    if (path === "/healthz") return json(health(), { headers: NO_STORE });
+    if (path === "/readyz") return await ready();
+    return undefined;
+  };
+}
+
+async function kvReachable(kv: Deno.Kv, timeoutMs: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), timeoutMs));
+  try {
+    return await Promise.race([kv.get(["modelgate", "readiness"]).then(() => true, () => false), timedOut]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Compares two secrets in time that depends on their lengths only. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = new TextEncoder().encode(given);
+  const b = new TextEncoder().encode(expected);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < b.length; i++) diff |= (a[i] ?? 0) ^ b[i];
+  return diff === 0;
+}

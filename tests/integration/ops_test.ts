@@ -1,0 +1,190 @@
+/** @module GET /metrics, /healthz and /readyz: contents, the optional admin key, and good and bad states. */
+import assert from "node:assert/strict";
+import { createApp } from "../../src/app.ts";
+import { parseConfig } from "../../src/config.ts";
+import { buildDeps } from "../../src/server.ts";
+import { createStore } from "../../src/store.ts";
+import { controlledStream, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { anthropicMessage, fixture, messagesBody, startGateway, testConfigYaml, UPSTREAM_KEYS } from "../_helpers.ts";
+import { parsePrometheusText, sampleValue } from "../_prom_text.ts";
+
+async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url);
+  return { status: res.status, body: await res.json() };
+}
+
+async function scrape(url: string) {
+  const res = await fetch(`${url}/metrics`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+  return parsePrometheusText(await res.text());
+}
+
+Deno.test("GET /metrics counts requests by route, status, model and upstream, and tokens by model", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  for (let i = 0; i < 2; i++) await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  await (await gw.post("/v1/messages", messagesBody({ model: "no-such-model-xyz" }))).body?.cancel();
+  const page = await scrape(gw.url);
+  const ok = { route: "/v1/messages", status: "200", model: "claude-test", upstream: "anth" };
+  assert.equal(sampleValue(page, "modelgate_requests_total", ok), 2);
+  const unknown = { route: "/v1/messages", status: "404", model: "other", upstream: "none" };
+  assert.equal(sampleValue(page, "modelgate_requests_total", unknown), 1);
+  assert.equal(sampleValue(page, "modelgate_tokens_total", { model: "claude-test", type: "input" }), 10);
+  assert.equal(sampleValue(page, "modelgate_tokens_total", { model: "claude-test", type: "output" }), 4);
+  assert.equal(sampleValue(page, "modelgate_upstream_attempts_total", { upstream: "anth", outcome: "ok" }), 2);
+  assert.equal(sampleValue(page, "modelgate_request_duration_seconds_count", { model: "claude-test" }), 2);
+  assert.equal(sampleValue(page, "modelgate_time_to_first_byte_seconds_count", { model: "claude-test" }), 2);
+});
+
+Deno.test("GET /metrics counts upstream failures by kind and failovers", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error" }, 529));
+  await using gw = await startGateway(upstream.url);
+  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  const page = await scrape(gw.url);
+  const attempts = upstream.requests.length;
+  assert.ok(attempts >= 2);
+  assert.equal(
+    sampleValue(page, "modelgate_upstream_failures_total", { upstream: "anth", kind: "overloaded" }),
+    attempts,
+  );
+  assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "anth" }), attempts - 1);
+  assert.equal(sampleValue(page, "modelgate_request_errors_total", { route: "/v1/messages", kind: "overloaded" }), 1);
+});
+
+Deno.test("GET /metrics shows a stream as in flight and open until it ends", async () => {
+  await using upstream = fakeUpstream();
+  const stream = controlledStream();
+  upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+  await using gw = await startGateway(upstream.url);
+  const whole = fixture("anthropic_text.sse");
+  const first = whole.slice(0, whole.indexOf("\n\n") + 2);
+  const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
+  stream.send(first);
+  const res = await pending;
+  assert.equal(res.status, 200);
+  let page = await scrape(gw.url);
+  assert.equal(sampleValue(page, "modelgate_requests_in_flight", {}), 1);
+  assert.equal(sampleValue(page, "modelgate_streams_open", {}), 1);
+  stream.send(whole.slice(first.length));
+  stream.end();
+  await res.text();
+  page = await scrape(gw.url);
+  assert.equal(sampleValue(page, "modelgate_requests_in_flight", {}), 0);
+  assert.equal(sampleValue(page, "modelgate_streams_open", {}), 0);
+});
+
+Deno.test("GET /metrics needs the admin key when the config says so", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, {
+    extraYaml: "metrics: { require_admin_key: true }\n",
+    env: { MODELGATE_ADMIN_KEY: "admin-secret-1" },
+  });
+  const attempts: Record<string, string>[] = [
+    {},
+    { authorization: "Bearer wrong" },
+    { authorization: `Bearer ${gw.tokens.default}` },
+  ];
+  for (const headers of attempts) {
+    const res = await fetch(`${gw.url}/metrics`, { headers });
+    assert.equal(res.status, 401);
+    await res.body?.cancel();
+  }
+  const res = await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer admin-secret-1" } });
+  assert.equal(res.status, 200);
+  parsePrometheusText(await res.text());
+});
+
+Deno.test("GET /metrics refuses everyone when the admin key is required but not set", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { extraYaml: "metrics: { require_admin_key: true }\n" });
+  const res = await fetch(`${gw.url}/metrics`);
+  assert.equal(res.status, 503);
+  assert.match((await res.json()).error, /MODELGATE_ADMIN_KEY/);
+});
+
+Deno.test("GET /healthz shows every upstream ok, with whether it has a key", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  const { status, body } = await getJson(`${gw.url}/healthz`);
+  assert.equal(status, 200);
+  assert.equal(body.status, "ok");
+  const upstreams = body.upstreams as Record<string, Record<string, unknown>>;
+  assert.deepEqual(Object.keys(upstreams), ["anth", "oai", "nokey", "bulk", "ha1", "ha2", "hb1", "hb2"]);
+  assert.deepEqual(upstreams.anth, { state: "ok", cooling_until: null, recent_failures: 0, has_key: true });
+  assert.equal(upstreams.nokey.has_key, false);
+});
+
+Deno.test("GET /healthz shows a failing upstream cooling down, and /readyz stays ready while another is usable", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error" }, 500));
+  await using gw = await startGateway(upstream.url);
+  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  const { status, body } = await getJson(`${gw.url}/healthz`);
+  assert.equal(status, 200, "liveness does not depend on upstreams");
+  const anth = (body.upstreams as Record<string, Record<string, unknown>>).anth;
+  assert.equal(anth.state, "cooling_down");
+  assert.equal(anth.recent_failures, 3);
+  assert.ok(Date.parse(anth.cooling_until as string) > Date.now());
+  const ready = await getJson(`${gw.url}/readyz`);
+  assert.equal(ready.status, 200);
+  assert.deepEqual(ready.body.usable_upstreams, ["oai", "bulk", "ha1", "ha2", "hb1", "hb2"]);
+});
+
+Deno.test("GET /readyz is 200 when KV answers, the config is loaded and an upstream is usable", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  const { status, body } = await getJson(`${gw.url}/readyz`);
+  assert.equal(status, 200);
+  assert.deepEqual(body, {
+    status: "ready",
+    checks: { config: "ok", kv: "ok", upstreams: "ok" },
+    usable_upstreams: ["anth", "oai", "bulk", "ha1", "ha2", "hb1", "hb2"],
+  });
+});
+
+Deno.test("GET /readyz is 503 when no upstream has a key", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { env: { TEST_ANTHROPIC_KEY: "", TEST_OPENAI_KEY: "" } });
+  const { status, body } = await getJson(`${gw.url}/readyz`);
+  assert.equal(status, 503);
+  assert.equal(body.status, "not_ready");
+  assert.match((body.checks as Record<string, string>).upstreams, /none usable/);
+});
+
+Deno.test("GET /readyz is 503 when every keyed upstream is cooling down", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error" }, 500));
+  upstream.routes.set("POST /oai/v1/chat/completions", () => jsonReply({ error: { message: "down" } }, 500));
+  for (const path of ["/ha1/v1/messages", "/ha2/v1/messages"]) {
+    upstream.routes.set(`POST ${path}`, () => jsonReply({}, 500));
+  }
+  for (const path of ["/hb1/v1/chat/completions", "/hb2/v1/chat/completions"]) {
+    upstream.routes.set(`POST ${path}`, () => jsonReply({}, 500));
+  }
+  await using gw = await startGateway(upstream.url, { failureThreshold: 1 });
+  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  await (await gw.post("/v1/messages", messagesBody({ model: "claude-ha" }))).body?.cancel();
+  const chat = { model: "gpt-test", messages: [{ role: "user", content: "Hi" }] };
+  await (await gw.post("/v1/chat/completions", chat, { "x-api-key": gw.tokens.oa })).body?.cancel();
+  await (await gw.post("/v1/chat/completions", { ...chat, model: "gpt-ha" }, { "x-api-key": gw.tokens.oa })).body
+    ?.cancel();
+  await (await gw.post("/v1/messages", messagesBody({ model: "bulk-00" }), { "x-api-key": gw.tokens.bulk })).body
+    ?.cancel();
+  const { status, body } = await getJson(`${gw.url}/readyz`);
+  assert.equal(status, 503);
+  assert.deepEqual(body.usable_upstreams, []);
+});
+
+Deno.test("GET /readyz is 503 when KV cannot be reached", async () => {
+  const config = parseConfig(testConfigYaml("http://127.0.0.1:9"), "test.yaml");
+  const kv = await Deno.openKv(":memory:");
+  const env = (name: string) => (UPSTREAM_KEYS as Record<string, string>)[name];
+  const app = createApp(buildDeps(config, createStore(kv), { env, log: () => {} }));
+  kv.close();
+  const res = await app(new Request("http://gateway.test/readyz"));
+  assert.equal(res.status, 503);
+  assert.equal((await res.json()).checks.kv, "unreachable");
+});

@@ -1,0 +1,53 @@
+/** @module The config's log and metrics sections, and where the config comes from (env YAML, flag, file). */
+import assert from "node:assert/strict";
+import { ConfigError, loadConfigFrom, parseConfig } from "../../src/config.ts";
+
+const BASE = `
+upstreams:
+  - { name: up, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: K, models: [m1] }
+groups:
+  - { name: g, listing: anthropic, models: [m1] }
+`;
+
+Deno.test("parseConfig() defaults log to info/json and metrics to no admin key", () => {
+  const config = parseConfig(BASE, "t.yaml");
+  assert.deepEqual(config.log, { level: "info", format: "json" });
+  assert.deepEqual(config.metrics, { require_admin_key: false });
+});
+
+const BAD = [
+  { name: "an unknown log format", yaml: "log: { format: xml }", message: /log\.format/ },
+  { name: "an unknown log level", yaml: "log: { level: loud }", message: /log\.level/ },
+  { name: "a misspelt log key", yaml: "log: { levle: info }", message: /"levle"/ },
+  { name: "a misspelt metrics key", yaml: "metrics: { require_admin: true }", message: /"require_admin"/ },
+  { name: "a non-boolean admin flag", yaml: 'metrics: { require_admin_key: "yes" }', message: /require_admin_key/ },
+];
+for (const c of BAD) {
+  Deno.test(`parseConfig() refuses ${c.name}, naming the field`, () => {
+    assert.throws(() => parseConfig(`${c.yaml}\n${BASE}`, "t.yaml"), (err: Error) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, c.message);
+      return true;
+    });
+  });
+}
+
+Deno.test("loadConfigFrom() takes MODELGATE_CONFIG_YAML over any file, and --config over the variable", async () => {
+  const env = (values: Record<string, string>) => (name: string) => values[name];
+  const fromEnv = await loadConfigFrom(undefined, env({ MODELGATE_CONFIG_YAML: `log: { level: warn }\n${BASE}` }));
+  assert.equal(fromEnv.source, "$MODELGATE_CONFIG_YAML");
+  assert.equal(fromEnv.config.log.level, "warn");
+  const file = await Deno.makeTempFile({ suffix: ".yaml" });
+  try {
+    await Deno.writeTextFile(file, `log: { level: error }\n${BASE}`);
+    const fromFlag = await loadConfigFrom(file, env({ MODELGATE_CONFIG_YAML: BASE }));
+    assert.equal(fromFlag.source, file);
+    assert.equal(fromFlag.config.log.level, "error");
+  } finally {
+    await Deno.remove(file);
+  }
+  await assert.rejects(
+    loadConfigFrom(undefined, env({ MODELGATE_CONFIG_YAML: "upstreams: [" })),
+    /Cannot load config "\$MODELGATE_CONFIG_YAML": invalid YAML/,
+  );
+});
