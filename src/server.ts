@@ -6,6 +6,7 @@ import { createApp, type Deps } from "./app.ts";
 import { type Config, configPath, loadConfig } from "./config.ts";
 import { GatewayError } from "./errors.ts";
 import type { Observer } from "./exchange.ts";
+import { createOperator } from "./operator.ts";
 import { buildRouteTable, upstreamsWithoutKey } from "./routing.ts";
 import { openStore, seedGroups, type Store } from "./store.ts";
 import { createHealthBoard } from "./upstream/health.ts";
@@ -25,8 +26,9 @@ export interface BuildDepsOptions {
   fetch?: typeof fetch;
 }
 
-/** The app's dependencies for a loaded config and an open store. */
+/** The app's dependencies for a loaded config and an open store; `deps.operator.close()` ends them. */
 export function buildDeps(config: Config, store: Store, options: BuildDepsOptions): Deps {
+  const operator = createOperator(config, store, { env: options.env, log: options.log, now: () => Date.now() });
   return {
     config,
     table: buildRouteTable(config, options.env),
@@ -36,8 +38,9 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     log: options.log,
     health: createHealthBoard(config.routing, () => Date.now()),
     random: Math.random,
-    observers: options.observers ?? [],
+    observers: [...operator.observers, ...options.observers ?? []],
     closing: options.closing,
+    operator,
   };
 }
 
@@ -81,6 +84,8 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   clearTimeout(graceTimer);
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
+  // Usage batched since the last flush is written before KV closes.
+  await deps.operator.close();
   store.close();
   return 0;
 }

@@ -1,5 +1,5 @@
 /** @module Test wiring: the gateway over real HTTP on port 0, a fixed test config, seeded tokens and SSE readers. */
-import { createApp } from "../src/app.ts";
+import { createApp, type Deps } from "../src/app.ts";
 import { parseConfig } from "../src/config.ts";
 import type { Exchange } from "../src/exchange.ts";
 import { buildDeps } from "../src/server.ts";
@@ -12,8 +12,16 @@ export const UPSTREAM_KEYS = { TEST_ANTHROPIC_KEY: "upstream-anthropic-key", TES
 /** Forty-five bulk models, enough to page through at the default limit of 20. */
 export const BULK_MODELS = Array.from({ length: 45 }, (_, i) => `bulk-${String(i).padStart(2, "0")}`);
 
+/** Knobs of the test config. */
+export interface TestConfigOptions {
+  timeoutMs?: number;
+  maxBodyBytes?: number;
+  /** YAML list items appended to `groups:`. */
+  extraGroups?: string;
+}
+
 /** The test config pointing at a fake upstream; `extra` appends YAML to the first upstream. */
-export function testConfigYaml(upstreamUrl: string, options: { timeoutMs?: number; maxBodyBytes?: number } = {}) {
+export function testConfigYaml(upstreamUrl: string, options: TestConfigOptions = {}) {
   return `
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
@@ -49,6 +57,8 @@ groups:
   - { name: oa, listing: openai, models: [gpt-test, claude-test] }
   - { name: auto, listing: auto, models: [claude-test] }
   - { name: bulk, listing: anthropic, models: [${BULK_MODELS.join(", ")}] }
+${options.extraGroups ?? ""}
+usage: { flush_ms: 50, auth_refresh_ms: 100 }
 `;
 }
 
@@ -61,17 +71,32 @@ export interface TestGateway extends AsyncDisposable {
   logs: Record<string, unknown>[];
   /** Every finished exchange, in the order they finished. */
   exchanges: Exchange[];
+  /** The app's dependencies, for the operator side (usage flush, token cache). */
+  deps: Deps;
+  /** Writes batched usage to KV now. */
+  flush(): Promise<void>;
+  /** Calls the admin API with the test admin key unless headers say otherwise. */
+  admin(method: string, path: string, body?: unknown, headers?: HeadersInit): Promise<Response>;
   /** POSTs JSON with the default group's token in x-api-key unless headers say otherwise. */
   post(path: string, body: unknown, headers?: HeadersInit): Promise<Response>;
 }
 
+/** The admin key of test gateways started with `admin: true`. */
+export const ADMIN_KEY = "test-admin-key-0123456789";
+
+/** Options for {@linkcode startGateway}. */
+export interface StartOptions extends TestConfigOptions {
+  /** A KV handle shared with another gateway (as two instances share one KV); the caller closes it. */
+  kv?: Deno.Kv;
+  /** Turns the admin API on with {@linkcode ADMIN_KEY}. */
+  admin?: boolean;
+}
+
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
-export async function startGateway(
-  upstreamUrl: string,
-  options: { timeoutMs?: number; maxBodyBytes?: number; kv?: Deno.Kv } = {},
-): Promise<TestGateway> {
+export async function startGateway(upstreamUrl: string, options: StartOptions = {}): Promise<TestGateway> {
   const config = parseConfig(testConfigYaml(upstreamUrl, options), "test.yaml");
-  const env = (name: string) => (UPSTREAM_KEYS as Record<string, string>)[name];
+  const keys: Record<string, string> = { ...UPSTREAM_KEYS, ...options.admin ? { MODELGATE_ADMIN_KEY: ADMIN_KEY } : {} };
+  const env = (name: string) => keys[name];
   const store = createStore(options.kv ?? await Deno.openKv(":memory:"));
   await seedGroups(store, config.groups);
   const tokens = {} as TestGateway["tokens"];
@@ -80,11 +105,12 @@ export async function startGateway(
   }
   const logs: Record<string, unknown>[] = [];
   const exchanges: Exchange[] = [];
-  const app = createApp(buildDeps(config, store, {
+  const deps = buildDeps(config, store, {
     env,
     log: (line) => logs.push(line),
     observers: [{ finish: (exchange) => exchanges.push(structuredClone(exchange)) }],
-  }));
+  });
+  const app = createApp(deps);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
   const url = `http://127.0.0.1:${server.addr.port}`;
   return {
@@ -93,6 +119,14 @@ export async function startGateway(
     tokens,
     logs,
     exchanges,
+    deps,
+    flush: () => deps.operator.usage.flush(),
+    admin: (method, path, body, headers) =>
+      fetch(`${url}${path}`, {
+        method,
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_KEY}`, ...headers },
+        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+      }),
     post: (path, body, headers) =>
       fetch(`${url}${path}`, {
         method: "POST",
@@ -101,7 +135,8 @@ export async function startGateway(
       }),
     async [Symbol.asyncDispose]() {
       await server.shutdown();
-      store.close();
+      await deps.operator.close();
+      if (!options.kv) store.close();
     },
   };
 }
