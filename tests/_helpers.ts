@@ -18,6 +18,8 @@ export interface TestConfigOptions {
   maxBodyBytes?: number;
   /** YAML list items appended to `groups:`. */
   extraGroups?: string;
+  /** Usage flush interval; long by default so tests flush when they choose. */
+  flushMs?: number;
 }
 
 /** The test config pointing at a fake upstream; `extra` appends YAML to the first upstream. */
@@ -58,7 +60,7 @@ groups:
   - { name: auto, listing: auto, models: [claude-test] }
   - { name: bulk, listing: anthropic, models: [${BULK_MODELS.join(", ")}] }
 ${options.extraGroups ?? ""}
-usage: { flush_ms: 50, auth_refresh_ms: 100 }
+usage: { flush_ms: ${options.flushMs ?? 60000}, auth_refresh_ms: 100 }
 `;
 }
 
