@@ -30,6 +30,8 @@ interface Slot {
 
 /** The limits observer plus its shutdown. */
 export interface Limiter extends Observer {
+  /** Waits until the real usage of finished requests has replaced their estimates. */
+  settled(): Promise<void>;
   /** Waits for charges still being written. */
   close(): Promise<void>;
 }
@@ -151,6 +153,9 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       });
       charging.add(charge);
       charge.finally(() => charging.delete(charge));
+    },
+    async settled() {
+      await Promise.all(charging);
     },
     async close() {
       await Promise.all(charging);

@@ -24,17 +24,20 @@ export interface BuildDepsOptions {
   observers?: Observer[];
   closing?: AbortSignal;
   fetch?: typeof fetch;
+  /** The clock; tests freeze it so limit windows cannot roll over mid-test. */
+  now?(): Date;
 }
 
 /** The app's dependencies for a loaded config and an open store; `deps.operator.close()` ends them. */
 export function buildDeps(config: Config, store: Store, options: BuildDepsOptions): Deps {
-  const operator = createOperator(config, store, { env: options.env, log: options.log, now: () => Date.now() });
+  const now = options.now ?? (() => new Date());
+  const operator = createOperator(config, store, { env: options.env, log: options.log, now: () => now().getTime() });
   return {
     config,
     table: buildRouteTable(config, options.env),
     store,
     fetch: options.fetch ?? globalThis.fetch,
-    now: () => new Date(),
+    now,
     log: options.log,
     health: createHealthBoard(config.routing, () => Date.now()),
     random: Math.random,

@@ -92,6 +92,8 @@ export interface StartOptions extends TestConfigOptions {
   kv?: Deno.Kv;
   /** Turns the admin API on with {@linkcode ADMIN_KEY}. */
   admin?: boolean;
+  /** The gateway's clock. */
+  now?(): Date;
 }
 
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
@@ -110,6 +112,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
   const deps = buildDeps(config, store, {
     env,
     log: (line) => logs.push(line),
+    now: options.now,
     observers: [{ finish: (exchange) => exchanges.push(structuredClone(exchange)) }],
   });
   const app = createApp(deps);
