@@ -125,7 +125,8 @@ export function adminService(ctx: AdminContext) {
     async deleteGroup(name: string): Promise<{ deleted: string }> {
       if (!await store.getGroup(name)) throw notFound("Group", name);
       editable(name);
-      const users = (await store.listTokens()).filter((token) => token.group === name);
+      // Revoked tokens do not hold a group; re-enabling one whose group is gone gives a clear 403 at auth.
+      const users = (await store.listTokens()).filter((token) => token.group === name && !token.disabled);
       if (users.length > 0) {
         throw conflict(
           `Group "${name}" is used by ${users.length} token(s), e.g. "${users[0].id}"; move or revoke them first`,
