@@ -115,8 +115,10 @@ export function adminService(ctx: AdminContext) {
       editable(name);
       if (body.models) checkModels(body.models);
       const next: Group = {
-        ...group,
-        ...body,
+        name: group.name,
+        // Fields left out (or given as undefined by the CLI) keep their value.
+        listing: body.listing ?? group.listing,
+        models: body.models ?? group.models,
         limits: body.limits === undefined ? group.limits : body.limits ?? undefined,
       };
       await store.putGroup(next);
