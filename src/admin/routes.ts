@@ -23,7 +23,12 @@ export async function sameSecret(a: string, b: string): Promise<boolean> {
 async function authorize(req: Request, ctx: RequestContext): Promise<AdminService> {
   const { deps } = ctx;
   const key = deps.operator.adminKey;
-  if (!key) throw new GatewayError("not_found", `Unknown path: ${req.method} ${new URL(req.url).pathname}`);
+  if (!key) {
+    // Off looks exactly like a path that does not exist.
+    throw new GatewayError("not_found", `Unknown path: ${req.method} ${new URL(req.url).pathname}`, {
+      code: "unknown_url",
+    });
+  }
   const given = readCredential(req.headers);
   if (!given) {
     throw new GatewayError("authentication", "Missing admin key: send it as x-api-key or Authorization: Bearer");

@@ -74,6 +74,10 @@ export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.in
   const issue = result.error.issues[0];
   const keys = issue.code === "unrecognized_keys" ? issue.keys : [];
   const param = [...issue.path.map(String), ...keys.slice(0, 1)].join(".") || "body";
-  const message = keys.length > 0 ? "is not a known field" : issue.message;
+  const message = keys.length > 0
+    ? "is not a known field"
+    : issue.code === "invalid_type" && issue.input === undefined
+    ? "is required"
+    : issue.message;
   throw new GatewayError("invalid_request", `${param}: ${message}`, { param });
 }

@@ -32,8 +32,8 @@ for (const c of KEYS) {
   });
 }
 
-const BAD: { name: string; method: string; path: string; body?: unknown; param: string; status?: number }[] = [
-  { name: "token without group", method: "POST", path: "/admin/tokens", body: {}, param: "group" },
+const BAD: { name: string; method: string; path: string; body?: unknown; param: string; says?: RegExp }[] = [
+  { name: "token without group", method: "POST", path: "/admin/tokens", body: {}, param: "group", says: /is required/ },
   { name: "token in an unknown group", method: "POST", path: "/admin/tokens", body: { group: "nope" }, param: "group" },
   {
     name: "negative limit",
@@ -107,6 +107,7 @@ for (const c of BAD) {
     if (c.param) {
       assert.equal(error.param, c.param);
       assert.ok(error.message.startsWith(`${c.param}: `), error.message);
+      if (c.says) assert.match(error.message, c.says);
     } else assert.match(error.message, /not valid JSON/);
   });
 }
