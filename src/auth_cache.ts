@@ -88,8 +88,10 @@ export function cachedCredentials(store: Store, options: CacheOptions): CachedCr
     const startedAt = generation;
     const found = await read(key);
     if (found && startedAt === generation) {
-      if (byHash.size >= maxEntries) invalidate();
+      if (byHash.size + byId.size >= maxEntries) invalidate();
       map.set(key, found);
+      // The limiter looks the same token up by id right after auth found it by hash.
+      if (map === byHash) byId.set(found.token.id, found);
     }
     return found;
   }

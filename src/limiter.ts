@@ -17,6 +17,7 @@ import {
   windowOf,
 } from "./limits.ts";
 import type { JsonObject } from "./types.ts";
+import { COUNT_TOKENS_ROUTE } from "./usage_recorder.ts";
 
 /** One counter a request counts against. */
 interface Slot {
@@ -71,6 +72,11 @@ function slotsFor(
   return slots;
 }
 
+/** Counters outlive their window by a minute, then KV drops them. */
+function expiry(slot: Slot): number {
+  return Math.max(1000, slot.resetAt - Date.now() + 60_000);
+}
+
 /** Takes `amount` on every slot at once, or reports the first slot that has no room. */
 async function reserve(kv: Deno.Kv, slots: Slot[]): Promise<{ slot: Slot; used: number } | undefined> {
   for (let tries = 0; tries < MAX_TRIES; tries++) {
@@ -82,7 +88,7 @@ async function reserve(kv: Deno.Kv, slots: Slot[]): Promise<{ slot: Slot; used: 
       // An idle window admits one request whatever its estimate, so no request is refused for good; the limit
       // then holds within that one request.
       if (used > 0 && used + slot.amount > slot.limit) return { slot, used };
-      op.check(entries[i]).set(slot.key, used + slot.amount, { expireIn: slot.resetAt - Date.now() + 60_000 });
+      op.check(entries[i]).set(slot.key, used + slot.amount, { expireIn: expiry(slot) });
     }
     if ((await op.commit()).ok) return undefined;
   }
@@ -97,8 +103,7 @@ async function adjust(kv: Deno.Kv, slot: Slot, delta: number): Promise<void> {
     const entry = await kv.get<number>(slot.key);
     if (entry.value === null) return;
     const value = Math.max(0, entry.value + delta);
-    const expireIn = Math.max(1000, slot.resetAt - Date.now() + 60_000);
-    if ((await kv.atomic().check(entry).set(slot.key, value, { expireIn }).commit()).ok) return;
+    if ((await kv.atomic().check(entry).set(slot.key, value, { expireIn: expiry(slot) }).commit()).ok) return;
   }
 }
 
@@ -108,7 +113,8 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
   const charging = new Set<Promise<void>>();
 
   async function admit(exchange: Exchange, body: JsonObject): Promise<void> {
-    if (!exchange.token_id) return;
+    // Counting tokens is free upstream and uses no model capacity, so it is neither limited nor charged.
+    if (!exchange.token_id || exchange.route === COUNT_TOKENS_ROUTE) return;
     const found = await options.credentials.byId(exchange.token_id);
     if (!found) return;
     const now = options.now();
@@ -146,7 +152,10 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       const held = reserved.get(exchange.request_id);
       if (!held) return;
       reserved.delete(exchange.request_id);
-      const delta = totalTokens(exchange.usage) - held.estimate;
+      // A delivered answer whose usage is unknown (an OpenAI stream without include_usage) keeps its estimate;
+      // a failed one gives it back.
+      const used = exchange.usage ? totalTokens(exchange.usage) : exchange.status < 400 ? held.estimate : 0;
+      const delta = used - held.estimate;
       if (delta === 0) return;
       const charge = Promise.all(held.slots.map((slot) => adjust(kv, slot, delta))).then(() => {}, (err) => {
         options.log({ event: "limit_charge_failed", error: String((err as Error)?.message ?? err) });

@@ -58,9 +58,12 @@ export function logKey(startedAt: number, requestId: string): Deno.KvKey {
   return ["request_log", startedAt, requestId];
 }
 
+/** The token-counting route: free upstream, so neither recorded nor limited. */
+export const COUNT_TOKENS_ROUTE = "/v1/messages/count_tokens";
+
 /** The log entry of a finished exchange, or undefined for requests that are not model calls by a token. */
 export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
-  if (!exchange.token_id || !exchange.model) return undefined;
+  if (!exchange.token_id || !exchange.model || exchange.route === COUNT_TOKENS_ROUTE) return undefined;
   const usage = exchange.usage;
   return {
     request_id: exchange.request_id,

@@ -43,16 +43,21 @@ export const GroupUpdate = z.strictObject({
   limits: LimitsSchema.nullable().optional(),
 });
 
-const Since = z.string().regex(
-  /^(\d{4}-\d{2}-\d{2}|\d+[smhdw])$/,
-  "must be a date (YYYY-MM-DD) or a duration such as 7d",
-);
+/** A calendar date that exists (2026-02-30 does not). */
+const Day = z.string().refine((text) => {
+  const at = Date.parse(`${text}T00:00:00Z`);
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(at) && new Date(at).toISOString().startsWith(text);
+}, "must be a date (YYYY-MM-DD)");
+
+const Since = z.union([Day, z.string().regex(/^[1-9]\d{0,4}[smhdw]$/)], {
+  error: "must be a date (YYYY-MM-DD) or a duration such as 7d",
+});
 
 /** GET /admin/usage query. */
 export const UsageQuery = z.strictObject({
   by: z.enum(["token", "group", "model", "session", "day"]).default("token"),
   since: Since.default("7d"),
-  until: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date (YYYY-MM-DD)").optional(),
+  until: Day.optional(),
   name: z.string().min(1).optional(),
 });
 

@@ -1,8 +1,9 @@
 /** @module Limits over real HTTP: each kind, token and group scope, both error shapes, and parallel racers. */
 import assert from "node:assert/strict";
-import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, startGateway } from "../_helpers.ts";
-import type { Limits } from "../../src/limits.ts";
+import { estimateRequestTokens, type Limits } from "../../src/limits.ts";
+import { requestLog } from "../../src/usage_query.ts";
 
 /** Every answer uses 30 tokens; a messagesBody() request is estimated at about 27 before the call. */
 function thirtyTokens() {
@@ -142,4 +143,48 @@ Deno.test("a request that fails upstream gives its token estimate back", async (
   await gw.deps.operator.limiter.settled();
   const day = gw.deps.now().toISOString().slice(0, 10);
   assert.equal((await gw.store.kv.get(["limit", "token", record.id, "tokens", "day", day])).value, 0);
+});
+
+Deno.test("count_tokens is neither limited nor recorded", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages/count_tokens", () => jsonReply({ input_tokens: 3 }));
+  await using gw = await startGateway(upstream.url, { now: frozenClock() });
+  const { secret, record } = await gw.store.createToken({ group: "default" });
+  await gw.store.updateToken(record.id, { limits: { requests_per_minute: 1, tokens_per_day: 1 } });
+  for (let i = 0; i < 3; i++) {
+    const res = await gw.post("/v1/messages/count_tokens", {
+      model: "claude-test",
+      messages: [{ role: "user", content: "Hi" }],
+    }, {
+      "x-api-key": secret,
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+  }
+  await gw.flush();
+  assert.deepEqual(await requestLog(gw.store.kv, { limit: 10 }), []);
+});
+
+Deno.test("a delivered stream whose usage is unknown keeps its estimate charged", async () => {
+  await using upstream = fakeUpstream();
+  const chunk = {
+    id: "c",
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta: { content: "Hi" }, finish_reason: "stop" }],
+  };
+  upstream.routes.set(
+    "POST /oai/v1/chat/completions",
+    () => sseReply(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`),
+  );
+  await using gw = await startGateway(upstream.url, { now: frozenClock() });
+  const { secret, record } = await gw.store.createToken({ group: "oa" });
+  await gw.store.updateToken(record.id, { limits: { tokens_per_day: 100000 } });
+  const body = { model: "gpt-test", messages: [{ role: "user", content: "Hi" }], max_tokens: 50, stream: true };
+  const res = await gw.post("/v1/chat/completions", body, { "x-api-key": "", authorization: `Bearer ${secret}` });
+  assert.equal(res.status, 200);
+  await res.text();
+  await gw.deps.operator.limiter.settled();
+  const day = gw.deps.now().toISOString().slice(0, 10);
+  const charged = await gw.store.kv.get<number>(["limit", "token", record.id, "tokens", "day", day]);
+  assert.equal(charged.value, estimateRequestTokens(body));
 });
