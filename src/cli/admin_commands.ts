@@ -215,7 +215,7 @@ function logTable(entries: RequestLogEntry[]): string {
       String(e.status),
       String(e.input_tokens + e.cache_read_input_tokens + e.cache_creation_input_tokens),
       String(e.output_tokens),
-      e.usage_complete ? "yes" : "no",
+      e.status >= 400 ? "-" : e.usage_complete ? "yes" : "no",
       String(e.duration_ms ?? "-"),
       e.session_id ?? "-",
     ]),
