@@ -32,6 +32,7 @@ export interface CreateTokenOptions {
   group: string;
   name?: string;
   expiresAt?: Date;
+  limits?: Limits;
   now?: Date;
 }
 
@@ -100,7 +101,7 @@ export function createStore(kv: Deno.Kv): Store {
   }
   return {
     kv,
-    async createToken({ group, name, expiresAt, now = new Date() }) {
+    async createToken({ group, name, expiresAt, limits, now = new Date() }) {
       if (!(await kv.get(["group", group])).value) throw new RangeError(`Cannot create token: no group "${group}"`);
       const secret = newTokenSecret();
       const hash = await hashToken(secret);
@@ -113,6 +114,7 @@ export function createStore(kv: Deno.Kv): Store {
         expires_at: expiresAt ? expiresAt.toISOString() : null,
         disabled: false,
       };
+      if (limits) record.limits = { ...limits };
       const ok = await commit(
         kv.atomic().check({ key: ["token", id], versionstamp: null })
           .set(["token", id], hash).set(["token_hash", hash], record),

@@ -65,13 +65,13 @@ export function adminService(ctx: AdminContext) {
       const body = parseInput(TokenCreate, input);
       await requireGroup(body.group, "group");
       const expiresAt = body.expires_at ? new Date(body.expires_at) : undefined;
-      const { secret, record } = await store.createToken({
+      const { secret, record: token } = await store.createToken({
         group: body.group,
         name: body.name,
         expiresAt,
+        limits: body.limits,
         now: ctx.now(),
       });
-      const token = body.limits ? await store.updateToken(record.id, { limits: body.limits }) ?? record : record;
       return { token, secret };
     },
     async listTokens(group?: string): Promise<TokenRecord[]> {
