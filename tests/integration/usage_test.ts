@@ -113,11 +113,16 @@ Deno.test("a cut stream is recorded with what was seen and marked incomplete", a
   const stream = controlledStream();
   upstream.routes.set("POST /anth/v1/messages", () => stream.response);
   await using gw = await startGateway(upstream.url);
-  const res = await gw.post("/v1/messages", messagesBody({ stream: true }));
-  const start = fixture("anthropic_text.sse").split("\n\n")[0] + "\n\n";
-  stream.send(start);
+  const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
+  stream.send(fixture("anthropic_text.sse").split("\n\n")[0] + "\n\n");
+  const res = await pending;
+  // The upstream breaks only once the client holds message_start, so the gateway has surely seen its usage.
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("message_start")) text += (await reader.read()).value ?? "";
   stream.cut();
-  assert.equal((await readSse(res)).at(-1)?.event, "error");
+  for (let next = await reader.read(); !next.done; next = await reader.read()) text += next.value;
+  assert.match(text, /event: error\n/);
   await gw.flush();
   const [entry] = await requestLog(gw.store.kv, { limit: 10 });
   assert.deepEqual([entry.status, entry.input_tokens, entry.usage_complete, entry.error], [200, 9, false, "upstream"]);
