@@ -2,6 +2,7 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
+import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { authenticate, type Principal, readCredential } from "./auth.ts";
 import type { Config } from "./config.ts";
 import { errorResponse, GatewayError, toGatewayError } from "./errors.ts";
@@ -9,6 +10,7 @@ import type { Exchange, Observer } from "./exchange.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { requestIdFrom } from "./http.ts";
+import type { Operator } from "./operator.ts";
 import type { RouteTable } from "./routing.ts";
 import type { Store } from "./store.ts";
 import type { Protocol } from "./types.ts";
@@ -32,6 +34,8 @@ export interface Deps {
   closing?: AbortSignal;
   /** The operator's endpoints outside /v1 (metrics, health); answers undefined for other requests. */
   ops?(req: Request, path: string): Promise<Response | undefined>;
+  /** Cached token lookups, limits, usage accounting and the admin key. */
+  operator: Operator;
 }
 
 /** Per-request state handlers share with the error path. */
@@ -52,7 +56,7 @@ export interface RequestContext {
 
 /** One HTTP endpoint. */
 export interface Endpoint {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
   /** Exact path, or a prefix ending in "/:id" for a single trailing parameter. */
   path: string;
   /** The protocol of its error responses, given what is known of the caller. */
@@ -76,6 +80,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   },
   { method: "POST", path: "/v1/chat/completions", errors: openaiErrors, handle: generate("openai-chat", "generate") },
   { method: "POST", path: "/v1/responses", errors: openaiErrors, handle: generate("openai-responses", "generate") },
+  ...ADMIN_ENDPOINTS,
 ];
 
 /** Finds the endpoint for a path; `params` receives a trailing `:id`. */
@@ -140,7 +145,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       params,
       exchange,
       async authenticate() {
-        ctx.principal = await authenticate(deps.store, readCredential(req.headers), deps.now());
+        ctx.principal = await authenticate(deps.operator.credentials, readCredential(req.headers), deps.now());
         exchange.token_id = ctx.principal.token.id;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;

@@ -1,6 +1,6 @@
 /** @module Client credentials: reading them from headers and resolving them to a live token and its group. */
 import { GatewayError } from "./errors.ts";
-import type { Group, Store, TokenRecord } from "./store.ts";
+import { type Group, hashToken, type Store, type TokenRecord } from "./store.ts";
 
 /** The token secret from `x-api-key` or `Authorization: Bearer`; x-api-key wins when both are sent. */
 export function readCredential(headers: Headers): string | undefined {
@@ -16,18 +16,47 @@ export interface Principal {
   group: Group;
 }
 
+/** A token as found, with its group, or null for the group when it no longer exists. */
+export interface Resolved {
+  token: TokenRecord;
+  group: Group | null;
+}
+
+/** Where tokens are looked up: KV directly, or a cache in front of it (see auth_cache.ts). */
+export interface Credentials {
+  /** The token with this secret's SHA-256 hash, or null. */
+  byHash(hash: string): Promise<Resolved | null>;
+  /** The token with this id, or null. */
+  byId(id: string): Promise<Resolved | null>;
+}
+
+/** Credentials read from KV on every call. */
+export function storeCredentials(store: Store): Credentials {
+  async function withGroup(token: TokenRecord | null): Promise<Resolved | null> {
+    return token && { token, group: await store.getGroup(token.group) };
+  }
+  return {
+    byHash: async (hash) => withGroup(await store.findTokenByHash(hash)),
+    byId: async (id) => withGroup(await store.getToken(id)),
+  };
+}
+
 /** Resolves a credential to a live token and its group; anything else is a 401. */
-export async function authenticate(store: Store, credential: string | undefined, now: Date): Promise<Principal> {
+export async function authenticate(
+  credentials: Credentials,
+  credential: string | undefined,
+  now: Date,
+): Promise<Principal> {
   if (!credential) {
     throw new GatewayError("authentication", "Missing API key: send it as x-api-key or Authorization: Bearer");
   }
-  const token = credential.startsWith("sk-") ? await store.findToken(credential) : null;
-  if (!token) throw new GatewayError("authentication", "Invalid API key");
+  const found = credential.startsWith("sk-") ? await credentials.byHash(await hashToken(credential)) : null;
+  if (!found) throw new GatewayError("authentication", "Invalid API key");
+  const { token, group } = found;
   if (token.disabled) throw new GatewayError("authentication", "API key has been revoked");
   if (token.expires_at && Date.parse(token.expires_at) <= now.getTime()) {
     throw new GatewayError("authentication", "API key has expired");
   }
-  const group = await store.getGroup(token.group);
   if (!group) throw new GatewayError("permission", `API key's group "${token.group}" no longer exists`);
   return { token, group };
 }

@@ -4,6 +4,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { LimitsSchema } from "./limits.ts";
 
 const Model = z.union([
   z.string().min(1),
@@ -39,6 +40,16 @@ const Group = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "must be letters, digits, '_', '.' or '-'"),
   listing: z.enum(["anthropic", "openai", "auto"]),
   models: z.array(z.string().min(1)),
+  limits: LimitsSchema.optional(),
+});
+
+const Usage = z.strictObject({
+  /** Days the request log keeps each request (KV expireIn); aggregates are kept for good. */
+  request_log_days: z.number().int().min(1).max(366).default(30),
+  /** How often batched usage is written to KV; a crash loses at most this much. */
+  flush_ms: z.number().int().min(50).max(60_000).default(1000),
+  /** How often an instance checks KV for token and group changes made elsewhere. */
+  auth_refresh_ms: z.number().int().min(50).max(60_000).default(500),
 });
 
 const Routing = z.strictObject({
@@ -78,6 +89,7 @@ const ConfigSchema = z.strictObject({
   routing: Routing.default(Routing.parse({})),
   log: Log.default(Log.parse({})),
   metrics: Metrics.default(Metrics.parse({})),
+  usage: Usage.default(Usage.parse({})),
   upstreams: z.array(Upstream).min(1),
   groups: z.array(Group).min(1),
 });

@@ -9,6 +9,7 @@ import type { Observer } from "./exchange.ts";
 import { accessLog, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { opsRoutes } from "./observe/ops.ts";
+import { createOperator } from "./operator.ts";
 import { buildRouteTable, upstreamsWithoutKey } from "./routing.ts";
 import { kvLocation, logSettings } from "./runtime.ts";
 import { openStore, seedGroups, type Store } from "./store.ts";
@@ -28,13 +29,18 @@ export interface BuildDepsOptions {
   observers?: Observer[];
   closing?: AbortSignal;
   fetch?: typeof fetch;
+  /** The clock; tests freeze it so limit windows cannot roll over mid-test. */
+  now?(): Date;
 }
 
 /**
- * The app's dependencies for a loaded config and an open store: the given observers first, then the metrics
- * and the access log, which read what the others left on the exchange.
+ * The app's dependencies for a loaded config and an open store (`deps.operator.close()` ends them). Observers run
+ * in order: limits and usage, the given ones, then the metrics and the access log, which read what the others
+ * left on the exchange.
  */
 export function buildDeps(config: Config, store: Store, options: BuildDepsOptions): Deps {
+  const now = options.now ?? (() => new Date());
+  const operator = createOperator(config, store, { env: options.env, log: options.log, now: () => now().getTime() });
   const table = buildRouteTable(config, options.env);
   const metrics = createMetrics({ models: table.models.keys(), upstreams: config.upstreams.map((u) => u.name) });
   const deps: Deps = {
@@ -42,12 +48,18 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     table,
     store,
     fetch: options.fetch ?? globalThis.fetch,
-    now: () => new Date(),
+    now,
     log: options.log,
     health: createHealthBoard(config.routing, () => Date.now()),
     random: Math.random,
-    observers: [...(options.observers ?? []), metrics.observer, accessLog(options.log, table.models.keys())],
+    observers: [
+      ...operator.observers,
+      ...options.observers ?? [],
+      metrics.observer,
+      accessLog(options.log, table.models.keys()),
+    ],
     closing: options.closing,
+    operator,
   };
   const adminKey = options.env("MODELGATE_ADMIN_KEY") || undefined;
   const required = config.metrics.require_admin_key;
@@ -103,6 +115,8 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   await server.finished;
   clearTimeout(graceTimer);
   for (const signal of signals) Deno.removeSignalListener(signal, stop);
+  // Usage batched since the last flush is written before KV closes.
+  await deps.operator.close();
   store.close();
   return 0;
 }

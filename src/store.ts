@@ -1,8 +1,10 @@
 /**
  * @module Tokens and groups in Deno KV. Only a token's SHA-256 hash is stored, never its secret.
- * Keys: ["token_hash", hash] -> TokenRecord (the one read auth needs), ["token", id] -> hash, ["group", name] -> Group.
+ * Keys: ["token_hash", hash] -> TokenRecord (the one read auth needs), ["token", id] -> hash, ["group", name] -> Group,
+ * and ["auth_version"], bumped in the same atomic write as every token or group change so caches can notice.
  */
 import type { GroupConfig } from "./config.ts";
+import type { Limits } from "./limits.ts";
 
 /** A token as stored; the secret itself is never kept. */
 export interface TokenRecord {
@@ -12,7 +14,15 @@ export interface TokenRecord {
   created_at: string;
   expires_at: string | null;
   disabled: boolean;
+  /** Caps on this token alone; absent when it has none. */
+  limits?: Limits;
 }
+
+/** The fields of a token an operator may change after creation. */
+export type TokenPatch = Partial<Pick<TokenRecord, "name" | "group" | "expires_at" | "disabled" | "limits">>;
+
+/** The key bumped with every token or group write. */
+export const AUTH_VERSION_KEY: Deno.KvKey = ["auth_version"];
 
 /** A group as stored: the models it enables and its listing shape. */
 export type Group = GroupConfig;
@@ -22,6 +32,7 @@ export interface CreateTokenOptions {
   group: string;
   name?: string;
   expiresAt?: Date;
+  limits?: Limits;
   now?: Date;
 }
 
@@ -30,11 +41,19 @@ export interface Store {
   readonly kv: Deno.Kv;
   createToken(options: CreateTokenOptions): Promise<{ secret: string; record: TokenRecord }>;
   findToken(secret: string): Promise<TokenRecord | null>;
+  findTokenByHash(hash: string): Promise<TokenRecord | null>;
+  getToken(id: string): Promise<TokenRecord | null>;
   listTokens(): Promise<TokenRecord[]>;
+  /** Applies `patch`; null when there is no such token. */
+  updateToken(id: string, patch: TokenPatch): Promise<TokenRecord | null>;
   revokeToken(id: string): Promise<TokenRecord | null>;
   putGroup(group: Group): Promise<void>;
   getGroup(name: string): Promise<Group | null>;
   listGroups(): Promise<Group[]>;
+  /** Deletes a group; false when there was none. */
+  deleteGroup(name: string): Promise<boolean>;
+  /** Calls `listener` after every token or group write made through this store; returns the unsubscribe. */
+  onChange(listener: () => void): () => void;
   close(): void;
 }
 
@@ -60,9 +79,29 @@ function newTokenId(): string {
 
 /** Wraps an open KV handle as a Store. */
 export function createStore(kv: Deno.Kv): Store {
+  const listeners = new Set<() => void>();
+  async function commit(op: Deno.AtomicOperation): Promise<boolean> {
+    const result = await op.sum(AUTH_VERSION_KEY, 1n).commit();
+    if (result.ok) { for (const listener of listeners) listener(); }
+    return result.ok;
+  }
+  async function tokenEntry(id: string) {
+    const hash = (await kv.get<string>(["token", id])).value;
+    return hash ? { hash, entry: await kv.get<TokenRecord>(["token_hash", hash]) } : null;
+  }
+  async function updateToken(id: string, patch: TokenPatch): Promise<TokenRecord | null> {
+    // Optimistic: retried when another writer changed the record between the read and the write.
+    for (;;) {
+      const found = await tokenEntry(id);
+      if (!found?.entry.value) return null;
+      const record: TokenRecord = { ...found.entry.value, ...patch };
+      if (record.limits === undefined) delete record.limits;
+      if (await commit(kv.atomic().check(found.entry).set(["token_hash", found.hash], record))) return record;
+    }
+  }
   return {
     kv,
-    async createToken({ group, name, expiresAt, now = new Date() }) {
+    async createToken({ group, name, expiresAt, limits, now = new Date() }) {
       if (!(await kv.get(["group", group])).value) throw new RangeError(`Cannot create token: no group "${group}"`);
       const secret = newTokenSecret();
       const hash = await hashToken(secret);
@@ -75,30 +114,34 @@ export function createStore(kv: Deno.Kv): Store {
         expires_at: expiresAt ? expiresAt.toISOString() : null,
         disabled: false,
       };
-      const result = await kv.atomic().check({ key: ["token", id], versionstamp: null })
-        .set(["token", id], hash).set(["token_hash", hash], record).commit();
-      if (!result.ok) throw new Error("Cannot create token: id collision");
+      if (limits) record.limits = { ...limits };
+      const ok = await commit(
+        kv.atomic().check({ key: ["token", id], versionstamp: null })
+          .set(["token", id], hash).set(["token_hash", hash], record),
+      );
+      if (!ok) throw new Error("Cannot create token: id collision");
       return { secret, record };
     },
     async findToken(secret) {
       return (await kv.get<TokenRecord>(["token_hash", await hashToken(secret)])).value;
+    },
+    async findTokenByHash(hash) {
+      return (await kv.get<TokenRecord>(["token_hash", hash])).value;
+    },
+    async getToken(id) {
+      return (await tokenEntry(id))?.entry.value ?? null;
     },
     async listTokens() {
       const out: TokenRecord[] = [];
       for await (const entry of kv.list<TokenRecord>({ prefix: ["token_hash"] })) out.push(entry.value);
       return out.sort((a, b) => a.created_at.localeCompare(b.created_at));
     },
-    async revokeToken(id) {
-      const hash = (await kv.get<string>(["token", id])).value;
-      if (!hash) return null;
-      const entry = await kv.get<TokenRecord>(["token_hash", hash]);
-      if (!entry.value) return null;
-      const record = { ...entry.value, disabled: true };
-      await kv.set(["token_hash", hash], record);
-      return record;
-    },
+    updateToken,
+    revokeToken: (id) => updateToken(id, { disabled: true }),
     async putGroup(group) {
-      await kv.set(["group", group.name], { name: group.name, listing: group.listing, models: [...group.models] });
+      const stored: Group = { name: group.name, listing: group.listing, models: [...group.models] };
+      if (group.limits) stored.limits = { ...group.limits };
+      await commit(kv.atomic().set(["group", group.name], stored));
     },
     async getGroup(name) {
       return (await kv.get<Group>(["group", name])).value;
@@ -107,6 +150,15 @@ export function createStore(kv: Deno.Kv): Store {
       const out: Group[] = [];
       for await (const entry of kv.list<Group>({ prefix: ["group"] })) out.push(entry.value);
       return out;
+    },
+    async deleteGroup(name) {
+      const entry = await kv.get(["group", name]);
+      if (!entry.value) return false;
+      return await commit(kv.atomic().check(entry).delete(["group", name]));
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     close() {
       kv.close();

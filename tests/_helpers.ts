@@ -1,5 +1,5 @@
 /** @module Test wiring: the gateway over real HTTP on port 0, a fixed test config, seeded tokens and SSE readers. */
-import { createApp } from "../src/app.ts";
+import { createApp, type Deps } from "../src/app.ts";
 import { parseConfig } from "../src/config.ts";
 import type { Exchange } from "../src/exchange.ts";
 import { buildDeps } from "../src/server.ts";
@@ -75,6 +75,8 @@ groups:
   - { name: oa, listing: openai, models: [gpt-test, claude-test, gpt-ha] }
   - { name: auto, listing: auto, models: [claude-test] }
   - { name: bulk, listing: anthropic, models: [${BULK_MODELS.join(", ")}] }
+${options.extraGroups ?? ""}
+usage: { flush_ms: ${options.flushMs ?? 60000}, auth_refresh_ms: 100 }
 `;
 }
 
@@ -90,6 +92,10 @@ export interface GatewayOptions {
   extraYaml?: string;
   /** Environment beyond the upstream keys, e.g. MODELGATE_ADMIN_KEY. */
   env?: Record<string, string>;
+  /** YAML list items appended to `groups:`. */
+  extraGroups?: string;
+  /** Usage flush interval; long by default so tests flush when they choose. */
+  flushMs?: number;
 }
 
 /** A gateway under test, reachable over HTTP. */
@@ -101,18 +107,38 @@ export interface TestGateway extends AsyncDisposable {
   logs: Record<string, unknown>[];
   /** Every finished exchange, in the order they finished. */
   exchanges: Exchange[];
+  /** The app's dependencies, for the operator side (usage flush, token cache). */
+  deps: Deps;
+  /** Writes batched usage to KV now. */
+  flush(): Promise<void>;
+  /** Calls the admin API with the test admin key unless headers say otherwise. */
+  admin(method: string, path: string, body?: unknown, headers?: HeadersInit): Promise<Response>;
   /** POSTs JSON with the default group's token in x-api-key unless headers say otherwise. */
   post(path: string, body: unknown, headers?: HeadersInit): Promise<Response>;
 }
 
+/** The admin key of test gateways started with `admin: true`. */
+export const ADMIN_KEY = "test-admin-key-0123456789";
+
+/** Options for {@linkcode startGateway}. */
+export interface StartOptions extends GatewayOptions {
+  /** A KV handle shared with another gateway (as two instances share one KV); the caller closes it. */
+  kv?: Deno.Kv;
+  /** Turns the admin API on with {@linkcode ADMIN_KEY}. */
+  admin?: boolean;
+  /** The gateway's clock. */
+  now?(): Date;
+}
+
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
-export async function startGateway(
-  upstreamUrl: string,
-  options: GatewayOptions & { kv?: Deno.Kv } = {},
-): Promise<TestGateway> {
+export async function startGateway(upstreamUrl: string, options: StartOptions = {}): Promise<TestGateway> {
   const config = parseConfig(testConfigYaml(upstreamUrl, options), "test.yaml");
-  const envValues: Record<string, string> = { ...UPSTREAM_KEYS, ...options.env };
-  const env = (name: string) => envValues[name];
+  const keys: Record<string, string> = {
+    ...UPSTREAM_KEYS,
+    ...options.admin ? { MODELGATE_ADMIN_KEY: ADMIN_KEY } : {},
+    ...options.env,
+  };
+  const env = (name: string) => keys[name];
   const store = createStore(options.kv ?? await Deno.openKv(":memory:"));
   await seedGroups(store, config.groups);
   const tokens = {} as TestGateway["tokens"];
@@ -121,11 +147,13 @@ export async function startGateway(
   }
   const logs: Record<string, unknown>[] = [];
   const exchanges: Exchange[] = [];
-  const app = createApp(buildDeps(config, store, {
+  const deps = buildDeps(config, store, {
     env,
     log: (line) => logs.push(line),
+    now: options.now,
     observers: [{ finish: (exchange) => exchanges.push(structuredClone(exchange)) }],
-  }));
+  });
+  const app = createApp(deps);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
   const url = `http://127.0.0.1:${server.addr.port}`;
   return {
@@ -134,6 +162,14 @@ export async function startGateway(
     tokens,
     logs,
     exchanges,
+    deps,
+    flush: () => deps.operator.usage.flush(),
+    admin: (method, path, body, headers) =>
+      fetch(`${url}${path}`, {
+        method,
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_KEY}`, ...headers },
+        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+      }),
     post: (path, body, headers) =>
       fetch(`${url}${path}`, {
         method: "POST",
@@ -142,7 +178,8 @@ export async function startGateway(
       }),
     async [Symbol.asyncDispose]() {
       await server.shutdown();
-      store.close();
+      await deps.operator.close();
+      if (!options.kv) store.close();
     },
   };
 }

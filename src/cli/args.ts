@@ -6,7 +6,7 @@ export interface Args {
   flags: Record<string, string | true>;
 }
 
-const BOOLEAN_FLAGS = new Set(["help", "json"]);
+const BOOLEAN_FLAGS = new Set(["help", "json", "disable", "enable", "clear-limits", "no-expiry"]);
 
 /** Splits argv into words and flags; a value flag without a value is an error. */
 export function parseArgs(argv: readonly string[]): Args {

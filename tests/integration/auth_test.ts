@@ -75,13 +75,68 @@ Deno.test("models answer 401 in the OpenAI shape for Bearer and the Anthropic sh
   assert.equal((await versioned.json()).type, "error");
 });
 
+// KV's version counter is a bigint, which JSON.stringify refuses.
+const bigints = (_key: string, value: unknown) => typeof value === "bigint" ? String(value) : value;
+
 Deno.test("tokens are stored only as hashes", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url);
   const dump: string[] = [];
-  for await (const entry of gw.store.kv.list({ prefix: [] })) dump.push(JSON.stringify([entry.key, entry.value]));
+  for await (const entry of gw.store.kv.list({ prefix: [] })) {
+    dump.push(JSON.stringify([entry.key, entry.value], bigints));
+  }
   for (const secret of Object.values(gw.tokens)) {
     assert.match(secret, /^sk-[A-Za-z0-9_-]{43}$/);
     assert.ok(!dump.join("\n").includes(secret.slice(3)), "a secret is stored in KV");
+  }
+});
+
+Deno.test("a known token is served from the instance's cache, not read from KV per request", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  const { secret } = await gw.store.createToken({ group: "default" });
+  await (await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret })).body?.cancel();
+  // Removing the record behind the store's back (no version bump) is invisible to a cached token.
+  for await (const entry of gw.store.kv.list({ prefix: ["token_hash"] })) await gw.store.kv.delete(entry.key);
+  const cached = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+  assert.equal(cached.status, 200);
+  await cached.body?.cancel();
+  const unseen = await gw.post("/v1/messages", messagesBody(), { "x-api-key": gw.tokens.oa });
+  assert.equal(unseen.status, 401, "a token never seen before is read from KV");
+  await unseen.body?.cancel();
+});
+
+Deno.test("a revocation or group change made by another instance sharing the KV applies within a second", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await using writer = await startGateway(upstream.url, { kv });
+    await using reader = await startGateway(upstream.url, { kv });
+    const { secret, record } = await writer.store.createToken({ group: "default" });
+    const first = await reader.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+    assert.equal(first.status, 200);
+    await first.body?.cancel();
+
+    const before = await fetch(`${reader.url}/v1/models`, { headers: { "x-api-key": secret } });
+    assert.ok((await before.json()).data.some((m: { id: string }) => m.id === "claude-test"));
+    const group = await writer.store.getGroup("default");
+    await writer.store.putGroup({ ...group!, models: ["gpt-test"] });
+    let started = Date.now();
+    await reader.deps.operator.credentials.refreshed();
+    const after = await fetch(`${reader.url}/v1/models`, { headers: { "x-api-key": secret } });
+    assert.deepEqual((await after.json()).data.map((m: { id: string }) => m.id), ["gpt-test"]);
+    assert.ok(Date.now() - started < 1000, "the group change took a second or more");
+
+    await writer.store.revokeToken(record.id);
+    started = Date.now();
+    await reader.deps.operator.credentials.refreshed();
+    const revoked = await reader.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+    assert.equal(revoked.status, 401);
+    assert.match((await revoked.json()).error.message, /revoked/);
+    assert.ok(Date.now() - started < 1000, "the revocation took a second or more");
+  } finally {
+    kv.close();
   }
 });

@@ -1,0 +1,76 @@
+/**
+ * @module The admin API's endpoints under /admin: the admin key check (constant time; the API answers 404 when
+ * no key is configured) and thin handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
+ */
+import type { Endpoint, RequestContext } from "../app.ts";
+import { readCredential } from "../auth.ts";
+import { GatewayError } from "../errors.ts";
+import { json, readJsonObject } from "../http.ts";
+import { type AdminService, adminService } from "./service.ts";
+
+/** True when `a` equals `b`, in time that does not depend on where they differ. */
+export async function sameSecret(a: string, b: string): Promise<boolean> {
+  const encoder = new TextEncoder();
+  // Hashing first gives equal lengths, so neither the length nor the first difference shows in the timing.
+  const [x, y] = await Promise.all(
+    [a, b].map(async (text) => new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)))),
+  );
+  let diff = 0;
+  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
+  return diff === 0;
+}
+
+async function authorize(req: Request, ctx: RequestContext): Promise<AdminService> {
+  const { deps } = ctx;
+  const key = deps.operator.adminKey;
+  if (!key) {
+    // Off looks exactly like a path that does not exist.
+    throw new GatewayError("not_found", `Unknown path: ${req.method} ${new URL(req.url).pathname}`, {
+      code: "unknown_url",
+    });
+  }
+  const given = readCredential(req.headers);
+  if (!given) {
+    throw new GatewayError("authentication", "Missing admin key: send it as x-api-key or Authorization: Bearer");
+  }
+  if (!await sameSecret(given, key)) throw new GatewayError("authentication", "Invalid admin key");
+  return adminService({
+    store: deps.store,
+    config: deps.config,
+    served: (model) => (deps.table.routes.get(model)?.length ?? 0) > 0,
+    now: deps.now,
+  });
+}
+
+type Action = (service: AdminService, req: Request, ctx: RequestContext) => Promise<unknown>;
+
+const bodyOf = (req: Request, ctx: RequestContext) => readJsonObject(req, ctx.deps.config.max_body_bytes);
+const queryOf = (req: Request) => Object.fromEntries(new URL(req.url).searchParams);
+
+function admin(method: Endpoint["method"], path: string, action: Action, status = 200): Endpoint {
+  return {
+    method,
+    path,
+    errors: () => "openai-chat",
+    async handle(req, ctx) {
+      const service = await authorize(req, ctx);
+      return json(await action(service, req, ctx), { status });
+    },
+  };
+}
+
+/** The admin endpoints, for the app's endpoint table. */
+export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
+  admin("GET", "/admin/tokens", async (s, req) => ({ data: await s.listTokens(queryOf(req).group) })),
+  admin("POST", "/admin/tokens", async (s, req, ctx) => s.createToken(await bodyOf(req, ctx)), 201),
+  admin("GET", "/admin/tokens/:id", (s, _req, ctx) => s.getToken(ctx.params.id)),
+  admin("PATCH", "/admin/tokens/:id", async (s, req, ctx) => s.updateToken(ctx.params.id, await bodyOf(req, ctx))),
+  admin("DELETE", "/admin/tokens/:id", (s, _req, ctx) => s.revokeToken(ctx.params.id)),
+  admin("GET", "/admin/groups", async (s) => ({ data: await s.listGroups() })),
+  admin("POST", "/admin/groups", async (s, req, ctx) => s.createGroup(await bodyOf(req, ctx)), 201),
+  admin("GET", "/admin/groups/:id", (s, _req, ctx) => s.getGroup(ctx.params.id)),
+  admin("PATCH", "/admin/groups/:id", async (s, req, ctx) => s.updateGroup(ctx.params.id, await bodyOf(req, ctx))),
+  admin("DELETE", "/admin/groups/:id", (s, _req, ctx) => s.deleteGroup(ctx.params.id)),
+  admin("GET", "/admin/usage", (s, req) => s.usage(queryOf(req))),
+  admin("GET", "/admin/requests", (s, req) => s.requests(queryOf(req))),
+];

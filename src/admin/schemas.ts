@@ -1,0 +1,88 @@
+/**
+ * @module The admin API's inputs as strict zod schemas, shared by the HTTP API and the CLI, and the one
+ * function that turns a failed parse into a 400 naming the field.
+ */
+import { z } from "zod";
+import { GatewayError } from "../errors.ts";
+import { LimitsSchema } from "../limits.ts";
+
+const Name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 letters, digits, '_', '.' or '-'");
+const Label = z.string().min(1).max(100);
+const Listing = z.enum(["anthropic", "openai", "auto"]);
+const Models = z.array(z.string().min(1)).max(1000);
+
+/** POST /admin/tokens */
+export const TokenCreate = z.strictObject({
+  group: Name,
+  name: Label.optional(),
+  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  limits: LimitsSchema.optional(),
+});
+
+/** PATCH /admin/tokens/{id}; `null` clears expires_at or limits. */
+export const TokenUpdate = z.strictObject({
+  name: Label.optional(),
+  group: Name.optional(),
+  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  disabled: z.boolean().optional(),
+  limits: LimitsSchema.nullable().optional(),
+});
+
+/** POST /admin/groups */
+export const GroupCreate = z.strictObject({
+  name: Name,
+  listing: Listing,
+  models: Models,
+  limits: LimitsSchema.optional(),
+});
+
+/** PATCH /admin/groups/{name}; `null` clears limits. */
+export const GroupUpdate = z.strictObject({
+  listing: Listing.optional(),
+  models: Models.optional(),
+  limits: LimitsSchema.nullable().optional(),
+});
+
+/** A calendar date that exists (2026-02-30 does not). */
+const Day = z.string().refine((text) => {
+  const at = Date.parse(`${text}T00:00:00Z`);
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(at) && new Date(at).toISOString().startsWith(text);
+}, "must be a date (YYYY-MM-DD)");
+
+const Since = z.union([Day, z.string().regex(/^[1-9]\d{0,4}[smhdw]$/)], {
+  error: "must be a date (YYYY-MM-DD) or a duration such as 7d",
+});
+
+/** GET /admin/usage query. */
+export const UsageQuery = z.strictObject({
+  by: z.enum(["token", "group", "model", "session", "day"]).default("token"),
+  since: Since.default("7d"),
+  until: Day.optional(),
+  name: z.string().min(1).optional(),
+});
+
+/** GET /admin/requests query. */
+export const LogQuery = z.strictObject({
+  token: z.string().min(1).optional(),
+  group: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  session: z.string().min(1).optional(),
+  status: z.coerce.number().int().min(100).max(599).optional(),
+  since: Since.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+/** Parses `input` or throws a 400 whose message and `param` name the first field at fault. */
+export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const keys = issue.code === "unrecognized_keys" ? issue.keys : [];
+  const param = [...issue.path.map(String), ...keys.slice(0, 1)].join(".") || "body";
+  const message = keys.length > 0
+    ? "is not a known field"
+    : issue.code === "invalid_type" && issue.input === undefined
+    ? "is required"
+    : issue.message;
+  throw new GatewayError("invalid_request", `${param}: ${message}`, { param });
+}

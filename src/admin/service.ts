@@ -1,0 +1,172 @@
+/**
+ * @module The operations on tokens, groups and usage that the admin API and the CLI share: inputs are checked
+ * with the admin schemas, failures are GatewayErrors (400 naming the field, 404, 409), results are plain JSON.
+ * Groups defined in the config file are read-only here: the config rewrites them at every start.
+ */
+import { parseDuration } from "../cli/args.ts";
+import type { Config } from "../config.ts";
+import { GatewayError } from "../errors.ts";
+import type { Group, Store, TokenPatch, TokenRecord } from "../store.ts";
+import { type RequestLogEntry } from "../usage_recorder.ts";
+import { requestLog, type UsageRow, usageTotals } from "../usage_query.ts";
+import { GroupCreate, GroupUpdate, LogQuery, parseInput, TokenCreate, TokenUpdate, UsageQuery } from "./schemas.ts";
+
+/** What the service works on. */
+export interface AdminContext {
+  store: Store;
+  config: Config;
+  /** True when some upstream serves the public model id. */
+  served(model: string): boolean;
+  now(): Date;
+}
+
+function notFound(what: string, id: string): GatewayError {
+  return new GatewayError("not_found", `${what} "${id}" does not exist`, { code: "not_found" });
+}
+
+function conflict(message: string): GatewayError {
+  return new GatewayError("invalid_request", message, { status: 409, code: "conflict" });
+}
+
+function invalid(param: string, message: string): GatewayError {
+  return new GatewayError("invalid_request", `${param}: ${message}`, { param });
+}
+
+/** The first day of a range given as a date or as a duration back from now (7d = today and the six before). */
+function sinceDay(since: string, now: Date): string {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(since)) return since;
+  const back = Math.max(0, parseDuration(since) - 86_400_000);
+  return new Date(now.getTime() - back).toISOString().slice(0, 10);
+}
+
+/** Builds the service over one store. */
+export function adminService(ctx: AdminContext) {
+  const { store } = ctx;
+  const configGroups = new Set(ctx.config.groups.map((group) => group.name));
+
+  async function requireGroup(name: string, param: string): Promise<Group> {
+    const group = await store.getGroup(name);
+    if (!group) throw invalid(param, `no group "${name}"`);
+    return group;
+  }
+  function checkModels(models: readonly string[]): void {
+    models.forEach((model, i) => {
+      if (!ctx.served(model)) throw invalid(`models.${i}`, `no upstream serves model "${model}"`);
+    });
+  }
+  function editable(name: string): void {
+    if (configGroups.has(name)) {
+      throw conflict(`Group "${name}" is defined in the config file, which rewrites it at every start; edit it there`);
+    }
+  }
+
+  return {
+    async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {
+      const body = parseInput(TokenCreate, input);
+      await requireGroup(body.group, "group");
+      const expiresAt = body.expires_at ? new Date(body.expires_at) : undefined;
+      const { secret, record: token } = await store.createToken({
+        group: body.group,
+        name: body.name,
+        expiresAt,
+        limits: body.limits,
+        now: ctx.now(),
+      });
+      return { token, secret };
+    },
+    async listTokens(group?: string): Promise<TokenRecord[]> {
+      const tokens = await store.listTokens();
+      return group === undefined ? tokens : tokens.filter((token) => token.group === group);
+    },
+    async getToken(id: string): Promise<TokenRecord> {
+      return await store.getToken(id) ?? Promise.reject(notFound("Token", id));
+    },
+    async updateToken(id: string, input: unknown): Promise<TokenRecord> {
+      const body = parseInput(TokenUpdate, input);
+      if (body.group !== undefined) await requireGroup(body.group, "group");
+      const patch: TokenPatch = {};
+      if (body.name !== undefined) patch.name = body.name;
+      if (body.group !== undefined) patch.group = body.group;
+      if (body.disabled !== undefined) patch.disabled = body.disabled;
+      if (body.expires_at !== undefined) {
+        patch.expires_at = body.expires_at === null ? null : new Date(body.expires_at).toISOString();
+      }
+      if (body.limits !== undefined) patch.limits = body.limits ?? undefined;
+      return await store.updateToken(id, patch) ?? Promise.reject(notFound("Token", id));
+    },
+    async revokeToken(id: string): Promise<TokenRecord> {
+      return await store.revokeToken(id) ?? Promise.reject(notFound("Token", id));
+    },
+    async createGroup(input: unknown): Promise<Group> {
+      const body = parseInput(GroupCreate, input);
+      if (await store.getGroup(body.name)) throw conflict(`Group "${body.name}" already exists`);
+      checkModels(body.models);
+      await store.putGroup(body);
+      return body;
+    },
+    listGroups: (): Promise<Group[]> => store.listGroups(),
+    async getGroup(name: string): Promise<Group> {
+      return await store.getGroup(name) ?? Promise.reject(notFound("Group", name));
+    },
+    async updateGroup(name: string, input: unknown): Promise<Group> {
+      const body = parseInput(GroupUpdate, input);
+      const group = await store.getGroup(name);
+      if (!group) throw notFound("Group", name);
+      editable(name);
+      if (body.models) checkModels(body.models);
+      const next: Group = {
+        name: group.name,
+        // Fields left out (or given as undefined by the CLI) keep their value.
+        listing: body.listing ?? group.listing,
+        models: body.models ?? group.models,
+        limits: body.limits === undefined ? group.limits : body.limits ?? undefined,
+      };
+      await store.putGroup(next);
+      return next;
+    },
+    async deleteGroup(name: string): Promise<{ deleted: string }> {
+      if (!await store.getGroup(name)) throw notFound("Group", name);
+      editable(name);
+      // Revoked tokens do not hold a group; re-enabling one whose group is gone gives a clear 403 at auth.
+      const users = (await store.listTokens()).filter((token) => token.group === name && !token.disabled);
+      if (users.length > 0) {
+        throw conflict(
+          `Group "${name}" is used by ${users.length} token(s), e.g. "${users[0].id}"; move or revoke them first`,
+        );
+      }
+      await store.deleteGroup(name);
+      return { deleted: name };
+    },
+    async usage(input: unknown): Promise<{ by: string; since: string; until: string; data: UsageRow[] }> {
+      const query = parseInput(UsageQuery, input);
+      const now = ctx.now();
+      const since = sinceDay(query.since, now);
+      const until = query.until ?? now.toISOString().slice(0, 10);
+      if (until < since) throw invalid("until", "must not be before since");
+      const data = await usageTotals(store.kv, { by: query.by, since, until, name: query.name });
+      return { by: query.by, since, until, data };
+    },
+    async requests(input: unknown): Promise<{ data: RequestLogEntry[] }> {
+      const query = parseInput(LogQuery, input);
+      const now = ctx.now().getTime();
+      const since = query.since === undefined
+        ? undefined
+        : /^\d{4}-\d{2}-\d{2}$/.test(query.since)
+        ? Date.parse(`${query.since}T00:00:00Z`)
+        : now - parseDuration(query.since);
+      const data = await requestLog(store.kv, {
+        since,
+        token_id: query.token,
+        group: query.group,
+        model: query.model,
+        session_id: query.session,
+        status: query.status,
+        limit: query.limit,
+      });
+      return { data };
+    },
+  };
+}
+
+/** The service's type, for callers that receive one. */
+export type AdminService = ReturnType<typeof adminService>;

@@ -1,0 +1,252 @@
+/**
+ * @module The CLI's operator commands (token, group, usage) over the same service as the admin API: flags
+ * become the API's JSON input, results print as tables for people or as JSON with --json.
+ */
+import { type AdminService, adminService } from "../admin/service.ts";
+import { loadConfigFrom } from "../config.ts";
+import { LIMIT_FIELDS, type Limits } from "../limits.ts";
+import { buildRouteTable } from "../routing.ts";
+import { kvLocation } from "../runtime.ts";
+import { openStore, seedGroups, type TokenRecord } from "../store.ts";
+import type { UsageRow } from "../usage_query.ts";
+import type { RequestLogEntry } from "../usage_recorder.ts";
+import { type Args, parseDuration } from "./args.ts";
+import type { Io } from "./commands.ts";
+
+/** Renders rows as aligned columns; the first row is the header. */
+export function table(rows: string[][]): string {
+  const widths = rows[0].map((_, col) => Math.max(...rows.map((row) => row[col].length)));
+  return rows.map((row) => row.map((cell, col) => cell.padEnd(widths[col])).join("  ").trimEnd()).join("\n");
+}
+
+/** Runs `run` with the service over the configured KV, closing it afterwards. */
+async function withService<T>(args: Args, io: Io, run: (service: AdminService) => Promise<T>): Promise<T> {
+  const { config } = await loadConfigFrom(args.flags.config as string | undefined, io.env);
+  const store = await openStore(kvLocation(config.kv_path, io.env));
+  try {
+    await seedGroups(store, config.groups);
+    const table = buildRouteTable(config, io.env);
+    return await run(adminService({
+      store,
+      config,
+      served: (model) => (table.routes.get(model)?.length ?? 0) > 0,
+      now: () => new Date(),
+    }));
+  } finally {
+    store.close();
+  }
+}
+
+function flag(args: Args, name: string): string | undefined {
+  const value = args.flags[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** `--requests-per-minute 60` and friends; values stay strings when they are not numbers so the schema names them. */
+function limitFlags(args: Args): Partial<Record<keyof Limits, unknown>> | undefined {
+  const out: Partial<Record<keyof Limits, unknown>> = {};
+  for (const field of Object.keys(LIMIT_FIELDS) as (keyof Limits)[]) {
+    const value = flag(args, field.replaceAll("_", "-"));
+    if (value !== undefined) out[field] = /^\d+$/.test(value) ? Number(value) : value;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function expiry(args: Args): string | null | undefined {
+  if (args.flags["no-expiry"]) return null;
+  const expiresIn = flag(args, "expires-in");
+  if (expiresIn !== undefined) return new Date(Date.now() + parseDuration(expiresIn)).toISOString();
+  return flag(args, "expires-at");
+}
+
+function formatLimits(limits: Limits | undefined): string {
+  const short: Record<keyof Limits, string> = {
+    requests_per_minute: "rpm",
+    tokens_per_minute: "tpm",
+    tokens_per_day: "tpd",
+    tokens_per_month: "tpmo",
+  };
+  const parts = Object.entries(limits ?? {}).map(([field, value]) => `${short[field as keyof Limits]}=${value}`);
+  return parts.join(" ") || "-";
+}
+
+function status(t: TokenRecord): string {
+  if (t.disabled) return "revoked";
+  return t.expires_at && Date.parse(t.expires_at) <= Date.now() ? "expired" : "active";
+}
+
+function printTokens(io: Io, args: Args, tokens: TokenRecord[]): number {
+  if (args.flags.json) return io.out(JSON.stringify(tokens.length === 1 ? tokens[0] : tokens, null, 2)), 0;
+  const rows = tokens.map((
+    t,
+  ) => [t.id, t.name, t.group, t.created_at, t.expires_at ?? "-", status(t), formatLimits(t.limits)]);
+  io.out(table([["ID", "NAME", "GROUP", "CREATED", "EXPIRES", "STATUS", "LIMITS"], ...rows]));
+  return 0;
+}
+
+/** `token create|list|get|update|revoke`. */
+export async function tokenCommand(args: Args, io: Io, help: string): Promise<number> {
+  const [, action, id] = args.words;
+  const needId = (verb: string) => {
+    if (!id) throw new RangeError(`Cannot ${verb} token: give its ID (see token list)`);
+    return id;
+  };
+  switch (action) {
+    case "create":
+      return await withService(args, io, async (service) => {
+        const input = {
+          group: flag(args, "group"),
+          name: flag(args, "name"),
+          expires_at: expiry(args),
+          limits: limitFlags(args),
+        };
+        const { token, secret } = await service.createToken(input);
+        if (args.flags.json) return io.out(JSON.stringify({ token, secret }, null, 2)), 0;
+        io.err(
+          `Created token ${token.id} ("${token.name}") in group "${token.group}"` +
+            (token.expires_at ? `, expires ${token.expires_at}` : "") + ". The secret is shown once:",
+        );
+        io.out(secret);
+        return 0;
+      });
+    case "list":
+      return await withService(args, io, async (s) => printTokens(io, args, await s.listTokens(flag(args, "group"))));
+    case "get":
+      return await withService(args, io, async (s) => printTokens(io, args, [await s.getToken(needId("show"))]));
+    case "update":
+      return await withService(args, io, async (service) => {
+        const current = await service.getToken(needId("update"));
+        const limits = args.flags["clear-limits"]
+          ? null
+          : limitFlags(args) && { ...current.limits, ...limitFlags(args) };
+        const disabled = args.flags.disable ? true : args.flags.enable ? false : undefined;
+        const input = {
+          name: flag(args, "name"),
+          group: flag(args, "group"),
+          expires_at: expiry(args),
+          disabled,
+          limits,
+        };
+        return printTokens(io, args, [await service.updateToken(current.id, input)]);
+      });
+    case "revoke":
+      return await withService(args, io, async (service) => {
+        const record = await service.revokeToken(needId("revoke"));
+        io.err(`Revoked token ${record.id} ("${record.name}")`);
+        return 0;
+      });
+  }
+  io.err(help);
+  return 2;
+}
+
+/** `group list|create|update|delete`. */
+export async function groupCommand(args: Args, io: Io, help: string): Promise<number> {
+  const [, action, name] = args.words;
+  const models = flag(args, "models")?.split(",").map((m) => m.trim()).filter(Boolean);
+  switch (action) {
+    case "list":
+      return await withService(args, io, async (service) => {
+        const groups = await service.listGroups();
+        if (args.flags.json) return io.out(JSON.stringify(groups, null, 2)), 0;
+        const rows = groups.map((g) => [g.name, g.listing, g.models.join(", "), formatLimits(g.limits)]);
+        io.out(table([["NAME", "LISTING", "MODELS", "LIMITS"], ...rows]));
+        return 0;
+      });
+    case "create":
+      return await withService(args, io, async (service) => {
+        const group = await service.createGroup({
+          name,
+          listing: flag(args, "listing"),
+          models: models ?? [],
+          limits: limitFlags(args),
+        });
+        io.err(`Created group "${group.name}"`);
+        return 0;
+      });
+    case "update":
+      return await withService(args, io, async (service) => {
+        const current = await service.getGroup(name ?? "");
+        const limits = args.flags["clear-limits"]
+          ? null
+          : limitFlags(args) && { ...current.limits, ...limitFlags(args) };
+        const group = await service.updateGroup(current.name, { listing: flag(args, "listing"), models, limits });
+        io.err(`Updated group "${group.name}"`);
+        return 0;
+      });
+    case "delete":
+      return await withService(args, io, async (service) => {
+        await service.deleteGroup(name ?? "");
+        io.err(`Deleted group "${name}"`);
+        return 0;
+      });
+  }
+  io.err(help);
+  return 2;
+}
+
+function usageTable(rows: UsageRow[]): string {
+  const header = ["KEY", "REQUESTS", "ERRORS", "INCOMPLETE", "INPUT", "OUTPUT", "CACHE_READ", "CACHE_WRITE", "TOTAL"];
+  return table([
+    header,
+    ...rows.map((r) => [
+      r.key,
+      ...[
+        r.requests,
+        r.errors,
+        r.incomplete,
+        r.input_tokens,
+        r.output_tokens,
+        r.cache_read_input_tokens,
+        r.cache_creation_input_tokens,
+        r.total_tokens,
+      ].map(String),
+    ]),
+  ]);
+}
+
+function logTable(entries: RequestLogEntry[]): string {
+  const header = ["TIME", "TOKEN", "MODEL", "STATUS", "INPUT", "OUTPUT", "COMPLETE", "MS", "SESSION"];
+  return table([
+    header,
+    ...entries.map((e) => [
+      e.time,
+      e.token_id,
+      e.model,
+      String(e.status),
+      String(e.input_tokens + e.cache_read_input_tokens + e.cache_creation_input_tokens),
+      String(e.output_tokens),
+      e.status >= 400 ? "-" : e.usage_complete ? "yes" : "no",
+      String(e.duration_ms ?? "-"),
+      e.session_id ?? "-",
+    ]),
+  ]);
+}
+
+/** The named flags that were given, as a query object. */
+function pick(args: Args, names: string[]): Record<string, string> {
+  return Object.fromEntries(names.flatMap((name) => {
+    const value = flag(args, name);
+    return value === undefined ? [] : [[name, value]];
+  }));
+}
+
+/** `usage [--by ...]` totals and `usage log [filters]`. */
+export async function usageCommand(args: Args, io: Io): Promise<number> {
+  return await withService(args, io, async (service) => {
+    if (args.words[1] === "log") {
+      const { data } = await service.requests(
+        pick(args, ["token", "group", "model", "session", "status", "since", "limit"]),
+      );
+      io.out(args.flags.json ? JSON.stringify(data, null, 2) : logTable(data));
+      return 0;
+    }
+    const result = await service.usage(pick(args, ["by", "since", "until", "name"]));
+    io.out(
+      args.flags.json
+        ? JSON.stringify(result, null, 2)
+        : `${result.since} to ${result.until}, by ${result.by}\n${usageTable(result.data)}`,
+    );
+    return 0;
+  });
+}

@@ -1,0 +1,193 @@
+/**
+ * @module Usage accounting as an observer: each finished request becomes a request-log entry (no prompt or
+ * completion text, expiring after the configured days) and adds to per-day aggregates by token, group, model
+ * and session. Both are batched in memory and written about once a second with KV atomic sums, off the request
+ * path; `close()` writes what is left. A crash loses at most one interval of counts.
+ */
+import type { Exchange, Observer } from "./exchange.ts";
+
+/** One request as the log keeps it. */
+export interface RequestLogEntry {
+  request_id: string;
+  time: string;
+  token_id: string;
+  group: string | null;
+  model: string;
+  upstream: string | null;
+  protocol: string;
+  route: string;
+  stream: boolean;
+  status: number;
+  error: string | null;
+  duration_ms: number | null;
+  ttfb_ms: number | null;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+  /** False when the stream was cut or failed before its usage was final: the counts are what was seen. */
+  usage_complete: boolean;
+  session_id: string | null;
+}
+
+/** The dimensions usage is aggregated by, each per UTC day. */
+export const DIMENSIONS = ["token", "group", "model", "session"] as const;
+/** One aggregation dimension. */
+export type Dimension = typeof DIMENSIONS[number];
+
+/** The counters of each aggregate. */
+export const COUNTERS = [
+  "requests",
+  "errors",
+  "incomplete",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_input_tokens",
+  "cache_creation_input_tokens",
+] as const;
+/** One aggregate counter. */
+export type Counter = typeof COUNTERS[number];
+
+/** KV key of one aggregate counter: ["usage", dimension, day, name, counter]. */
+export function usageKey(dimension: Dimension, day: string, name: string, counter: Counter): Deno.KvKey {
+  return ["usage", dimension, day, name, counter];
+}
+
+/** KV key of one log entry, ordered by time: ["request_log", started_at, request_id]. */
+export function logKey(startedAt: number, requestId: string): Deno.KvKey {
+  return ["request_log", startedAt, requestId];
+}
+
+/** The token-counting route: free upstream, so neither recorded nor limited. */
+export const COUNT_TOKENS_ROUTE = "/v1/messages/count_tokens";
+
+/** The log entry of a finished exchange, or undefined for requests that are not model calls by a token. */
+export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
+  if (!exchange.token_id || !exchange.model || exchange.route === COUNT_TOKENS_ROUTE) return undefined;
+  const usage = exchange.usage;
+  return {
+    request_id: exchange.request_id,
+    time: new Date(exchange.started_at).toISOString(),
+    token_id: exchange.token_id,
+    group: exchange.group ?? null,
+    model: exchange.model,
+    upstream: exchange.upstream ?? null,
+    protocol: exchange.protocol,
+    route: exchange.route,
+    stream: exchange.stream,
+    status: exchange.status,
+    error: exchange.error ?? null,
+    duration_ms: exchange.duration_ms ?? null,
+    ttfb_ms: exchange.ttfb_ms ?? null,
+    input_tokens: usage?.input_tokens ?? 0,
+    output_tokens: usage?.output_tokens ?? 0,
+    cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
+    cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
+    usage_complete: usage !== undefined && exchange.usage_complete !== false,
+    session_id: exchange.session_id ?? null,
+  };
+}
+
+/** The counters one log entry adds. */
+export function countersOf(entry: RequestLogEntry): Record<Counter, number> {
+  const failed = entry.status >= 400 || entry.error !== null;
+  return {
+    requests: 1,
+    errors: failed ? 1 : 0,
+    // A stream that started (200) but was cut or failed: its token counts are only what was seen.
+    incomplete: entry.status < 400 && !entry.usage_complete ? 1 : 0,
+    input_tokens: entry.input_tokens,
+    output_tokens: entry.output_tokens,
+    cache_read_input_tokens: entry.cache_read_input_tokens,
+    cache_creation_input_tokens: entry.cache_creation_input_tokens,
+  };
+}
+
+/** The usage observer plus its batch control. */
+export interface UsageRecorder extends Observer {
+  /** Writes everything batched so far. */
+  flush(): Promise<void>;
+  /** Stops the timer and writes what is left. */
+  close(): Promise<void>;
+}
+
+/** Options for {@linkcode usageRecorder}. */
+export interface UsageRecorderOptions {
+  flushMs: number;
+  logDays: number;
+  log(line: Record<string, unknown>): void;
+}
+
+// Deno KV accepts up to 1000 mutations per atomic commit; stay well under it.
+const MUTATIONS_PER_COMMIT = 500;
+
+/** A recorder that batches into `kv`. */
+export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): UsageRecorder {
+  let entries: RequestLogEntry[] = [];
+  let sums = new Map<string, { key: Deno.KvKey; value: number }>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let writing: Promise<void> = Promise.resolve();
+
+  function add(key: Deno.KvKey, value: number): void {
+    if (value <= 0) return;
+    const id = JSON.stringify(key);
+    const sum = sums.get(id);
+    if (sum) sum.value += value;
+    else sums.set(id, { key, value });
+  }
+
+  async function write(batch: RequestLogEntry[], totals: { key: Deno.KvKey; value: number }[]): Promise<void> {
+    const expireIn = options.logDays * 86_400_000;
+    const mutations: ((op: Deno.AtomicOperation) => void)[] = [
+      ...batch.map((entry) => (op: Deno.AtomicOperation) =>
+        op.set(logKey(Date.parse(entry.time), entry.request_id), entry, { expireIn })
+      ),
+      ...totals.map(({ key, value }) => (op: Deno.AtomicOperation) => op.sum(key, BigInt(value))),
+    ];
+    for (let i = 0; i < mutations.length; i += MUTATIONS_PER_COMMIT) {
+      const op = kv.atomic();
+      for (const mutate of mutations.slice(i, i + MUTATIONS_PER_COMMIT)) mutate(op);
+      try {
+        await op.commit();
+      } catch (err) {
+        options.log({ event: "usage_flush_failed", error: String((err as Error)?.message ?? err) });
+      }
+    }
+  }
+
+  function flush(): Promise<void> {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = entries;
+    const totals = [...sums.values()];
+    entries = [];
+    sums = new Map();
+    // Batches are written one after another so `close()` can wait for all of them.
+    writing = writing.then(() => batch.length || totals.length ? write(batch, totals) : undefined);
+    return writing;
+  }
+
+  return {
+    finish(exchange) {
+      const entry = toLogEntry(exchange);
+      if (!entry) return;
+      entries.push(entry);
+      const day = entry.time.slice(0, 10);
+      const names: Record<Dimension, string | null> = {
+        token: entry.token_id,
+        group: entry.group,
+        model: entry.model,
+        session: entry.session_id,
+      };
+      for (const [counter, value] of Object.entries(countersOf(entry)) as [Counter, number][]) {
+        for (const dimension of DIMENSIONS) {
+          const name = names[dimension];
+          if (name !== null) add(usageKey(dimension, day, name, counter), value);
+        }
+      }
+      timer ??= setTimeout(flush, options.flushMs);
+    },
+    flush,
+    close: flush,
+  };
+}

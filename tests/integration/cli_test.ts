@@ -1,0 +1,110 @@
+/** @module The CLI's operator commands against a KV file, alone and next to a running gateway sharing it. */
+import assert from "node:assert/strict";
+import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { anthropicMessage, messagesBody, startGateway, testConfigYaml, UPSTREAM_KEYS } from "../_helpers.ts";
+import { parseArgs } from "../../src/cli/args.ts";
+import { runCli } from "../../src/cli/commands.ts";
+
+/** A config file and a KV file in a fresh folder, and a `cli()` that runs a command line against them. */
+async function cliSetup(upstreamUrl: string) {
+  const dir = await Deno.makeTempDir({ prefix: "modelgate_cli_" });
+  const config = `${dir}/gateway.yaml`;
+  const kvPath = `${dir}/kv.sqlite`;
+  await Deno.writeTextFile(config, testConfigYaml(upstreamUrl));
+  const env: Record<string, string> = { ...UPSTREAM_KEYS, MODELGATE_KV: kvPath };
+  /** Runs one command line, given as words separated by single spaces. */
+  async function cli(line: string): Promise<{ code: number; out: string; err: string }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), env: (n: string) => env[n] };
+    const code = await runCli(parseArgs([...line.split(" "), "--config", config]), io);
+    return { code, out: out.join("\n"), err: err.join("\n") };
+  }
+  return {
+    kvPath,
+    cli,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+Deno.test("token create, update and list through the CLI, with limits merged flag by flag", async () => {
+  await using upstream = fakeUpstream();
+  await using setup = await cliSetup(upstream.url);
+  const created = await setup.cli("token create --group default --name ci --requests-per-minute 5 --json");
+  assert.equal(created.code, 0);
+  const { token, secret } = JSON.parse(created.out);
+  assert.match(secret, /^sk-/);
+  assert.deepEqual(token.limits, { requests_per_minute: 5 });
+  const updated = await setup.cli(`token update ${token.id} --tokens-per-day 1000 --disable --json`);
+  assert.deepEqual(JSON.parse(updated.out).limits, { requests_per_minute: 5, tokens_per_day: 1000 });
+  assert.equal(JSON.parse(updated.out).disabled, true);
+  const listed = await setup.cli("token list");
+  assert.match(listed.out, /LIMITS/);
+  assert.match(listed.out, /revoked\s+rpm=5 tpd=1000/);
+  assert.ok(!listed.out.includes(secret));
+  await assert.rejects(
+    setup.cli(`token update ${token.id} --tokens-per-day lots`),
+    /limits\.tokens_per_day: /,
+  );
+  await assert.rejects(setup.cli("token create --group nope"), /group: no group "nope"/);
+});
+
+Deno.test("group create, update and delete through the CLI; config groups stay read-only", async () => {
+  await using upstream = fakeUpstream();
+  await using setup = await cliSetup(upstream.url);
+  const created = await setup.cli("group create team --listing openai --models gpt-test,claude-test");
+  assert.equal(created.code, 0);
+  await setup.cli("group update team --tokens-per-month 100000");
+  const groups = JSON.parse((await setup.cli("group list --json")).out);
+  assert.deepEqual(groups.find((g: { name: string }) => g.name === "team"), {
+    name: "team",
+    listing: "openai",
+    models: ["gpt-test", "claude-test"],
+    limits: { tokens_per_month: 100000 },
+  });
+  await assert.rejects(setup.cli("group update default --models gpt-test"), /config file/);
+  await assert.rejects(setup.cli("group create bad --listing openai --models nope"), /models\.0: /);
+  assert.equal((await setup.cli("group delete team")).code, 0);
+  assert.ok(!(await setup.cli("group list")).out.includes("team"));
+});
+
+Deno.test("a CLI revocation reaches a running gateway sharing the KV file, and the CLI reads its usage", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using setup = await cliSetup(upstream.url);
+  const { token, secret } = JSON.parse((await setup.cli("token create --group default --json")).out);
+  const kv = await Deno.openKv(setup.kvPath);
+  try {
+    await using gw = await startGateway(upstream.url, { kv });
+    const ok = await gw.post("/v1/messages", messagesBody(), {
+      "x-api-key": secret,
+      "x-claude-code-session-id": "s-9",
+    });
+    assert.equal(ok.status, 200);
+    await ok.body?.cancel();
+    await gw.flush();
+
+    const usage = JSON.parse((await setup.cli("usage --by session --since 1d --json")).out);
+    assert.deepEqual(usage.data.map((r: Record<string, unknown>) => [r.key, r.requests, r.total_tokens]), [[
+      "s-9",
+      1,
+      7,
+    ]]);
+    const table = (await setup.cli("usage --by token")).out;
+    assert.match(table, new RegExp(`${token.id}\\s+1\\s+0\\s+0\\s+5\\s+2`));
+    const log = JSON.parse((await setup.cli(`usage log --token ${token.id} --json`)).out);
+    assert.equal(log[0].session_id, "s-9");
+
+    assert.equal((await setup.cli(`token revoke ${token.id}`)).code, 0);
+    const started = Date.now();
+    await gw.deps.operator.credentials.refreshed();
+    const refused = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+    assert.equal(refused.status, 401);
+    await refused.body?.cancel();
+    assert.ok(Date.now() - started < 1000);
+  } finally {
+    kv.close();
+  }
+});

@@ -1,0 +1,178 @@
+/** @module Usage accounting over real HTTP: the request log and the daily aggregates, streamed and not, both protocols. */
+import assert from "node:assert/strict";
+import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { anthropicMessage, fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
+import { requestLog, usageTotals } from "../../src/usage_query.ts";
+import { usageKey } from "../../src/usage_recorder.ts";
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+function chatCompletion() {
+  return {
+    id: "chatcmpl-1",
+    object: "chat.completion",
+    created: 1,
+    model: "gpt-test",
+    choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16, prompt_tokens_details: { cached_tokens: 2 } },
+  };
+}
+
+const CHAT_STREAM = [
+  { choices: [{ index: 0, delta: { role: "assistant", content: "Hel" }, finish_reason: null }] },
+  { choices: [{ index: 0, delta: { content: "lo" }, finish_reason: "stop" }] },
+  { choices: [], usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } },
+].map((chunk) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", ...chunk })}\n\n`).join("") +
+  "data: [DONE]\n\n";
+
+Deno.test("a non-streamed message is logged with its usage and session, without any text", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage("A secret reply")));
+  await using gw = await startGateway(upstream.url);
+  const res = await gw.post(
+    "/v1/messages",
+    messagesBody({ messages: [{ role: "user", content: "A secret prompt" }] }),
+    {
+      "x-claude-code-session-id": "sess-1",
+    },
+  );
+  assert.equal(res.status, 200);
+  await res.body?.cancel();
+  await gw.flush();
+  const [entry, ...rest] = await requestLog(gw.store.kv, { limit: 10 });
+  assert.equal(rest.length, 0);
+  const tokenId = (await gw.store.listTokens()).find((t) => t.group === "default")!.id;
+  assert.equal(entry.token_id, tokenId);
+  assert.equal(entry.group, "default");
+  assert.equal(entry.model, "claude-test");
+  assert.equal(entry.upstream, "anth");
+  assert.equal(entry.protocol, "anthropic");
+  assert.equal(entry.status, 200);
+  assert.equal(entry.stream, false);
+  assert.equal(entry.session_id, "sess-1");
+  assert.equal(entry.input_tokens, 5);
+  assert.equal(entry.output_tokens, 2);
+  assert.equal(entry.usage_complete, true);
+  assert.equal(typeof entry.duration_ms, "number");
+  assert.ok(!JSON.stringify(entry).includes("secret"), "the log holds prompt or completion text");
+  const [byToken] = await usageTotals(gw.store.kv, { by: "token", since: today(), until: today() });
+  assert.deepEqual({ key: byToken.key, requests: byToken.requests, total: byToken.total_tokens }, {
+    key: tokenId,
+    requests: 1,
+    total: 7,
+  });
+  const [bySession] = await usageTotals(gw.store.kv, { by: "session", since: today(), until: today() });
+  assert.equal(bySession.key, "sess-1");
+  assert.equal(bySession.output_tokens, 2);
+});
+
+Deno.test("a streamed message is logged with the usage read from its events", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => sseReply(fixture("anthropic_text.sse")));
+  await using gw = await startGateway(upstream.url);
+  const res = await gw.post("/v1/messages", messagesBody({ stream: true }));
+  assert.equal((await readSse(res)).at(-1)?.event, "message_stop");
+  await gw.flush();
+  const [entry] = await requestLog(gw.store.kv, { limit: 10 });
+  assert.deepEqual([entry.stream, entry.input_tokens, entry.output_tokens, entry.usage_complete], [true, 9, 3, true]);
+  assert.equal(typeof entry.ttfb_ms, "number");
+});
+
+Deno.test("OpenAI chat usage is recorded from a body and from a stream's usage chunk", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(
+    "POST /oai/v1/chat/completions",
+    (seen) => seen.body?.stream ? sseReply(CHAT_STREAM) : jsonReply(chatCompletion()),
+  );
+  await using gw = await startGateway(upstream.url);
+  const chat = { model: "gpt-test", messages: [{ role: "user", content: "Hi" }] };
+  const headers = { "x-api-key": "", authorization: `Bearer ${gw.tokens.oa}` };
+  const plain = await gw.post("/v1/chat/completions", chat, headers);
+  assert.equal(plain.status, 200);
+  await plain.body?.cancel();
+  const streamed = await gw.post("/v1/chat/completions", { ...chat, stream: true }, headers);
+  assert.equal((await readSse(streamed)).at(-1)?.data, "[DONE]");
+  await gw.flush();
+  const [second, first] = await requestLog(gw.store.kv, { limit: 10 });
+  assert.deepEqual(
+    [first.protocol, first.stream, first.input_tokens, first.cache_read_input_tokens, first.output_tokens],
+    ["openai-chat", false, 10, 2, 4],
+  );
+  assert.deepEqual([second.stream, second.input_tokens, second.output_tokens, second.usage_complete], [
+    true,
+    7,
+    3,
+    true,
+  ]);
+  const [byModel] = await usageTotals(gw.store.kv, { by: "model", since: today(), until: today() });
+  assert.deepEqual([byModel.key, byModel.requests, byModel.total_tokens], ["gpt-test", 2, 26]);
+});
+
+Deno.test("a cut stream is recorded with what was seen and marked incomplete", async () => {
+  await using upstream = fakeUpstream();
+  const stream = controlledStream();
+  upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+  await using gw = await startGateway(upstream.url);
+  const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
+  stream.send(fixture("anthropic_text.sse").split("\n\n")[0] + "\n\n");
+  const res = await pending;
+  // The upstream breaks only once the client holds message_start, so the gateway has surely seen its usage.
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("message_start")) text += (await reader.read()).value ?? "";
+  stream.cut();
+  for (let next = await reader.read(); !next.done; next = await reader.read()) text += next.value;
+  assert.match(text, /event: error\n/);
+  await gw.flush();
+  const [entry] = await requestLog(gw.store.kv, { limit: 10 });
+  assert.deepEqual([entry.status, entry.input_tokens, entry.usage_complete, entry.error], [200, 9, false, "upstream"]);
+  const [byGroup] = await usageTotals(gw.store.kv, { by: "group", since: today(), until: today() });
+  assert.deepEqual([byGroup.requests, byGroup.incomplete, byGroup.errors], [1, 1, 1]);
+});
+
+Deno.test("usage is batched off the request path and written by the timer", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url, { flushMs: 50 });
+  const res = await gw.post("/v1/messages", messagesBody());
+  await res.body?.cancel();
+  const key = usageKey("model", today(), "claude-test", "requests");
+  assert.equal((await gw.store.kv.get(key)).value, null, "usage was written on the request path");
+  const watch = gw.store.kv.watch<[Deno.KvU64]>([key]).getReader();
+  try {
+    for (;;) {
+      const { value } = await watch.read();
+      if (value?.[0].value) {
+        assert.equal(value[0].value.value, 1n);
+        break;
+      }
+    }
+  } finally {
+    await watch.cancel();
+  }
+});
+
+Deno.test("usage batched at shutdown is written before the gateway closes", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  const kv = await Deno.openKv(":memory:");
+  try {
+    {
+      await using gw = await startGateway(upstream.url, { kv });
+      await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+    }
+    const [row] = await usageTotals(kv, { by: "day", since: today(), until: today() });
+    assert.deepEqual([row.key, row.requests, row.total_tokens], [today(), 1, 7]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("requests that never reach a model by a token are not recorded", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  await (await gw.post("/v1/messages", messagesBody(), { "x-api-key": "sk-unknown" })).body?.cancel();
+  await (await fetch(`${gw.url}/v1/models`, { headers: { "x-api-key": gw.tokens.default } })).body?.cancel();
+  await gw.flush();
+  assert.deepEqual(await requestLog(gw.store.kv, { limit: 10 }), []);
+});
