@@ -1,8 +1,10 @@
 /**
- * @module Several instances on one KV: two gateway processes share a KV file, and a token created or revoked
- * through the CLI takes effect on both within a second.
+ * @module Several instances on one KV: two gateway processes share a KV file, a token created or revoked
+ * through the CLI takes effect on both within a second, and a rate limit counts requests to both.
  */
 import assert from "node:assert/strict";
+import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { anthropicMessage, messagesBody } from "../_helpers.ts";
 import { denoMain, processConfigYaml, runCommand, startProcess } from "../_process.ts";
 
 /** Polls `check` until it is true; returns the milliseconds it took, or throws after `limitMs`. */
@@ -21,11 +23,16 @@ async function modelsStatus(url: string, token: string): Promise<number> {
   return res.status;
 }
 
-Deno.test("two gateways on one KV file see a token created and revoked through the CLI within a second", async () => {
+Deno.test("two gateways on one KV file share tokens, revocations and rate limits", async () => {
   const dir = await Deno.makeTempDir({ prefix: "modelgate-instances-" });
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /up/v1/messages", () => jsonReply(anthropicMessage()));
   try {
     const configFile = `${dir}/gateway.yaml`;
-    await Deno.writeTextFile(configFile, processConfigYaml(`${dir}/shared.kv`));
+    await Deno.writeTextFile(
+      configFile,
+      processConfigYaml(`${dir}/shared.kv`).replace("http://127.0.0.1:9/v1", `${upstream.url}/up/v1`),
+    );
     const env = { TEST_UP_KEY: "upstream-key-for-instances" };
     await using first = await startProcess({ command: denoMain(dir, "serve", "--config", configFile), env });
     await using second = await startProcess({ command: denoMain(dir, "serve", "--config", configFile), env });
@@ -49,8 +56,28 @@ Deno.test("two gateways on one KV file see a token created and revoked through t
       await within(1000, "token revocation", async () => await modelsStatus(gateway.url, token) === 401);
     }
 
-    // TODO(#limits): once limits are in, exhaust a per-token rate limit through `first` and assert that `second`
-    // answers 429 for the same token, since the counters live in the shared KV.
+    const limited = await runCommand(
+      denoMain(dir, "token", "create", "--group", "default", "--requests-per-minute", "3", "--config", configFile),
+      env,
+    );
+    assert.equal(limited.code, 0, limited.stderr);
+    const limitedToken = limited.stdout.trim();
+    // The limit counts per calendar minute; starting right at a minute's end could split the requests over two.
+    const toNextMinute = 60_000 - (Date.now() % 60_000);
+    if (toNextMinute < 3000) await new Promise((resolve) => setTimeout(resolve, toNextMinute + 50));
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      for (const gateway of [first, second]) {
+        const res = await fetch(`${gateway.url}/v1/messages`, {
+          method: "POST",
+          headers: { "x-api-key": limitedToken, "content-type": "application/json" },
+          body: JSON.stringify(messagesBody({ model: "m1" })),
+        });
+        await res.body?.cancel();
+        statuses.push(res.status);
+      }
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429], "three requests a minute across both instances");
 
     assert.equal(await first.stop(), 0, "SIGTERM stops the gateway cleanly");
     assert.equal(await second.stop(), 0);
@@ -58,6 +85,7 @@ Deno.test("two gateways on one KV file see a token created and revoked through t
     assert.ok(lines.some((line) => line.event === "request" && line.route === "/v1/models" && line.status === 200));
     const output = [...first.stdout, ...second.stdout, ...first.stderr, ...second.stderr].join("\n");
     assert.ok(!output.includes(token), "the token secret reached a gateway's output");
+    assert.ok(!output.includes(limitedToken), "the limited token's secret reached a gateway's output");
     assert.ok(!output.includes(env.TEST_UP_KEY), "the upstream key reached a gateway's output");
   } finally {
     await Deno.remove(dir, { recursive: true });
