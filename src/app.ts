@@ -98,12 +98,23 @@ export function matchEndpoint(
       if (!path.startsWith(prefix) || path.length === prefix.length || path.slice(prefix.length).includes("/")) {
         continue;
       }
-      params.id = decodeURIComponent(path.slice(prefix.length));
+      const id = decodeId(path.slice(prefix.length));
+      if (id === undefined) continue;
+      params.id = id;
     } else if (endpoint.path !== path) continue;
     pathKnown = true;
     if (endpoint.method === method) return { endpoint, params, pathKnown };
   }
   return { params: {}, pathKnown };
+}
+
+/** A path segment decoded, or undefined when its %-escapes are malformed (then no endpoint matches). */
+function decodeId(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The error shape for a path no endpoint serves: Anthropic's under /v1/messages, OpenAI's elsewhere. */

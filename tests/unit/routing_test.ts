@@ -90,6 +90,7 @@ const PATHS = [
   { method: "POST", path: "/v1/messages/count_tokens", want: "/v1/messages/count_tokens" },
   { method: "GET", path: "/v1/models/claude%2Dx", want: "/v1/models/:id", id: "claude-x" },
   { method: "GET", path: "/v1/models/a/b", want: undefined },
+  { method: "GET", path: "/v1/models/%E0%A4%A", want: undefined },
   { method: "GET", path: "/v1/messages", want: undefined, known: true },
   { method: "POST", path: "/v2/messages", want: undefined },
 ];
