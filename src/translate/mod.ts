@@ -4,6 +4,9 @@
  */
 import type { StreamStep } from "../sse.ts";
 import type { JsonObject, Protocol } from "../types.ts";
+import { chatViaMessages } from "./chat_messages_response.ts";
+import { messagesViaChat } from "./messages_chat_response.ts";
+import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
 
 /** What a translation knows about the request it serves. */
 export interface TranslateContext {
@@ -45,8 +48,13 @@ export function identity(ctx: TranslateContext): Translation {
   };
 }
 
-/** Registered translators by "client->upstream" pair. */
-const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {};
+/** Registered translators by "client->upstream" pair; upstreams speak Anthropic Messages or chat completions. */
+export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {
+  "anthropic->openai-chat": messagesViaChat,
+  "openai-chat->anthropic": chatViaMessages,
+  "openai-responses->openai-chat": responsesViaChat,
+  "openai-responses->anthropic": responsesViaMessages,
+};
 
 /** The translator for a protocol pair, or undefined when the pair is not supported. */
 export function pickTranslator(client: Protocol, upstream: Protocol): Translator | undefined {
