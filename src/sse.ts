@@ -122,15 +122,18 @@ export function translateSse(
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        const { done, value } = await reader.read();
-        if (done) {
-          const tail = step.end().map(encodeSse).join("");
-          if (tail) controller.enqueue(encoder.encode(tail));
-          controller.close();
-          return;
+        // A pull that enqueues nothing is never repeated, so read until an upstream event yields output.
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) {
+            const tail = step.end().map(encodeSse).join("");
+            if (tail) controller.enqueue(encoder.encode(tail));
+            controller.close();
+            return;
+          }
+          const out = step.next(value).map(encodeSse).join("");
+          if (out) return controller.enqueue(encoder.encode(out));
         }
-        const out = step.next(value).map(encodeSse).join("");
-        if (out) controller.enqueue(encoder.encode(out));
       } catch (err) {
         reader.cancel().catch(() => {});
         fail(err, controller);
