@@ -3,8 +3,8 @@
  * whole, must reach the client as a valid answer in its own protocol that says the same thing.
  */
 import assert from "node:assert/strict";
-import { translateSse } from "../../src/sse.ts";
-import { type TranslateContext, type Translator, TRANSLATORS } from "../../src/translate/mod.ts";
+import { TRANSLATORS } from "../../src/translate/mod.ts";
+import { SAMPLE_REQUESTS, testContext, translateFixture } from "../_translate_helpers.ts";
 import type { Protocol } from "../../src/types.ts";
 import {
   readAnthropicJson,
@@ -18,45 +18,6 @@ import {
 import { fixture } from "../_helpers.ts";
 import { SseParser } from "../../src/sse.ts";
 
-/** A deterministic context; `logs` collects what the translator reports dropping. */
-export function testContext(logs: Record<string, unknown>[] = []): TranslateContext {
-  return {
-    model: "public-model",
-    upstreamModel: "upstream-model",
-    requestId: "req_0123456789abcdef01234567",
-    now: () => 1767225600000,
-    log: (line) => logs.push(line),
-    defaultMaxTokens: 4096,
-  };
-}
-
-const TOOLS_SCHEMA = { type: "object", properties: { tz: { type: "string" } } };
-
-/** A streamed request per client protocol, with tools, so each translator sets its request-side state. */
-export const SAMPLE_REQUESTS: Record<Protocol, Record<string, unknown>> = {
-  anthropic: {
-    model: "public-model",
-    max_tokens: 64,
-    stream: true,
-    messages: [{ role: "user", content: "What time is it?" }],
-    tools: [{ name: "get_time", input_schema: TOOLS_SCHEMA }, { name: "get_weather", input_schema: TOOLS_SCHEMA }],
-  },
-  "openai-chat": {
-    model: "public-model",
-    stream: true,
-    stream_options: { include_usage: true },
-    messages: [{ role: "user", content: "What time is it?" }],
-    tools: [{ type: "function", function: { name: "get_time", parameters: TOOLS_SCHEMA } }],
-  },
-  "openai-responses": {
-    model: "public-model",
-    stream: true,
-    store: false,
-    input: "What time is it?",
-    tools: [{ type: "function", name: "get_time", parameters: TOOLS_SCHEMA, strict: false }],
-  },
-};
-
 const STREAM_READERS: Record<Protocol, (events: ReturnType<SseParser["push"]>) => Summary> = {
   anthropic: readAnthropicStream,
   "openai-chat": readChatStream,
@@ -68,18 +29,6 @@ const JSON_READERS: Record<Protocol, (body: Record<string, unknown>) => Summary>
   "openai-chat": readChatJson,
   "openai-responses": readResponsesJson,
 };
-
-/** Runs a fixture's bytes, cut into `chunks`, through the translator's stream and the real SSE pipeline. */
-export async function translateFixture(
-  translator: Translator,
-  client: Protocol,
-  chunks: Uint8Array[],
-): Promise<string> {
-  const translation = translator(testContext());
-  translation.request(structuredClone(SAMPLE_REQUESTS[client]));
-  const body = ReadableStream.from(chunks);
-  return await new Response(translateSse(body, translation.stream!(), client)).text();
-}
 
 /** The summary a case expects; tool ids differ by protocol and are checked by the readers instead. */
 type Want = Partial<Omit<Summary, "tools" | "error">> & { tools?: { name: string; args: unknown }[]; error?: RegExp };
