@@ -1,0 +1,145 @@
+/**
+ * @module The official Anthropic SDK against a model whose upstream speaks OpenAI chat completions: streamed and
+ * whole answers, a tool-use round trip, and the SDK's error classes before and during the stream.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import assert from "node:assert/strict";
+import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { fixture, startGateway, UPSTREAM_KEYS } from "../_helpers.ts";
+
+const CHAT_PATH = "POST /oai/v1/chat/completions";
+
+function client(url: string, token: string): Anthropic {
+  return new Anthropic({ apiKey: token, baseURL: url, maxRetries: 0 });
+}
+
+Deno.test("Anthropic SDK messages.stream() and finalMessage() read a chat upstream's stream", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(CHAT_PATH, () => sseReply(fixture("openai-chat/usage_cache.sse")));
+  await using gw = await startGateway(upstream.url);
+  const stream = client(gw.url, gw.tokens.default).messages.stream({
+    model: "gpt-test",
+    max_tokens: 64,
+    system: "Be brief.",
+    messages: [{ role: "user", content: "Hi" }],
+  });
+  const texts: string[] = [];
+  stream.on("text", (text) => texts.push(text));
+  const message = await stream.finalMessage();
+  assert.equal(texts.join(""), "Cached.");
+  assert.deepEqual(message.content, [{ type: "text", text: "Cached." }]);
+  assert.equal(message.stop_reason, "end_turn");
+  assert.equal(message.model, "gpt-test");
+  assert.equal(message.usage.input_tokens, 20);
+  assert.equal(message.usage.cache_read_input_tokens, 80);
+  assert.equal(message.usage.output_tokens, 7);
+  const seen = upstream.requests[0];
+  assert.equal(seen.headers.get("authorization"), `Bearer ${UPSTREAM_KEYS.TEST_OPENAI_KEY}`);
+  assert.deepEqual(seen.body?.messages, [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }]);
+  assert.deepEqual(seen.body?.stream_options, { include_usage: true });
+});
+
+Deno.test("Anthropic SDK completes a tool-use round trip through a chat upstream", async () => {
+  await using upstream = fakeUpstream();
+  let turn = 0;
+  upstream.routes.set(
+    CHAT_PATH,
+    () =>
+      turn++ === 0
+        ? sseReply(fixture("openai-chat/parallel_tools.sse"))
+        : jsonReply(JSON.parse(fixture("openai-chat/text.json"))),
+  );
+  await using gw = await startGateway(upstream.url);
+  const anthropic = client(gw.url, gw.tokens.default);
+  const schema = { type: "object" as const, properties: {} };
+  const tools = [{ name: "get_time", input_schema: schema }, { name: "get_weather", input_schema: schema }];
+  const question = { role: "user" as const, content: "Time and weather?" };
+  const first = await anthropic.messages.stream({ model: "gpt-test", max_tokens: 64, tools, messages: [question] })
+    .finalMessage();
+  assert.equal(first.stop_reason, "tool_use");
+  const calls = first.content.filter((block) => block.type === "tool_use");
+  assert.deepEqual(calls.map((c) => [c.id, c.name, c.input]), [
+    ["call_a", "get_time", { tz: "UTC" }],
+    ["call_b", "get_weather", { city: "Paris" }],
+  ]);
+  const second = await anthropic.messages.create({
+    model: "gpt-test",
+    max_tokens: 64,
+    tools,
+    messages: [
+      question,
+      { role: "assistant", content: first.content },
+      {
+        role: "user",
+        content: calls.map((c) => ({ type: "tool_result" as const, tool_use_id: c.id, content: `${c.name} done` })),
+      },
+    ],
+  });
+  assert.deepEqual(second.content, [{ type: "text", text: "Héllo, wörld 🌍" }]);
+  const sent = upstream.requests[1].body?.messages as Record<string, unknown>[];
+  assert.deepEqual(sent.map((m) => m.role), ["user", "assistant", "tool", "tool"]);
+  assert.deepEqual(sent.slice(2).map((m) => m.tool_call_id), ["call_a", "call_b"]);
+});
+
+const ERRORS = [
+  { status: 429, code: "rate_limit_exceeded", sdkClass: Anthropic.RateLimitError, type: "rate_limit_error" },
+  { status: 529, code: "overloaded", sdkClass: Anthropic.OverloadedError, type: "overloaded_error" },
+  { status: 500, code: "server_error", sdkClass: Anthropic.InternalServerError, type: "api_error" },
+];
+
+for (const c of ERRORS) {
+  Deno.test(`Anthropic SDK raises ${c.sdkClass.name} when the chat upstream answers ${c.status}`, async () => {
+    await using upstream = fakeUpstream();
+    const body = { error: { message: "Slow down", type: "server_error", param: null, code: c.code } };
+    upstream.routes.set(CHAT_PATH, () => jsonReply(body, c.status, { "retry-after": "1" }));
+    await using gw = await startGateway(upstream.url);
+    const stream = client(gw.url, gw.tokens.default).messages.stream({
+      model: "gpt-test",
+      max_tokens: 8,
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    const err = await stream.finalMessage().then(() => undefined, (e) => e);
+    assert.ok(err instanceof c.sdkClass, `got ${err}`);
+    assert.equal(err.status, c.status);
+    assert.equal(err.type, c.type);
+    assert.equal(err.headers.get("retry-after"), "1");
+  });
+
+  Deno.test(`Anthropic SDK raises an in-band ${c.type} when the chat stream fails with ${c.code}`, async () => {
+    await using upstream = fakeUpstream();
+    const reply = controlledStream();
+    upstream.routes.set(CHAT_PATH, () => reply.response);
+    await using gw = await startGateway(upstream.url);
+    const stream = client(gw.url, gw.tokens.default).messages.stream({
+      model: "gpt-test",
+      max_tokens: 8,
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    const chunk = { id: "c", choices: [{ index: 0, delta: { role: "assistant", content: "Part" } }] };
+    reply.send(`data: ${JSON.stringify(chunk)}\n\n`);
+    reply.send(`data: ${JSON.stringify({ error: { message: "Went away", type: "server_error", code: c.code } })}\n\n`);
+    reply.end();
+    const err = await stream.finalMessage().then(() => undefined, (e) => e);
+    assert.ok(err instanceof Anthropic.APIError, `got ${err}`);
+    assert.equal(err.status, undefined, "an in-band error has no status");
+    assert.equal(err.type, c.type);
+    assert.match(err.message, /Went away/);
+  });
+}
+
+Deno.test("Anthropic SDK raises an error, not a clean end, when the chat upstream is cut mid-stream", async () => {
+  await using upstream = fakeUpstream();
+  const reply = controlledStream();
+  upstream.routes.set(CHAT_PATH, () => reply.response);
+  await using gw = await startGateway(upstream.url);
+  const stream = client(gw.url, gw.tokens.default).messages.stream({
+    model: "gpt-test",
+    max_tokens: 8,
+    messages: [{ role: "user", content: "Hi" }],
+  });
+  reply.send(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "Part" } }] })}\n\n`);
+  reply.cut();
+  const err = await stream.finalMessage().then(() => undefined, (e) => e);
+  assert.ok(err instanceof Anthropic.APIError, `got ${err}`);
+  assert.equal(err.type, "api_error");
+});
