@@ -57,6 +57,7 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
     now: () => deps.now().getTime(),
     log: (line) => deps.log({ request_id: call.requestId, ...line }),
     defaultMaxTokens: route.upstream.default_max_tokens,
+    maxOutputTokens: route.upstream.max_output_tokens,
   });
   const passthrough = translator === identity;
   const { url, init } = buildUpstreamRequest({

@@ -6,6 +6,7 @@ import { anthropicToolChoice, anthropicTurns, textBlocks } from "./anthropic_tur
 import type { TranslateContext } from "./mod.ts";
 import {
   anthropicImage,
+  clampMaxTokens,
   joinText,
   parseToolArguments,
   sanitizeToolId,
@@ -62,9 +63,7 @@ export function anthropicSettings(
   fields: { maxTokens: unknown; effort: unknown; temperature: unknown; topP: unknown; stop?: unknown },
   ctx: TranslateContext,
 ): JsonObject {
-  const maxTokens = typeof fields.maxTokens === "number" && fields.maxTokens > 0
-    ? Math.trunc(fields.maxTokens)
-    : ctx.defaultMaxTokens;
+  const maxTokens = clampMaxTokens(fields.maxTokens, ctx.maxOutputTokens) ?? ctx.defaultMaxTokens;
   const out: JsonObject = { max_tokens: maxTokens };
   const thinking = thinkingFromEffort(fields.effort, maxTokens);
   if (thinking) out.thinking = thinking;

@@ -3,7 +3,14 @@
  */
 import type { TranslateContext } from "./mod.ts";
 import { isObject, type JsonObject } from "../types.ts";
-import { effortFromBudget, imageUrlFromSource, joinText, sanitizeToolId, type ToolNames } from "./shared.ts";
+import {
+  clampMaxTokens,
+  effortFromBudget,
+  imageUrlFromSource,
+  joinText,
+  sanitizeToolId,
+  type ToolNames,
+} from "./shared.ts";
 
 type ChatMessage = JsonObject;
 
@@ -131,7 +138,11 @@ export function messagesToChatRequest(body: JsonObject, names: ToolNames, ctx: T
       if (out) messages.push(out);
     } else messages.push(...userMessages(message.content, ctx));
   }
-  const out: JsonObject = { model: ctx.upstreamModel, messages, max_tokens: body.max_tokens };
+  const out: JsonObject = {
+    model: ctx.upstreamModel,
+    messages,
+    max_tokens: clampMaxTokens(body.max_tokens, ctx.maxOutputTokens),
+  };
   const tools = chatTools(body.tools, names, ctx);
   if (tools) {
     out.tools = tools;

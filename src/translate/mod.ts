@@ -21,6 +21,8 @@ export interface TranslateContext {
   log(line: Record<string, unknown>): void;
   /** `max_tokens` to send an Anthropic upstream when the client omits it. */
   defaultMaxTokens: number;
+  /** The upstream's output ceiling: Claude Code asks for 32k+ tokens, which many OpenAI-compatible models refuse. */
+  maxOutputTokens?: number;
 }
 
 /** One request's translation; state shared between request, response and stream lives in its closure. */

@@ -7,7 +7,7 @@ import { isObject, type JsonObject } from "../types.ts";
 import { anthropicToolChoice, anthropicTurns, textBlocks } from "./anthropic_turns.ts";
 import { anthropicSettings } from "./chat_messages_request.ts";
 import type { TranslateContext } from "./mod.ts";
-import { anthropicImage, joinText, parseToolArguments, sanitizeToolId, unsupported } from "./shared.ts";
+import { anthropicImage, clampMaxTokens, joinText, parseToolArguments, sanitizeToolId, unsupported } from "./shared.ts";
 
 const SEAL = "modelgate.thinking.v1:";
 
@@ -146,7 +146,8 @@ export function responsesToChatRequest(body: JsonObject, ctx: TranslateContext):
     }
     if (typeof body.parallel_tool_calls === "boolean") out.parallel_tool_calls = body.parallel_tool_calls;
   }
-  if (typeof body.max_output_tokens === "number") out.max_tokens = body.max_output_tokens;
+  const maxTokens = clampMaxTokens(body.max_output_tokens, ctx.maxOutputTokens);
+  if (maxTokens !== undefined) out.max_tokens = maxTokens;
   for (const field of ["temperature", "top_p", "user"]) if (body[field] !== undefined) out[field] = body[field];
   if (isObject(body.reasoning) && typeof body.reasoning.effort === "string") {
     out.reasoning_effort = body.reasoning.effort;

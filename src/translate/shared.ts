@@ -255,3 +255,9 @@ export function mergeAnthropicUsage(previous: Usage, usage: unknown): Usage {
 
 /** No tokens counted yet. */
 export const NO_USAGE: Usage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+
+/** A client's `max_tokens` lowered to the upstream's ceiling when one is configured. */
+export function clampMaxTokens(value: unknown, ceiling: number | undefined): number | undefined {
+  if (typeof value !== "number" || !(value > 0)) return undefined;
+  return ceiling === undefined ? Math.trunc(value) : Math.min(Math.trunc(value), ceiling);
+}

@@ -19,7 +19,7 @@ Deno.test("Anthropic SDK messages.stream() and finalMessage() read a chat upstre
   await using gw = await startGateway(upstream.url);
   const stream = client(gw.url, gw.tokens.default).messages.stream({
     model: "gpt-test",
-    max_tokens: 64,
+    max_tokens: 32000,
     system: "Be brief.",
     messages: [{ role: "user", content: "Hi" }],
   });
@@ -37,6 +37,7 @@ Deno.test("Anthropic SDK messages.stream() and finalMessage() read a chat upstre
   assert.equal(seen.headers.get("authorization"), `Bearer ${UPSTREAM_KEYS.TEST_OPENAI_KEY}`);
   assert.deepEqual(seen.body?.messages, [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }]);
   assert.deepEqual(seen.body?.stream_options, { include_usage: true });
+  assert.equal(seen.body?.max_tokens, 8192, "lowered to the upstream's max_output_tokens");
 });
 
 Deno.test("Anthropic SDK completes a tool-use round trip through a chat upstream", async () => {

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import {
   chatUsage,
+  clampMaxTokens,
   finishFromStop,
   mergeAnthropicUsage,
   parseToolArguments,
@@ -127,5 +128,18 @@ const EFFORTS = [
 for (const c of EFFORTS) {
   Deno.test(`thinkingFromEffort() fits ${c.effort} into max_tokens ${c.max}`, () => {
     assert.deepEqual(thinkingFromEffort(c.effort, c.max), c.want);
+  });
+}
+
+const CLAMPS = [
+  { value: 32000, ceiling: 8192, want: 8192 },
+  { value: 100, ceiling: 8192, want: 100 },
+  { value: 32000, ceiling: undefined, want: 32000 },
+  { value: undefined, ceiling: 8192, want: undefined },
+  { value: 0, ceiling: undefined, want: undefined },
+];
+for (const c of CLAMPS) {
+  Deno.test(`clampMaxTokens() lowers ${c.value} to the ceiling ${c.ceiling}`, () => {
+    assert.equal(clampMaxTokens(c.value, c.ceiling), c.want);
   });
 }
