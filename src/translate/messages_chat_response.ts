@@ -18,7 +18,7 @@ import {
   type Usage,
   usageFromChat,
 } from "./shared.ts";
-import { chatChunkError, readChunk, toolCallBuffer } from "./upstream_events.ts";
+import { readChatDelta, toolCallBuffer } from "./upstream_events.ts";
 
 /** The first choice's message of a chat completion, or an empty one. */
 function firstChoice(body: JsonObject): { message: JsonObject; finish: unknown } {
@@ -144,21 +144,17 @@ export function chatToMessagesStream(names: ToolNames, ctx: TranslateContext): S
   return {
     next(message) {
       if (finished) return [];
-      const chunk = readChunk(message);
+      const chunk = readChatDelta(message);
       if (chunk === "done") return complete();
-      const err = chatChunkError(chunk);
-      if (err) throw err;
       const out = start(chunk.id);
-      if (isObject(chunk.usage)) usage = usageFromChat(chunk.usage);
-      const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
-      if (!choice) return out;
-      const d = isObject(choice.delta) ? choice.delta : {};
+      if (chunk.usage) usage = usageFromChat(chunk.usage);
+      const d = chunk.delta;
       const reasoning = reasoningOf(d);
       if (reasoning) out.push(...delta("thinking", reasoning));
       if (typeof d.content === "string" && d.content) out.push(...delta("text", d.content));
       calls.add(d.tool_calls);
-      if (choice.finish_reason) {
-        finish = calls.size > 0 ? "tool_calls" : choice.finish_reason;
+      if (chunk.finish) {
+        finish = calls.size > 0 ? "tool_calls" : chunk.finish;
         out.push(...flushCalls());
       }
       return out;

@@ -10,7 +10,7 @@ import type { TranslateContext, Translation } from "./mod.ts";
 import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from "./responses_request.ts";
 import { type ResponsesEnd, type ResponsesWriter, responsesWriter } from "./responses_writer.ts";
 import { mergeAnthropicUsage, NO_USAGE, type Usage, usageFromAnthropic, usageFromChat } from "./shared.ts";
-import { chatChunkError, readAnthropicEvent, readChunk, toolCallBuffer } from "./upstream_events.ts";
+import { readAnthropicEvent, readChatDelta, toolCallBuffer } from "./upstream_events.ts";
 
 function endFromFinish(finish: unknown): ResponsesEnd {
   if (finish === "length") return "max_output_tokens";
@@ -88,22 +88,18 @@ export function chatToResponsesStream(ctx: TranslateContext): StreamStep {
   return {
     next(message) {
       if (finished) return [];
-      const chunk = readChunk(message);
+      const chunk = readChatDelta(message);
       if (chunk === "done") return complete();
-      const err = chatChunkError(chunk);
-      if (err) throw err;
       const out = started ? [] : writer.start();
       started = true;
-      if (isObject(chunk.usage)) usage = usageFromChat(chunk.usage);
-      const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
-      if (!choice) return out;
-      const delta = isObject(choice.delta) ? choice.delta : {};
+      if (chunk.usage) usage = usageFromChat(chunk.usage);
+      const delta = chunk.delta;
       const reasoning = reasoningOf(delta);
       if (reasoning) out.push(...writer.reasoning(reasoning));
       if (typeof delta.content === "string" && delta.content) out.push(...writer.text(delta.content));
       calls.add(delta.tool_calls);
-      if (choice.finish_reason) {
-        finish = choice.finish_reason;
+      if (chunk.finish) {
+        finish = chunk.finish;
         out.push(...flush(writer));
       }
       return out;

@@ -109,3 +109,26 @@ export function toolCallBuffer(): ToolCallBuffer {
     },
   };
 }
+
+/** What one chat chunk says: its id, usage if any, and the first choice's delta and finish reason. */
+export interface ChatDelta {
+  id: unknown;
+  usage?: JsonObject;
+  delta: JsonObject;
+  finish?: unknown;
+}
+
+/** Reads one chat chunk; "done" for `[DONE]`, and an in-band error is thrown as a GatewayError. */
+export function readChatDelta(message: SseMessage): ChatDelta | "done" {
+  const chunk = readChunk(message);
+  if (chunk === "done") return chunk;
+  const err = chatChunkError(chunk);
+  if (err) throw err;
+  const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : {};
+  return {
+    id: chunk.id,
+    usage: isObject(chunk.usage) ? chunk.usage : undefined,
+    delta: isObject(choice.delta) ? choice.delta : {},
+    finish: choice.finish_reason ?? undefined,
+  };
+}

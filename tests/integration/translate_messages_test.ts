@@ -5,7 +5,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { fixture, startGateway, UPSTREAM_KEYS } from "../_helpers.ts";
+import { fixture, startGateway, type TestGateway, UPSTREAM_KEYS } from "../_helpers.ts";
 
 const CHAT_PATH = "POST /oai/v1/chat/completions";
 
@@ -82,6 +82,15 @@ Deno.test("Anthropic SDK completes a tool-use round trip through a chat upstream
   assert.deepEqual(sent.slice(2).map((m) => m.tool_call_id), ["call_a", "call_b"]);
 });
 
+/** A short streamed request for the chat-upstream model, as the error tests send it. */
+function sayHi(gw: TestGateway) {
+  return client(gw.url, gw.tokens.default).messages.stream({
+    model: "gpt-test",
+    max_tokens: 8,
+    messages: [{ role: "user", content: "Hi" }],
+  });
+}
+
 const ERRORS = [
   { status: 429, code: "rate_limit_exceeded", sdkClass: Anthropic.RateLimitError, type: "rate_limit_error" },
   { status: 529, code: "overloaded", sdkClass: Anthropic.OverloadedError, type: "overloaded_error" },
@@ -94,11 +103,7 @@ for (const c of ERRORS) {
     const body = { error: { message: "Slow down", type: "server_error", param: null, code: c.code } };
     upstream.routes.set(CHAT_PATH, () => jsonReply(body, c.status, { "retry-after": "1" }));
     await using gw = await startGateway(upstream.url);
-    const stream = client(gw.url, gw.tokens.default).messages.stream({
-      model: "gpt-test",
-      max_tokens: 8,
-      messages: [{ role: "user", content: "Hi" }],
-    });
+    const stream = sayHi(gw);
     const err = await stream.finalMessage().then(() => undefined, (e) => e);
     assert.ok(err instanceof c.sdkClass, `got ${err}`);
     assert.equal(err.status, c.status);
@@ -111,11 +116,7 @@ for (const c of ERRORS) {
     const reply = controlledStream();
     upstream.routes.set(CHAT_PATH, () => reply.response);
     await using gw = await startGateway(upstream.url);
-    const stream = client(gw.url, gw.tokens.default).messages.stream({
-      model: "gpt-test",
-      max_tokens: 8,
-      messages: [{ role: "user", content: "Hi" }],
-    });
+    const stream = sayHi(gw);
     const chunk = { id: "c", choices: [{ index: 0, delta: { role: "assistant", content: "Part" } }] };
     reply.send(`data: ${JSON.stringify(chunk)}\n\n`);
     reply.send(`data: ${JSON.stringify({ error: { message: "Went away", type: "server_error", code: c.code } })}\n\n`);
@@ -133,11 +134,7 @@ Deno.test("Anthropic SDK raises an error, not a clean end, when the chat upstrea
   const reply = controlledStream();
   upstream.routes.set(CHAT_PATH, () => reply.response);
   await using gw = await startGateway(upstream.url);
-  const stream = client(gw.url, gw.tokens.default).messages.stream({
-    model: "gpt-test",
-    max_tokens: 8,
-    messages: [{ role: "user", content: "Hi" }],
-  });
+  const stream = sayHi(gw);
   reply.send(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "Part" } }] })}\n\n`);
   reply.cut();
   const err = await stream.finalMessage().then(() => undefined, (e) => e);
