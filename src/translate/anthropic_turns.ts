@@ -36,9 +36,16 @@ export function anthropicTurns(): AnthropicTurns {
   };
 }
 
-/** Text blocks for non-empty text (the real API rejects empty text blocks). */
+/** Text blocks for text with something in it (the real API rejects empty and whitespace-only text blocks). */
 export function textBlocks(text: string): JsonObject[] {
-  return text ? [{ type: "text", text }] : [];
+  return text.trim() ? [{ type: "text", text }] : [];
+}
+
+/** A tool_result block; empty output is sent as no content rather than an empty string. */
+export function toolResult(toolUseId: string, text: string): JsonObject {
+  return text
+    ? { type: "tool_result", tool_use_id: toolUseId, content: text }
+    : { type: "tool_result", tool_use_id: toolUseId };
 }
 
 /** `tool_choice` from OpenAI's (chat or Responses shape) to Anthropic's, with `parallel_tool_calls:false` folded in. */

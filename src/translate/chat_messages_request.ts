@@ -2,7 +2,7 @@
  * @module OpenAI Chat Completions request -> Anthropic Messages request (PROTOCOLS.md §6.2, reverse direction).
  */
 import { isObject, type JsonObject } from "../types.ts";
-import { anthropicToolChoice, anthropicTurns, textBlocks } from "./anthropic_turns.ts";
+import { anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
 import type { TranslateContext } from "./mod.ts";
 import {
   anthropicImage,
@@ -16,9 +16,7 @@ import {
 
 /** A chat content part as an Anthropic block, or undefined (logged) when Anthropic cannot take it. */
 function partBlock(part: JsonObject, ctx: TranslateContext): JsonObject | undefined {
-  if (part.type === "text") {
-    return typeof part.text === "string" && part.text ? { type: "text", text: part.text } : undefined;
-  }
+  if (part.type === "text") return textBlocks(typeof part.text === "string" ? part.text : "")[0];
   if (part.type === "image_url") {
     const image = isObject(part.image_url) ? part.image_url : {};
     if (typeof image.url === "string") return anthropicImage(image.url);
@@ -88,7 +86,7 @@ export function chatToMessagesRequest(body: JsonObject, ctx: TranslateContext): 
     if (role === "system" || role === "developer") system.push(...textBlocks(joinText(message.content)));
     else if (role === "tool") {
       const id = sanitizeToolId(message.tool_call_id, "call_missing");
-      turns.add("user", [{ type: "tool_result", tool_use_id: id, content: joinText(message.content) }]);
+      turns.add("user", [toolResult(id, joinText(message.content))]);
     } else if (role === "assistant") {
       const blocks = contentBlocks(message.content, ctx);
       const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];

@@ -48,6 +48,8 @@ export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolea
   let stopReason: unknown;
   let usage: Usage = NO_USAGE;
   const toolIndex = new Map<number, number>();
+  /** Tool calls (by block index) that have had argument text; the others get "{}" when their block stops. */
+  const withArguments = new Set<number>();
 
   function chunk(delta: JsonObject, finish: string | null = null): SseMessage {
     const data: JsonObject = {
@@ -97,9 +99,16 @@ export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolea
           if (d.type === "thinking_delta" && d.thinking) return [chunk({ reasoning_content: d.thinking })];
           const k = toolIndex.get(Number(data.index));
           if (d.type === "input_json_delta" && d.partial_json && k !== undefined) {
+            withArguments.add(Number(data.index));
             return [chunk({ tool_calls: [{ index: k, function: { arguments: d.partial_json } }] })];
           }
           return [];
+        }
+        case "content_block_stop": {
+          const k = toolIndex.get(Number(data.index));
+          if (k === undefined || withArguments.has(Number(data.index))) return [];
+          // A tool without input sends no JSON at all; clients parse the arguments, so "" would not do.
+          return [chunk({ tool_calls: [{ index: k, function: { arguments: "{}" } }] })];
         }
         case "message_delta": {
           const d = isObject(data.delta) ? data.delta : {};

@@ -4,7 +4,7 @@
  * and logged. Anthropic thinking survives a round trip sealed in a reasoning item's `encrypted_content`.
  */
 import { isObject, type JsonObject } from "../types.ts";
-import { anthropicToolChoice, anthropicTurns, textBlocks } from "./anthropic_turns.ts";
+import { anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
 import { anthropicSettings } from "./chat_messages_request.ts";
 import type { TranslateContext } from "./mod.ts";
 import { anthropicImage, clampMaxTokens, joinText, parseToolArguments, sanitizeToolId, unsupported } from "./shared.ts";
@@ -196,7 +196,7 @@ export function responsesToMessagesRequest(body: JsonObject, ctx: TranslateConte
       turns.add("assistant", [{ type: "tool_use", id, name: item.name, input: parseToolArguments(item.arguments) }]);
     } else if (item.type === "function_call_output") {
       const id = sanitizeToolId(item.call_id, "call_missing");
-      turns.add("user", [{ type: "tool_result", tool_use_id: id, content: outputText(item.output) }]);
+      turns.add("user", [toolResult(id, outputText(item.output))]);
     } else if (item.type === "reasoning") {
       // Only thinking this gateway sealed carries a signature Anthropic will verify; other reasoning cannot cross.
       const block = unsealThinking(item.encrypted_content);

@@ -66,7 +66,6 @@ function cutShort(): GatewayError {
 export function chatToResponsesStream(ctx: TranslateContext): StreamStep {
   const writer = responsesWriter(ctx);
   const calls = toolCallBuffer();
-  let started = false;
   let finished = false;
   let finish: unknown;
   let usage: Usage = NO_USAGE;
@@ -81,17 +80,14 @@ export function chatToResponsesStream(ctx: TranslateContext): StreamStep {
   }
   function complete() {
     finished = true;
-    const out = started ? [] : writer.start();
-    started = true;
-    return [...out, ...flush(writer), ...writer.finish(endFromFinish(finish), usage)];
+    return [...flush(writer), ...writer.finish(endFromFinish(finish), usage)];
   }
   return {
     next(message) {
       if (finished) return [];
       const chunk = readChatDelta(message);
       if (chunk === "done") return complete();
-      const out = started ? [] : writer.start();
-      started = true;
+      const out = writer.start();
       if (chunk.usage) usage = usageFromChat(chunk.usage);
       const delta = chunk.delta;
       const reasoning = reasoningOf(delta);

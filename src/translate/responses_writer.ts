@@ -14,7 +14,7 @@ export type ResponsesEnd = "completed" | "max_output_tokens" | "content_filter";
 
 /** Incremental writer of one response's events. */
 export interface ResponsesWriter {
-  /** `response.created` and `response.in_progress`. */
+  /** `response.created` and `response.in_progress`, once; every other event starts the response first if needed. */
   start(): SseMessage[];
   /** Reasoning summary text; opens a reasoning item if none is open. */
   reasoning(delta: string): SseMessage[];
@@ -51,6 +51,7 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
   let usage: JsonObject | null = null;
   let incomplete: JsonObject | null = null;
   let error: JsonObject | null = null;
+  let started = false;
 
   function emit(type: string, fields: JsonObject): SseMessage {
     return { event: type, data: JSON.stringify({ type, ...fields, sequence_number: sequence++ }) };
@@ -74,10 +75,17 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
   function itemId(prefix: string): string {
     return `${prefix}_${id.slice(5)}_${output.length}`;
   }
+  function start(): SseMessage[] {
+    if (started) return [];
+    started = true;
+    return [emit("response.created", { response: response() }), emit("response.in_progress", { response: response() })];
+  }
   function add(next: Open): SseMessage[] {
+    const out = start();
     open = next;
     output.push(next.item);
-    return [emit("response.output_item.added", { output_index: output.length - 1, item: { ...next.item } })];
+    out.push(emit("response.output_item.added", { output_index: output.length - 1, item: { ...next.item } }));
+    return out;
   }
   function close(): SseMessage[] {
     if (!open) return [];
@@ -99,6 +107,8 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
       out.push(emit("response.content_part.done", { ...where, part }));
       item.content = [part];
     } else if (current.kind === "call") {
+      // A call without arguments still hands the client parseable JSON.
+      if (!item.arguments) item.arguments = "{}";
       out.push(emit("response.function_call_arguments.done", { ...base, arguments: item.arguments }));
     }
     if (current.kind !== "reasoning") item.status = "completed";
@@ -114,10 +124,7 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
   }
 
   return {
-    start: () => [
-      emit("response.created", { response: response() }),
-      emit("response.in_progress", { response: response() }),
-    ],
+    start,
     reasoning(delta) {
       const out = openReasoning();
       const current = open as Extract<Open, { kind: "reasoning" }>;
@@ -180,7 +187,7 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
     },
     close,
     finish(end, u) {
-      const out = close();
+      const out = [...start(), ...close()];
       usage = responsesUsage(u);
       status = end === "completed" ? "completed" : "incomplete";
       if (end !== "completed") incomplete = { reason: end };
@@ -194,6 +201,7 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
       const message = err.kind === "internal" ? "Internal error" : err.message;
       error = { code, message };
       return [
+        ...start(),
         emit("response.failed", { response: response() }),
         emit("error", { code, message, param: err.param }),
       ];

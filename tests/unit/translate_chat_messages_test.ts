@@ -129,3 +129,35 @@ Deno.test("chatViaMessages() sends the usage chunk only when the client asked fo
     assert.equal(out.at(-1)!.data, "[DONE]");
   }
 });
+
+Deno.test("chatViaMessages() gives a tool call without input the arguments {}", () => {
+  const step = chatViaMessages(testContext()).stream!();
+  const out = [
+    { type: "message_start", message: { id: "msg_1", usage: { input_tokens: 3, output_tokens: 1 } } },
+    {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "tool_use", id: "toolu_1", name: "now", input: {} },
+    },
+    { type: "content_block_stop", index: 0 },
+    { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 2 } },
+    { type: "message_stop" },
+  ].flatMap((e) => step.next({ event: e.type, data: JSON.stringify(e) }));
+  const args = out.filter((m) => m.data !== "[DONE]").map((m) => JSON.parse(m.data).choices[0]?.delta.tool_calls)
+    .filter(Boolean).flat().map((c) => c.function.arguments).join("");
+  assert.equal(args, "{}");
+});
+
+Deno.test("chatViaMessages() sends no whitespace-only text blocks and no empty tool_result content", () => {
+  const { out } = request({
+    messages: [
+      { role: "user", content: "Go" },
+      { role: "assistant", content: "  ", tool_calls: [{ id: "c1", type: "function", function: { name: "f" } }] },
+      { role: "tool", tool_call_id: "c1", content: "" },
+    ],
+  });
+  assert.deepEqual((out.messages as unknown[]).slice(1), [
+    { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "f", input: {} }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "c1" }] },
+  ]);
+});

@@ -67,6 +67,7 @@ const CASES: Case[] = [
     check: (got) => assert.equal(got.sealed.length, 1, "the signature reaches the client"),
   },
   { name: "error_mid", want: { error: /Upstream overloaded/ }, streamOnly: true },
+  { name: "error_first", want: { error: /Upstream overloaded/ }, streamOnly: true },
   { name: "cut", want: { error: /ended before/ }, streamOnly: true },
 ];
 

@@ -137,3 +137,21 @@ Deno.test("reasoning items the gateway did not seal are not sent to an Anthropic
     content: [{ type: "text", text: "A" }],
   });
 });
+
+Deno.test("responsesViaMessages() stream gives a function call without input the arguments {}", () => {
+  const step = responsesViaMessages(testContext()).stream!();
+  const out = [
+    { type: "message_start", message: { id: "msg_1", usage: { input_tokens: 3, output_tokens: 1 } } },
+    {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "tool_use", id: "toolu_1", name: "now", input: {} },
+    },
+    { type: "content_block_stop", index: 0 },
+    { type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 2 } },
+    { type: "message_stop" },
+  ].flatMap((e) => step.next({ event: e.type, data: JSON.stringify(e) })).map((m) => JSON.parse(m.data));
+  const done = out.find((e) => e.type === "response.output_item.done");
+  assert.equal(done.item.arguments, "{}");
+  assert.equal(out.at(-1).response.output[0].arguments, "{}");
+});
