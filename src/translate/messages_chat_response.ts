@@ -9,6 +9,7 @@ import { messagesToChatRequest } from "./messages_chat_request.ts";
 import type { TranslateContext, Translation } from "./mod.ts";
 import {
   anthropicUsage,
+  estimateTokens,
   NO_USAGE,
   parseToolArguments,
   sanitizeToolId,
@@ -32,8 +33,22 @@ export function reasoningOf(delta: JsonObject): string {
   return typeof value === "string" ? value : "";
 }
 
+/** Per-request state shared by the request and answer sides. */
+export interface MessagesChatState {
+  names: ToolNames;
+  /** Estimated prompt tokens, reported when the upstream sends no usage (Claude Code plans context on it). */
+  promptTokens: number;
+}
+
+/** Usage from the upstream, or an estimate when it sent none. */
+function usageOrEstimate(usage: unknown, state: MessagesChatState, outputChars: number): Usage {
+  if (isObject(usage)) return usageFromChat(usage);
+  return { ...NO_USAGE, input: state.promptTokens, output: estimateTokens(outputChars) };
+}
+
 /** A non-streamed chat completion as an Anthropic message: thinking, then text, then tool calls. */
-export function chatToMessagesResponse(body: JsonObject, names: ToolNames, ctx: TranslateContext): JsonObject {
+export function chatToMessagesResponse(body: JsonObject, state: MessagesChatState, ctx: TranslateContext): JsonObject {
+  const names = state.names;
   const { message, finish } = firstChoice(body);
   const content: JsonObject[] = [];
   const reasoning = reasoningOf(message);
@@ -59,7 +74,7 @@ export function chatToMessagesResponse(body: JsonObject, names: ToolNames, ctx: 
     // Some servers answer tool calls with finish_reason "stop"; the calls are what the client must act on.
     stop_reason: calls.length > 0 ? "tool_use" : stopFromFinish(finish),
     stop_sequence: null,
-    usage: anthropicUsage(usageFromChat(body.usage)),
+    usage: anthropicUsage(usageOrEstimate(body.usage, state, JSON.stringify(content).length)),
   };
 }
 
@@ -71,13 +86,15 @@ function event(data: JsonObject): SseMessage {
  * Chat chunks -> Anthropic events. One block is open at a time; tool calls are buffered per index and each is
  * emitted whole at the end, so interleaved or nameless fragments still give contiguous, valid JSON input.
  */
-export function chatToMessagesStream(names: ToolNames, ctx: TranslateContext): StreamStep {
+export function chatToMessagesStream(state: MessagesChatState, ctx: TranslateContext): StreamStep {
+  const names = state.names;
+  let outputChars = 0;
   let started = false;
   let finished = false;
   let open: "text" | "thinking" | undefined;
   let index = 0;
   let finish: unknown;
-  let usage: Usage | undefined;
+  let usage: JsonObject | undefined;
   const calls = toolCallBuffer();
 
   function start(id: unknown): SseMessage[] {
@@ -91,7 +108,12 @@ export function chatToMessagesStream(names: ToolNames, ctx: TranslateContext): S
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: {
+        input_tokens: state.promptTokens,
+        output_tokens: 0,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
     };
     return [event({ type: "message_start", message })];
   }
@@ -101,6 +123,7 @@ export function chatToMessagesStream(names: ToolNames, ctx: TranslateContext): S
     return [event({ type: "content_block_stop", index: index++ })];
   }
   function delta(kind: "text" | "thinking", text: string): SseMessage[] {
+    outputChars += text.length;
     const out: SseMessage[] = [];
     if (open !== kind) {
       out.push(...close());
@@ -123,6 +146,7 @@ export function chatToMessagesStream(names: ToolNames, ctx: TranslateContext): S
       };
       out.push(event({ type: "content_block_start", index, content_block: block }));
       const json = JSON.stringify(parseToolArguments(call.args));
+      outputChars += json.length;
       out.push(event({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } }));
       out.push(event({ type: "content_block_stop", index: index++ }));
     }
@@ -131,7 +155,7 @@ export function chatToMessagesStream(names: ToolNames, ctx: TranslateContext): S
   function complete(): SseMessage[] {
     finished = true;
     const out = [...start(undefined), ...flushCalls()];
-    const u = usage ?? NO_USAGE;
+    const u = usageOrEstimate(usage, state, outputChars);
     out.push(event({
       type: "message_delta",
       delta: { stop_reason: stopFromFinish(finish), stop_sequence: null },
@@ -147,7 +171,7 @@ export function chatToMessagesStream(names: ToolNames, ctx: TranslateContext): S
       const chunk = readChatDelta(message);
       if (chunk === "done") return complete();
       const out = start(chunk.id);
-      if (chunk.usage) usage = usageFromChat(chunk.usage);
+      if (chunk.usage) usage = chunk.usage;
       const d = chunk.delta;
       const reasoning = reasoningOf(d);
       if (reasoning) out.push(...delta("thinking", reasoning));
@@ -170,10 +194,14 @@ export function chatToMessagesStream(names: ToolNames, ctx: TranslateContext): S
 
 /** Messages client -> OpenAI chat upstream. */
 export function messagesViaChat(ctx: TranslateContext): Translation {
-  const names = toolNames();
+  const state: MessagesChatState = { names: toolNames(), promptTokens: 0 };
   return {
-    request: (body) => messagesToChatRequest(body, names, ctx),
-    response: (body) => chatToMessagesResponse(body, names, ctx),
-    stream: () => chatToMessagesStream(names, ctx),
+    request(body) {
+      const prompt = JSON.stringify([body.system ?? "", body.messages, body.tools ?? []]);
+      state.promptTokens = estimateTokens(prompt.length);
+      return messagesToChatRequest(body, state.names, ctx);
+    },
+    response: (body) => chatToMessagesResponse(body, state, ctx),
+    stream: () => chatToMessagesStream(state, ctx),
   };
 }

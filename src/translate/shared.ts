@@ -261,3 +261,8 @@ export function clampMaxTokens(value: unknown, ceiling: number | undefined): num
   if (typeof value !== "number" || !(value > 0)) return undefined;
   return ceiling === undefined ? Math.trunc(value) : Math.min(Math.trunc(value), ceiling);
 }
+
+/** About four characters per token: the usual estimate when an upstream reports no usage (PROTOCOLS.md §6.4). */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}

@@ -165,3 +165,21 @@ Deno.test("messagesViaChat() stream waits for the usage chunk that follows the f
     cache_read_input_tokens: 4,
   });
 });
+
+Deno.test("messagesViaChat() estimates usage when the chat upstream reports none", () => {
+  const translation = messagesViaChat(testContext());
+  const prompt = "x".repeat(400);
+  translation.request({ model: "m", max_tokens: 10, stream: true, messages: [{ role: "user", content: prompt }] });
+  const step = translation.stream!();
+  const events = [
+    { choices: [{ index: 0, delta: { role: "assistant", content: "y".repeat(40) } }] },
+    { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+  ].flatMap((c) => step.next({ data: JSON.stringify(c) })).concat(step.end());
+  const start = JSON.parse(events[0].data).message.usage;
+  const delta = JSON.parse(events.find((e) => e.event === "message_delta")!.data).usage;
+  assert.ok(start.input_tokens >= 100 && start.input_tokens < 130, `estimate ${start.input_tokens}`);
+  assert.equal(delta.input_tokens, start.input_tokens);
+  assert.equal(delta.output_tokens, 10);
+  const whole = translation.response({ choices: [{ message: { content: "y".repeat(40) }, finish_reason: "stop" }] });
+  assert.equal((whole.usage as Record<string, number>).input_tokens, start.input_tokens);
+});
