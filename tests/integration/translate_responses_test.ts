@@ -171,3 +171,19 @@ for (const c of ERRORS) {
     assert.ok(!types.includes("response.completed"));
   });
 }
+
+Deno.test("OpenAI SDK responses.stream() accumulates a chat upstream's reasoning and text into finalResponse()", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(CHAT_PATH, () => sseReply(fixture("openai-chat/reasoning.sse")));
+  await using gw = await startGateway(upstream.url);
+  const stream = client(gw.url, gw.tokens.oa).responses.stream({ model: "gpt-test", input: "Meaning?" });
+  const deltas: string[] = [];
+  stream.on("response.output_text.delta", (event) => deltas.push(event.delta));
+  const response = await stream.finalResponse();
+  assert.equal(response.output_text, "42");
+  assert.deepEqual(deltas, ["42"]);
+  const reasoning = response.output.find((o) => o.type === "reasoning");
+  assert.ok(reasoning?.type === "reasoning");
+  assert.deepEqual(reasoning.summary, [{ type: "summary_text", text: "Thinking about it." }]);
+  assert.equal(response.usage?.output_tokens_details.reasoning_tokens, 6);
+});
