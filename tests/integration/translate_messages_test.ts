@@ -141,3 +141,27 @@ Deno.test("Anthropic SDK raises an error, not a clean end, when the chat upstrea
   assert.ok(err instanceof Anthropic.APIError, `got ${err}`);
   assert.equal(err.type, "api_error");
 });
+
+Deno.test("a client leaving a translated stream closes the upstream request", async () => {
+  await using upstream = fakeUpstream();
+  const reply = controlledStream();
+  upstream.routes.set(CHAT_PATH, () => reply.response);
+  await using gw = await startGateway(upstream.url);
+  const res = await fetch(`${gw.url}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": gw.tokens.default },
+    body: JSON.stringify({
+      model: "gpt-test",
+      max_tokens: 8,
+      stream: true,
+      messages: [{ role: "user", content: "Hi" }],
+    }),
+  });
+  reply.send(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "Part" } }] })}\n\n`);
+  const reader = res.body!.getReader();
+  const first = new TextDecoder().decode((await reader.read()).value);
+  assert.match(first, /^event: message_start/);
+  await reader.cancel();
+  await upstream.requests[0].closed;
+  assert.equal(upstream.open(), 0);
+});
