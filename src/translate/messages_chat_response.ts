@@ -154,6 +154,7 @@ export function chatToMessagesStream(state: MessagesChatState, ctx: TranslateCon
   }
   function complete(): SseMessage[] {
     finished = true;
+    if (finish === undefined && calls.size > 0) finish = "tool_calls";
     const out = [...start(undefined), ...flushCalls()];
     const u = usageOrEstimate(usage, state, outputChars);
     out.push(event({

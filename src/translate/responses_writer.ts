@@ -52,6 +52,7 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
   let incomplete: JsonObject | null = null;
   let error: JsonObject | null = null;
   let started = false;
+  const createdAt = Math.floor(ctx.now() / 1000);
 
   function emit(type: string, fields: JsonObject): SseMessage {
     return { event: type, data: JSON.stringify({ type, ...fields, sequence_number: sequence++ }) };
@@ -60,7 +61,7 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
     return {
       id,
       object: "response",
-      created_at: Math.floor(ctx.now() / 1000),
+      created_at: createdAt,
       status,
       model: ctx.model,
       output,
