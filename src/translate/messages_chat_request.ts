@@ -125,7 +125,10 @@ function chatToolChoice(choice: unknown, names: ToolNames): unknown {
 }
 
 /** Builds the chat request; unknown Anthropic-only fields (betas, context management, cache hints) are dropped. */
-export function messagesToChatRequest(body: JsonObject, names: ToolNames, ctx: TranslateContext): JsonObject {
+export function messagesToChatRequest(
+  body: JsonObject,
+  { names, ctx }: { names: ToolNames; ctx: TranslateContext },
+): JsonObject {
   const messages: ChatMessage[] = [];
   const system = systemText(body.system);
   if (system) messages.push({ role: "system", content: system });

@@ -35,6 +35,7 @@ export function reasoningOf(delta: JsonObject): string {
 
 /** Per-request state shared by the request and answer sides. */
 export interface MessagesChatState {
+  ctx: TranslateContext;
   names: ToolNames;
   /** Estimated prompt tokens, reported when the upstream sends no usage (Claude Code plans context on it). */
   promptTokens: number;
@@ -47,8 +48,8 @@ function usageOrEstimate(usage: unknown, state: MessagesChatState, outputChars: 
 }
 
 /** A non-streamed chat completion as an Anthropic message: thinking, then text, then tool calls. */
-export function chatToMessagesResponse(body: JsonObject, state: MessagesChatState, ctx: TranslateContext): JsonObject {
-  const names = state.names;
+export function chatToMessagesResponse(body: JsonObject, state: MessagesChatState): JsonObject {
+  const { names, ctx } = state;
   const { message, finish } = firstChoice(body);
   const content: JsonObject[] = [];
   const reasoning = reasoningOf(message);
@@ -86,8 +87,8 @@ function event(data: JsonObject): SseMessage {
  * Chat chunks -> Anthropic events. One block is open at a time; tool calls are buffered per index and each is
  * emitted whole at the end, so interleaved or nameless fragments still give contiguous, valid JSON input.
  */
-export function chatToMessagesStream(state: MessagesChatState, ctx: TranslateContext): StreamStep {
-  const names = state.names;
+export function chatToMessagesStream(state: MessagesChatState): StreamStep {
+  const { names, ctx } = state;
   let outputChars = 0;
   let started = false;
   let finished = false;
@@ -195,14 +196,14 @@ export function chatToMessagesStream(state: MessagesChatState, ctx: TranslateCon
 
 /** Messages client -> OpenAI chat upstream. */
 export function messagesViaChat(ctx: TranslateContext): Translation {
-  const state: MessagesChatState = { names: toolNames(), promptTokens: 0 };
+  const state: MessagesChatState = { ctx, names: toolNames(), promptTokens: 0 };
   return {
     request(body) {
       const prompt = JSON.stringify([body.system ?? "", body.messages, body.tools ?? []]);
       state.promptTokens = estimateTokens(prompt.length);
-      return messagesToChatRequest(body, state.names, ctx);
+      return messagesToChatRequest(body, state);
     },
-    response: (body) => chatToMessagesResponse(body, state, ctx),
-    stream: () => chatToMessagesStream(state, ctx),
+    response: (body) => chatToMessagesResponse(body, state),
+    stream: () => chatToMessagesStream(state),
   };
 }
