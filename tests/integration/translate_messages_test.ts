@@ -165,3 +165,14 @@ Deno.test("a client leaving a translated stream closes the upstream request", as
   await upstream.requests[0].closed;
   assert.equal(upstream.open(), 0);
 });
+
+Deno.test("Anthropic SDK countTokens on a chat-upstream model gets an estimate without calling the upstream", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  const counted = await client(gw.url, gw.tokens.default).messages.countTokens({
+    model: "gpt-test",
+    messages: [{ role: "user", content: "x".repeat(400) }],
+  });
+  assert.ok(counted.input_tokens >= 100 && counted.input_tokens < 150, `estimate ${counted.input_tokens}`);
+  assert.equal(upstream.requests.length, 0);
+});
