@@ -34,6 +34,8 @@ const Upstream = z.strictObject({
   total_timeout_ms: z.number().int().positive().default(1_800_000),
   /** `max_tokens` sent to an Anthropic upstream when an OpenAI client omits it. */
   default_max_tokens: z.number().int().positive().default(4096),
+  /** Largest `max_tokens` the upstream's models accept; translated requests asking more are lowered to it. */
+  max_output_tokens: z.number().int().positive().optional(),
 });
 
 const Group = z.strictObject({

@@ -1,8 +1,8 @@
 /**
- * @module Server-sent events: a spec-faithful parser, an encoder, and the stream pipeline that drives a
- * translator step and turns a failure after the first byte into the client protocol's in-band error.
+ * @module Server-sent events: a spec-faithful parser, an encoder, the translator step interface, and each
+ * protocol's in-band error events.
  */
-import { errorBody, type GatewayError, toGatewayError } from "./errors.ts";
+import { errorBody, type GatewayError } from "./errors.ts";
 import type { Protocol } from "./types.ts";
 
 /** One SSE event. Only `event` and `data` matter to the clients we serve. */
@@ -85,60 +85,4 @@ export class SseParser {
     if (field === "event") this.#event = value;
     else if (field === "data") this.#data.push(value);
   }
-}
-
-/** Parses a byte stream into SSE events, decoding UTF-8 across chunk boundaries. */
-export function parseSseStream(body: ReadableStream<Uint8Array>): ReadableStream<SseMessage> {
-  const parser = new SseParser();
-  return body.pipeThrough(new TextDecoderStream()).pipeThrough(
-    new TransformStream<string, SseMessage>({
-      transform(text, controller) {
-        for (const message of parser.push(text)) controller.enqueue(message);
-      },
-    }),
-  );
-}
-
-/**
- * Drives `step` over the upstream stream and encodes the client's events. Any failure (upstream read
- * error, cut stream, bad event) ends the response with the client protocol's error event and no normal
- * ending; the stream itself closes cleanly so that the error event is not discarded.
- */
-export function translateSse(
-  body: ReadableStream<Uint8Array>,
-  step: StreamStep,
-  protocol: Protocol,
-  onError?: (err: GatewayError) => void,
-): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  const events = parseSseStream(body);
-  const reader = events.getReader();
-  function fail(err: unknown, controller: ReadableStreamDefaultController<Uint8Array>): void {
-    const error = toGatewayError(err);
-    onError?.(error);
-    const messages = step.fail ? step.fail(error) : errorEvents(error, protocol);
-    for (const message of messages) controller.enqueue(encoder.encode(encodeSse(message)));
-    controller.close();
-  }
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          const tail = step.end().map(encodeSse).join("");
-          if (tail) controller.enqueue(encoder.encode(tail));
-          controller.close();
-          return;
-        }
-        const out = step.next(value).map(encodeSse).join("");
-        if (out) controller.enqueue(encoder.encode(out));
-      } catch (err) {
-        reader.cancel().catch(() => {});
-        fail(err, controller);
-      }
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  });
 }

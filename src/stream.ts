@@ -22,10 +22,10 @@ export interface RelayStreamOptions {
   protocol: Protocol;
   /** Translation; absent for passthrough, whose bytes reach the client unchanged. */
   step?: StreamStep;
-  /** Watches the upstream's events for usage and a terminal event. */
-  meter: UsageMeter;
-  /** Longest silence between upstream chunks. */
-  idleMs: number;
+  /** Watches the upstream's events for usage and a terminal event; required for passthrough. */
+  meter?: UsageMeter;
+  /** Longest silence between upstream chunks; no limit when absent. */
+  idleMs?: number;
   /** Aborts the upstream request; also aborted from outside on client disconnect, total timeout or shutdown. */
   upstream: AbortController;
   /** Names the upstream in error messages. */
@@ -73,11 +73,12 @@ export function relayStream(
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
 
   function armIdle(delay: number): void {
+    if (options.idleMs === undefined) return;
     idleTimer = setTimeout(() => {
       const silent = Date.now() - lastChunkAt;
-      if (silent >= options.idleMs) {
+      if (silent >= options.idleMs!) {
         upstream.abort(new GatewayError("timeout", `Upstream "${options.upstreamName}" sent nothing for ${silent} ms`));
-      } else armIdle(options.idleMs - silent);
+      } else armIdle(options.idleMs! - silent);
     }, delay);
   }
   function end(result: StreamEnd): void {
@@ -94,7 +95,7 @@ export function relayStream(
     controller.enqueue(bytes);
   }
   function events(messages: SseMessage[]): SseMessage[] {
-    for (const message of messages) meter.event(message);
+    if (meter) { for (const message of messages) meter.event(message); }
     return messages;
   }
   function fail(controller: ReadableStreamDefaultController<Uint8Array>, err: GatewayError): void {
@@ -111,11 +112,11 @@ export function relayStream(
     if (step) {
       const out = step.end().map(encodeSse).join("");
       if (out) send(controller, encoder.encode(out));
-    } else if (meter.state() === "open") {
+    } else if (meter?.state() === "open") {
       throw new GatewayError("upstream", `Upstream "${options.upstreamName}" ended the stream before it finished`);
     }
     controller.close();
-    const error = meter.state() === "errored"
+    const error = meter?.state() === "errored"
       ? new GatewayError("upstream", `Upstream "${options.upstreamName}" reported an error in the stream`)
       : undefined;
     end({ error, cancelled: false });
@@ -123,7 +124,7 @@ export function relayStream(
 
   return new ReadableStream<Uint8Array>({
     start() {
-      armIdle(options.idleMs);
+      if (options.idleMs !== undefined) armIdle(options.idleMs);
     },
     async pull(controller) {
       try {
@@ -134,9 +135,17 @@ export function relayStream(
           lastChunkAt = Date.now();
           if (done) return finish(controller);
           if (step) {
-            const out = events(parser.push(decoder.decode(value, { stream: true }))).flatMap((m) => step.next(m));
+            const out: SseMessage[] = [];
+            try {
+              for (const message of events(parser.push(decoder.decode(value, { stream: true })))) {
+                out.push(...step.next(message));
+              }
+            } finally {
+              // Events made before a failure in the same chunk still go out, ahead of the error.
+              if (out.length > 0) send(controller, encoder.encode(out.map(encodeSse).join("")));
+            }
             if (out.length === 0) continue;
-            return send(controller, encoder.encode(out.map(encodeSse).join("")));
+            return;
           }
           if (value.byteLength === 0) continue;
           send(controller, value);
@@ -161,5 +170,21 @@ export function relayStream(
       end({ cancelled: true });
       return reader.cancel(reason).catch(() => {});
     },
+  });
+}
+
+/** Drives a translator step over a whole upstream SSE body, as the relay does; for tests and tools. */
+export function translateSse(
+  body: ReadableStream<Uint8Array>,
+  step: StreamStep,
+  protocol: Protocol,
+): ReadableStream<Uint8Array> {
+  return relayStream(body.getReader(), new Uint8Array(0), {
+    protocol,
+    step,
+    upstream: new AbortController(),
+    upstreamName: "upstream",
+    onFirstByte() {},
+    onEnd() {},
   });
 }

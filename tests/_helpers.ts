@@ -33,6 +33,7 @@ upstreams:
     base_url: ${upstreamUrl}/oai/v1
     api_key_env: TEST_OPENAI_KEY
     timeout_ms: ${options.timeoutMs ?? 5000}
+    max_output_tokens: 8192
     models: [gpt-test]
   - name: nokey
     protocol: anthropic

@@ -4,6 +4,9 @@
  */
 import type { StreamStep } from "../sse.ts";
 import type { JsonObject, Protocol } from "../types.ts";
+import { chatViaMessages } from "./chat_messages_response.ts";
+import { messagesViaChat } from "./messages_chat_response.ts";
+import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
 
 /** What a translation knows about the request it serves. */
 export interface TranslateContext {
@@ -18,6 +21,8 @@ export interface TranslateContext {
   log(line: Record<string, unknown>): void;
   /** `max_tokens` to send an Anthropic upstream when the client omits it. */
   defaultMaxTokens: number;
+  /** The upstream's output ceiling: Claude Code asks for 32k+ tokens, which many OpenAI-compatible models refuse. */
+  maxOutputTokens?: number;
 }
 
 /** One request's translation; state shared between request, response and stream lives in its closure. */
@@ -45,8 +50,13 @@ export function identity(ctx: TranslateContext): Translation {
   };
 }
 
-/** Registered translators by "client->upstream" pair. */
-const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {};
+/** Registered translators by "client->upstream" pair; upstreams speak Anthropic Messages or chat completions. */
+export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {
+  "anthropic->openai-chat": messagesViaChat,
+  "openai-chat->anthropic": chatViaMessages,
+  "openai-responses->openai-chat": responsesViaChat,
+  "openai-responses->anthropic": responsesViaMessages,
+};
 
 /** The translator for a protocol pair, or undefined when the pair is not supported. */
 export function pickTranslator(client: Protocol, upstream: Protocol): Translator | undefined {

@@ -31,6 +31,7 @@ export async function attemptUpstream(
     now: () => deps.now().getTime(),
     log: (line) => deps.log({ request_id: call.requestId, ...line }),
     defaultMaxTokens: route.upstream.default_max_tokens,
+    maxOutputTokens: route.upstream.max_output_tokens,
   });
   const passthrough = translator === identity;
   const upstreamBody = translation.request(call.body);

@@ -1,0 +1,126 @@
+/**
+ * @module OpenAI Chat Completions request -> Anthropic Messages request (PROTOCOLS.md §6.2, reverse direction).
+ */
+import { isObject, type JsonObject } from "../types.ts";
+import { anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
+import type { TranslateContext } from "./mod.ts";
+import {
+  anthropicImage,
+  clampMaxTokens,
+  joinText,
+  parseToolArguments,
+  sanitizeToolId,
+  thinkingFromEffort,
+  unsupported,
+} from "./shared.ts";
+
+/** A chat content part as an Anthropic block, or undefined (logged) when Anthropic cannot take it. */
+function partBlock(part: JsonObject, ctx: TranslateContext): JsonObject | undefined {
+  if (part.type === "text") return textBlocks(typeof part.text === "string" ? part.text : "")[0];
+  if (part.type === "image_url") {
+    const image = isObject(part.image_url) ? part.image_url : {};
+    if (typeof image.url === "string") return anthropicImage(image.url);
+  }
+  if (part.type === "file" && isObject(part.file) && typeof part.file.file_data === "string") {
+    const match = /^data:([^;,]+);base64,(.*)$/s.exec(part.file.file_data);
+    if (match) return { type: "document", source: { type: "base64", media_type: match[1], data: match[2] } };
+  }
+  ctx.log({ event: "translate_drop", field: `messages.content.${String(part.type)}`, reason: "no Anthropic form" });
+  return undefined;
+}
+
+/** A chat message's content (string or parts) as Anthropic blocks. */
+function contentBlocks(content: unknown, ctx: TranslateContext): JsonObject[] {
+  if (typeof content === "string") return textBlocks(content);
+  if (!Array.isArray(content)) return [];
+  return content.filter(isObject).map((part) => partBlock(part, ctx)).filter((b) => b !== undefined);
+}
+
+/** Function tools become Anthropic tools; custom (grammar) tools have no Anthropic form and are dropped. */
+function anthropicTools(tools: unknown, ctx: TranslateContext): JsonObject[] | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  const out: JsonObject[] = [];
+  for (const tool of tools.filter(isObject)) {
+    const fn = isObject(tool.function) ? tool.function : undefined;
+    if (tool.type !== "function" || !fn) {
+      ctx.log({ event: "translate_drop", field: "tools", tool: String(tool.type), reason: "not a function tool" });
+      continue;
+    }
+    const converted: JsonObject = {
+      name: fn.name,
+      input_schema: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
+    };
+    if (typeof fn.description === "string") converted.description = fn.description;
+    out.push(converted);
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+/** The sampling, stop, token and reasoning fields both OpenAI request shapes share, in Anthropic form. */
+export function anthropicSettings(
+  fields: { maxTokens: unknown; effort: unknown; temperature: unknown; topP: unknown; stop?: unknown },
+  ctx: TranslateContext,
+): JsonObject {
+  const maxTokens = clampMaxTokens(fields.maxTokens, ctx.maxOutputTokens) ?? ctx.defaultMaxTokens;
+  const out: JsonObject = { max_tokens: maxTokens };
+  const thinking = thinkingFromEffort(fields.effort, maxTokens);
+  if (thinking) out.thinking = thinking;
+  // Extended thinking rejects a changed temperature or top_p, so they only cross without it.
+  if (!thinking) {
+    // OpenAI's temperature runs to 2, Anthropic's to 1.
+    if (typeof fields.temperature === "number") out.temperature = Math.min(1, fields.temperature);
+    if (typeof fields.topP === "number") out.top_p = fields.topP;
+  }
+  const stop = typeof fields.stop === "string" ? [fields.stop] : fields.stop;
+  if (Array.isArray(stop) && stop.length > 0) out.stop_sequences = stop;
+  return out;
+}
+
+/** Builds the Anthropic request; chat-only fields (logprobs, penalties, seed) are dropped. */
+export function chatToMessagesRequest(body: JsonObject, ctx: TranslateContext): JsonObject {
+  if (typeof body.n === "number" && body.n > 1) throw unsupported("n", "must be 1 for this model");
+  const system: JsonObject[] = [];
+  const turns = anthropicTurns();
+  for (const message of (body.messages as unknown[]).filter(isObject)) {
+    const role = message.role;
+    if (role === "system" || role === "developer") system.push(...textBlocks(joinText(message.content)));
+    else if (role === "tool") {
+      const id = sanitizeToolId(message.tool_call_id, "call_missing");
+      turns.add("user", [toolResult(id, joinText(message.content))]);
+    } else if (role === "assistant") {
+      const blocks = contentBlocks(message.content, ctx);
+      const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
+      calls.forEach((call, i) => {
+        const fn = isObject(call.function) ? call.function : {};
+        blocks.push({
+          type: "tool_use",
+          id: sanitizeToolId(call.id, `call_${i}`),
+          name: String(fn.name ?? ""),
+          input: parseToolArguments(fn.arguments),
+        });
+      });
+      turns.add("assistant", blocks);
+    } else turns.add("user", contentBlocks(message.content, ctx));
+  }
+  const out: JsonObject = {
+    model: ctx.upstreamModel,
+    messages: turns.messages(),
+    ...anthropicSettings({
+      maxTokens: body.max_completion_tokens ?? body.max_tokens,
+      effort: body.reasoning_effort,
+      temperature: body.temperature,
+      topP: body.top_p,
+      stop: body.stop,
+    }, ctx),
+  };
+  if (system.length > 0) out.system = system;
+  const tools = anthropicTools(body.tools, ctx);
+  if (tools) {
+    out.tools = tools;
+    const choice = anthropicToolChoice(body.tool_choice, body.parallel_tool_calls);
+    if (choice) out.tool_choice = choice;
+  }
+  if (typeof body.user === "string") out.metadata = { user_id: body.user };
+  if (body.stream === true) out.stream = true;
+  return out;
+}

@@ -1,0 +1,143 @@
+/**
+ * @module Anthropic Messages answer -> OpenAI Chat Completions answer, non-streamed and streamed, plus the
+ * chat <- Anthropic translator that ties both directions together.
+ */
+import { GatewayError } from "../errors.ts";
+import type { SseMessage, StreamStep } from "../sse.ts";
+import { isObject, type JsonObject } from "../types.ts";
+import { chatToMessagesRequest } from "./chat_messages_request.ts";
+import type { TranslateContext, Translation } from "./mod.ts";
+import { chatUsage, finishFromStop, mergeAnthropicUsage, NO_USAGE, type Usage, usageFromAnthropic } from "./shared.ts";
+import { readAnthropicEvent } from "./upstream_events.ts";
+
+function created(ctx: TranslateContext): number {
+  return Math.floor(ctx.now() / 1000);
+}
+
+/** A non-streamed Anthropic message as a chat completion with one choice. */
+export function messagesToChatResponse(body: JsonObject, ctx: TranslateContext): JsonObject {
+  const blocks = Array.isArray(body.content) ? body.content.filter(isObject) : [];
+  const text = blocks.filter((b) => b.type === "text").map((b) => String(b.text ?? "")).join("");
+  const reasoning = blocks.filter((b) => b.type === "thinking").map((b) => String(b.thinking ?? "")).join("");
+  const toolCalls = blocks.filter((b) => b.type === "tool_use").map((b) => ({
+    id: b.id,
+    type: "function",
+    function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
+  }));
+  const message: JsonObject = { role: "assistant", content: text || null, refusal: null };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  // DeepSeek-style field: harmless to clients that ignore it, useful to those that show reasoning.
+  if (reasoning) message.reasoning_content = reasoning;
+  return {
+    id: typeof body.id === "string" ? body.id : `chatcmpl-${ctx.requestId}`,
+    object: "chat.completion",
+    created: created(ctx),
+    model: ctx.model,
+    choices: [{ index: 0, message, finish_reason: finishFromStop(body.stop_reason), logprobs: null }],
+    usage: chatUsage(usageFromAnthropic(body.usage)),
+  };
+}
+
+/**
+ * Anthropic events -> chat chunks. Tool calls are numbered among tool calls only (not block indices), and the
+ * finish chunk is followed by a usage chunk when the client asked for one, then `[DONE]`.
+ */
+export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolean): StreamStep {
+  let id = `chatcmpl-${ctx.requestId}`;
+  let stopped = false;
+  let stopReason: unknown;
+  let usage: Usage = NO_USAGE;
+  const toolIndex = new Map<number, number>();
+  /** Tool calls (by block index) that have had argument text; the others get "{}" when their block stops. */
+  const withArguments = new Set<number>();
+
+  function chunk(delta: JsonObject, finish: string | null = null): SseMessage {
+    const data: JsonObject = {
+      id,
+      object: "chat.completion.chunk",
+      created: created(ctx),
+      model: ctx.model,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    };
+    if (includeUsage) data.usage = null;
+    return { data: JSON.stringify(data) };
+  }
+
+  function finishing(): SseMessage[] {
+    stopped = true;
+    const out = [chunk({}, finishFromStop(stopReason))];
+    if (includeUsage) {
+      const data = { id, object: "chat.completion.chunk", created: created(ctx), model: ctx.model, choices: [] };
+      out.push({ data: JSON.stringify({ ...data, usage: chatUsage(usage) }) });
+    }
+    out.push({ data: "[DONE]" });
+    return out;
+  }
+
+  return {
+    next(message) {
+      if (stopped) return [];
+      const data = readAnthropicEvent(message);
+      switch (data.type) {
+        case "message_start": {
+          const msg = isObject(data.message) ? data.message : {};
+          if (typeof msg.id === "string") id = msg.id;
+          usage = usageFromAnthropic(msg.usage);
+          return [chunk({ role: "assistant", content: "" })];
+        }
+        case "content_block_start": {
+          const block = isObject(data.content_block) ? data.content_block : {};
+          if (block.type !== "tool_use") return [];
+          const k = toolIndex.size;
+          toolIndex.set(Number(data.index), k);
+          const call = { index: k, id: block.id, type: "function", function: { name: block.name, arguments: "" } };
+          return [chunk({ tool_calls: [call] })];
+        }
+        case "content_block_delta": {
+          const d = isObject(data.delta) ? data.delta : {};
+          if (d.type === "text_delta" && d.text) return [chunk({ content: d.text })];
+          if (d.type === "thinking_delta" && d.thinking) return [chunk({ reasoning_content: d.thinking })];
+          const k = toolIndex.get(Number(data.index));
+          if (d.type === "input_json_delta" && d.partial_json && k !== undefined) {
+            withArguments.add(Number(data.index));
+            return [chunk({ tool_calls: [{ index: k, function: { arguments: d.partial_json } }] })];
+          }
+          return [];
+        }
+        case "content_block_stop": {
+          const k = toolIndex.get(Number(data.index));
+          if (k === undefined || withArguments.has(Number(data.index))) return [];
+          // A tool without input sends no JSON at all; clients parse the arguments, so "" would not do.
+          return [chunk({ tool_calls: [{ index: k, function: { arguments: "{}" } }] })];
+        }
+        case "message_delta": {
+          const d = isObject(data.delta) ? data.delta : {};
+          if (d.stop_reason) stopReason = d.stop_reason;
+          usage = mergeAnthropicUsage(usage, data.usage);
+          return [];
+        }
+        case "message_stop":
+          return finishing();
+        default:
+          return [];
+      }
+    },
+    end() {
+      if (stopped) return [];
+      throw new GatewayError("upstream", "Upstream stream ended before message_stop");
+    },
+  };
+}
+
+/** Chat client -> Anthropic upstream. */
+export function chatViaMessages(ctx: TranslateContext): Translation {
+  let includeUsage = false;
+  return {
+    request(body) {
+      includeUsage = isObject(body.stream_options) && body.stream_options.include_usage === true;
+      return chatToMessagesRequest(body, ctx);
+    },
+    response: (body) => messagesToChatResponse(body, ctx),
+    stream: () => messagesToChatStream(ctx, includeUsage),
+  };
+}

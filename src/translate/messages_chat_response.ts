@@ -1,0 +1,209 @@
+/**
+ * @module OpenAI Chat Completions answer -> Anthropic Messages answer, non-streamed and streamed
+ * (PROTOCOLS.md §6.2 and §6.3), plus the Messages <- chat translator that ties both directions together.
+ */
+import { GatewayError } from "../errors.ts";
+import type { SseMessage, StreamStep } from "../sse.ts";
+import { isObject, type JsonObject } from "../types.ts";
+import { messagesToChatRequest } from "./messages_chat_request.ts";
+import type { TranslateContext, Translation } from "./mod.ts";
+import {
+  anthropicUsage,
+  estimateTokens,
+  NO_USAGE,
+  parseToolArguments,
+  sanitizeToolId,
+  stopFromFinish,
+  type ToolNames,
+  toolNames,
+  type Usage,
+  usageFromChat,
+} from "./shared.ts";
+import { readChatDelta, toolCallBuffer } from "./upstream_events.ts";
+
+/** The first choice's message of a chat completion, or an empty one. */
+function firstChoice(body: JsonObject): { message: JsonObject; finish: unknown } {
+  const choice = Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0] : {};
+  return { message: isObject(choice.message) ? choice.message : {}, finish: choice.finish_reason };
+}
+
+/** Reasoning text under either name compatible servers use. */
+export function reasoningOf(delta: JsonObject): string {
+  const value = delta.reasoning_content ?? delta.reasoning;
+  return typeof value === "string" ? value : "";
+}
+
+/** Per-request state shared by the request and answer sides. */
+export interface MessagesChatState {
+  ctx: TranslateContext;
+  names: ToolNames;
+  /** Estimated prompt tokens, reported when the upstream sends no usage (Claude Code plans context on it). */
+  promptTokens: number;
+}
+
+/** Usage from the upstream, or an estimate when it sent none. */
+function usageOrEstimate(usage: unknown, state: MessagesChatState, outputChars: number): Usage {
+  if (isObject(usage)) return usageFromChat(usage);
+  return { ...NO_USAGE, input: state.promptTokens, output: estimateTokens(outputChars) };
+}
+
+/** A non-streamed chat completion as an Anthropic message: thinking, then text, then tool calls. */
+export function chatToMessagesResponse(body: JsonObject, state: MessagesChatState): JsonObject {
+  const { names, ctx } = state;
+  const { message, finish } = firstChoice(body);
+  const content: JsonObject[] = [];
+  const reasoning = reasoningOf(message);
+  if (reasoning) content.push({ type: "thinking", thinking: reasoning, signature: "" });
+  const text = typeof message.content === "string" ? message.content : "";
+  if (text) content.push({ type: "text", text });
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
+  calls.forEach((call, i) => {
+    const fn = isObject(call.function) ? call.function : {};
+    content.push({
+      type: "tool_use",
+      id: sanitizeToolId(call.id, `toolu_${ctx.requestId}_${i}`),
+      name: names.toClient(String(fn.name ?? "")),
+      input: parseToolArguments(fn.arguments),
+    });
+  });
+  return {
+    id: typeof body.id === "string" && body.id ? body.id : `msg_${ctx.requestId}`,
+    type: "message",
+    role: "assistant",
+    model: ctx.model,
+    content,
+    // Some servers answer tool calls with finish_reason "stop"; the calls are what the client must act on.
+    stop_reason: calls.length > 0 ? "tool_use" : stopFromFinish(finish),
+    stop_sequence: null,
+    usage: anthropicUsage(usageOrEstimate(body.usage, state, JSON.stringify(content).length)),
+  };
+}
+
+function event(data: JsonObject): SseMessage {
+  return { event: String(data.type), data: JSON.stringify(data) };
+}
+
+/**
+ * Chat chunks -> Anthropic events. One block is open at a time; tool calls are buffered per index and each is
+ * emitted whole at the end, so interleaved or nameless fragments still give contiguous, valid JSON input.
+ */
+export function chatToMessagesStream(state: MessagesChatState): StreamStep {
+  const { names, ctx } = state;
+  let outputChars = 0;
+  let started = false;
+  let finished = false;
+  let open: "text" | "thinking" | undefined;
+  let index = 0;
+  let finish: unknown;
+  let usage: JsonObject | undefined;
+  const calls = toolCallBuffer();
+
+  function start(id: unknown): SseMessage[] {
+    if (started) return [];
+    started = true;
+    const message = {
+      id: typeof id === "string" && id ? id : `msg_${ctx.requestId}`,
+      type: "message",
+      role: "assistant",
+      model: ctx.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: {
+        input_tokens: state.promptTokens,
+        output_tokens: 0,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
+    };
+    return [event({ type: "message_start", message })];
+  }
+  function close(): SseMessage[] {
+    if (!open) return [];
+    open = undefined;
+    return [event({ type: "content_block_stop", index: index++ })];
+  }
+  function delta(kind: "text" | "thinking", text: string): SseMessage[] {
+    outputChars += text.length;
+    const out: SseMessage[] = [];
+    if (open !== kind) {
+      out.push(...close());
+      const block = kind === "text" ? { type: "text", text: "" } : { type: "thinking", thinking: "", signature: "" };
+      out.push(event({ type: "content_block_start", index, content_block: block }));
+      open = kind;
+    }
+    const d = kind === "text" ? { type: "text_delta", text } : { type: "thinking_delta", thinking: text };
+    out.push(event({ type: "content_block_delta", index, delta: d }));
+    return out;
+  }
+  function flushCalls(): SseMessage[] {
+    const out = close();
+    for (const call of calls.drain()) {
+      const block = {
+        type: "tool_use",
+        id: sanitizeToolId(call.id, `toolu_${ctx.requestId}_${call.index}`),
+        name: names.toClient(call.name),
+        input: {},
+      };
+      out.push(event({ type: "content_block_start", index, content_block: block }));
+      const json = JSON.stringify(parseToolArguments(call.args));
+      outputChars += json.length;
+      out.push(event({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } }));
+      out.push(event({ type: "content_block_stop", index: index++ }));
+    }
+    return out;
+  }
+  function complete(): SseMessage[] {
+    finished = true;
+    if (finish === undefined && calls.size > 0) finish = "tool_calls";
+    const out = [...start(undefined), ...flushCalls()];
+    const u = usageOrEstimate(usage, state, outputChars);
+    out.push(event({
+      type: "message_delta",
+      delta: { stop_reason: stopFromFinish(finish), stop_sequence: null },
+      usage: anthropicUsage(u),
+    }));
+    out.push(event({ type: "message_stop" }));
+    return out;
+  }
+
+  return {
+    next(message) {
+      if (finished) return [];
+      const chunk = readChatDelta(message);
+      if (chunk === "done") return complete();
+      const out = start(chunk.id);
+      if (chunk.usage) usage = chunk.usage;
+      const d = chunk.delta;
+      const reasoning = reasoningOf(d);
+      if (reasoning) out.push(...delta("thinking", reasoning));
+      if (typeof d.content === "string" && d.content) out.push(...delta("text", d.content));
+      calls.add(d.tool_calls);
+      if (chunk.finish) {
+        finish = calls.size > 0 ? "tool_calls" : chunk.finish;
+        out.push(...flushCalls());
+      }
+      return out;
+    },
+    end() {
+      if (finished) return [];
+      // A finish_reason without [DONE] is a complete answer from servers that omit the sentinel.
+      if (finish !== undefined) return complete();
+      throw new GatewayError("upstream", "Upstream stream ended before the answer was complete");
+    },
+  };
+}
+
+/** Messages client -> OpenAI chat upstream. */
+export function messagesViaChat(ctx: TranslateContext): Translation {
+  const state: MessagesChatState = { ctx, names: toolNames(), promptTokens: 0 };
+  return {
+    request(body) {
+      const prompt = JSON.stringify([body.system ?? "", body.messages, body.tools ?? []]);
+      state.promptTokens = estimateTokens(prompt.length);
+      return messagesToChatRequest(body, state);
+    },
+    response: (body) => chatToMessagesResponse(body, state),
+    stream: () => chatToMessagesStream(state),
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * @module Writes an OpenAI Responses answer, streamed or whole, from content as it arrives: output items with
+ * their full event sequence, contiguous `sequence_number`s from 0, and a terminal event carrying `response.id`
+ * and integer usage (PROTOCOLS.md §5.3 and §5.4). Both Responses translators drive it.
+ */
+import type { GatewayError } from "../errors.ts";
+import type { SseMessage } from "../sse.ts";
+import type { JsonObject } from "../types.ts";
+import type { TranslateContext } from "./mod.ts";
+import { responsesUsage, type Usage } from "./shared.ts";
+
+/** How the upstream's turn ended, in Responses terms. */
+export type ResponsesEnd = "completed" | "max_output_tokens" | "content_filter";
+
+/** Incremental writer of one response's events. */
+export interface ResponsesWriter {
+  /** `response.created` and `response.in_progress`, once; every other event starts the response first if needed. */
+  start(): SseMessage[];
+  /** Reasoning summary text; opens a reasoning item if none is open. */
+  reasoning(delta: string): SseMessage[];
+  /** Sets the open reasoning item's `encrypted_content`, opening an empty one if needed, and closes it. */
+  reasoningSealed(encrypted: string): SseMessage[];
+  /** Output text; opens a message item if none is open. */
+  text(delta: string): SseMessage[];
+  /** Opens a function call item. */
+  callStart(callId: string, name: string): SseMessage[];
+  /** Argument text of the open function call. */
+  callArguments(delta: string): SseMessage[];
+  /** Closes whatever item is open. */
+  close(): SseMessage[];
+  /** Closes the open item and ends the response. */
+  finish(end: ResponsesEnd, usage: Usage): SseMessage[];
+  /** `response.failed` then `error`: Codex reads the first, the SDK throws on the second. */
+  fail(err: GatewayError): SseMessage[];
+  /** The whole response object as it stands (used for non-streamed answers). */
+  response(): JsonObject;
+}
+
+type Open =
+  | { kind: "reasoning"; item: JsonObject; text: string }
+  | { kind: "message"; item: JsonObject; text: string }
+  | { kind: "call"; item: JsonObject };
+
+/** A writer for one response; ids derive from the request id so they are unique and stable in tests. */
+export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
+  const id = `resp_${ctx.requestId.replace(/^req_/, "")}`;
+  const output: JsonObject[] = [];
+  let sequence = 0;
+  let open: Open | undefined;
+  let status = "in_progress";
+  let usage: JsonObject | null = null;
+  let incomplete: JsonObject | null = null;
+  let error: JsonObject | null = null;
+  let started = false;
+  const createdAt = Math.floor(ctx.now() / 1000);
+
+  function emit(type: string, fields: JsonObject): SseMessage {
+    return { event: type, data: JSON.stringify({ type, ...fields, sequence_number: sequence++ }) };
+  }
+  function response(): JsonObject {
+    return {
+      id,
+      object: "response",
+      created_at: createdAt,
+      status,
+      model: ctx.model,
+      output,
+      usage,
+      error,
+      incomplete_details: incomplete,
+      parallel_tool_calls: true,
+      tool_choice: "auto",
+      tools: [],
+    };
+  }
+  function itemId(prefix: string): string {
+    return `${prefix}_${id.slice(5)}_${output.length}`;
+  }
+  function start(): SseMessage[] {
+    if (started) return [];
+    started = true;
+    return [emit("response.created", { response: response() }), emit("response.in_progress", { response: response() })];
+  }
+  function add(next: Open): SseMessage[] {
+    const out = start();
+    open = next;
+    output.push(next.item);
+    out.push(emit("response.output_item.added", { output_index: output.length - 1, item: { ...next.item } }));
+    return out;
+  }
+  function close(): SseMessage[] {
+    if (!open) return [];
+    const current = open;
+    open = undefined;
+    const index = output.length - 1;
+    const item = current.item;
+    const base = { item_id: item.id, output_index: index };
+    const out: SseMessage[] = [];
+    if (current.kind === "reasoning" && current.text) {
+      const part = { type: "summary_text", text: current.text };
+      out.push(emit("response.reasoning_summary_text.done", { ...base, summary_index: 0, text: current.text }));
+      out.push(emit("response.reasoning_summary_part.done", { ...base, summary_index: 0, part }));
+      item.summary = [part];
+    } else if (current.kind === "message") {
+      const part = { type: "output_text", text: current.text, annotations: [] };
+      const where = { ...base, content_index: 0 };
+      out.push(emit("response.output_text.done", { ...where, text: current.text, logprobs: [] }));
+      out.push(emit("response.content_part.done", { ...where, part }));
+      item.content = [part];
+    } else if (current.kind === "call") {
+      // A call without arguments still hands the client parseable JSON.
+      if (!item.arguments) item.arguments = "{}";
+      out.push(emit("response.function_call_arguments.done", { ...base, arguments: item.arguments }));
+    }
+    if (current.kind !== "reasoning") item.status = "completed";
+    out.push(emit("response.output_item.done", { output_index: index, item }));
+    return out;
+  }
+  function openReasoning(): SseMessage[] {
+    if (open?.kind === "reasoning") return [];
+    return [
+      ...close(),
+      ...add({ kind: "reasoning", item: { type: "reasoning", id: itemId("rs"), summary: [] }, text: "" }),
+    ];
+  }
+
+  return {
+    start,
+    reasoning(delta) {
+      const out = openReasoning();
+      const current = open as Extract<Open, { kind: "reasoning" }>;
+      const base = { item_id: current.item.id, output_index: output.length - 1, summary_index: 0 };
+      if (!current.text) {
+        out.push(emit("response.reasoning_summary_part.added", { ...base, part: { type: "summary_text", text: "" } }));
+      }
+      current.text += delta;
+      out.push(emit("response.reasoning_summary_text.delta", { ...base, delta }));
+      return out;
+    },
+    reasoningSealed(encrypted) {
+      const out = openReasoning();
+      (open as Open).item.encrypted_content = encrypted;
+      return [...out, ...close()];
+    },
+    text(delta) {
+      const out: SseMessage[] = [];
+      if (open?.kind !== "message") {
+        out.push(...close());
+        const item = { type: "message", id: itemId("msg"), role: "assistant", status: "in_progress", content: [] };
+        out.push(...add({ kind: "message", item, text: "" }));
+        const part = { type: "output_text", text: "", annotations: [] };
+        out.push(
+          emit("response.content_part.added", {
+            item_id: item.id,
+            output_index: output.length - 1,
+            content_index: 0,
+            part,
+          }),
+        );
+      }
+      const current = open as Extract<Open, { kind: "message" }>;
+      current.text += delta;
+      const where = { item_id: current.item.id, output_index: output.length - 1, content_index: 0 };
+      out.push(emit("response.output_text.delta", { ...where, delta, logprobs: [] }));
+      return out;
+    },
+    callStart(callId, name) {
+      const item = {
+        type: "function_call",
+        id: itemId("fc"),
+        call_id: callId,
+        name,
+        arguments: "",
+        status: "in_progress",
+      };
+      return [...close(), ...add({ kind: "call", item })];
+    },
+    callArguments(delta) {
+      if (open?.kind !== "call" || !delta) return [];
+      open.item.arguments = String(open.item.arguments) + delta;
+      return [
+        emit("response.function_call_arguments.delta", {
+          item_id: open.item.id,
+          output_index: output.length - 1,
+          delta,
+        }),
+      ];
+    },
+    close,
+    finish(end, u) {
+      const out = [...start(), ...close()];
+      usage = responsesUsage(u);
+      status = end === "completed" ? "completed" : "incomplete";
+      if (end !== "completed") incomplete = { reason: end };
+      out.push(emit(status === "completed" ? "response.completed" : "response.incomplete", { response: response() }));
+      return out;
+    },
+    fail(err) {
+      status = "failed";
+      const code = err.code ?? "server_error";
+      // Internal details stay in the log, as in every other error the gateway renders.
+      const message = err.kind === "internal" ? "Internal error" : err.message;
+      error = { code, message };
+      return [
+        ...start(),
+        emit("response.failed", { response: response() }),
+        emit("error", { code, message, param: err.param }),
+      ];
+    },
+    response,
+  };
+}

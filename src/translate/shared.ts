@@ -1,0 +1,268 @@
+/**
+ * @module Mapping tables and helpers every translator shares: stop/finish reasons, usage arithmetic,
+ * OpenAI-safe tool names and ids, and tolerant reading of tool-call arguments.
+ */
+import { GatewayError } from "../errors.ts";
+import { isObject, type JsonObject } from "../types.ts";
+
+/** Anthropic `stop_reason` -> OpenAI chat `finish_reason` (PROTOCOLS.md §6.2, reverse direction). */
+export const FINISH_BY_STOP: Record<string, string> = {
+  end_turn: "stop",
+  stop_sequence: "stop",
+  max_tokens: "length",
+  model_context_window_exceeded: "length",
+  tool_use: "tool_calls",
+  refusal: "content_filter",
+  // A paused server-tool turn has no OpenAI meaning; the turn simply ended.
+  pause_turn: "stop",
+};
+
+/** OpenAI chat `finish_reason` -> Anthropic `stop_reason` (PROTOCOLS.md §6.2; `refusal` is closest for a filter). */
+export const STOP_BY_FINISH: Record<string, string> = {
+  stop: "end_turn",
+  length: "max_tokens",
+  tool_calls: "tool_use",
+  function_call: "tool_use",
+  content_filter: "refusal",
+};
+
+/** The finish reason for a stop reason; unknown values end the turn normally. */
+export function finishFromStop(stop: unknown): string {
+  return FINISH_BY_STOP[String(stop)] ?? "stop";
+}
+
+/** The stop reason for a finish reason; unknown or missing values end the turn normally. */
+export function stopFromFinish(finish: unknown): string {
+  return STOP_BY_FINISH[String(finish)] ?? "end_turn";
+}
+
+/** Token counts independent of the wire shape; `input` excludes cache reads and writes. */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  reasoning: number;
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.trunc(value)) : 0;
+}
+
+/** Reads an OpenAI chat `usage`; its `prompt_tokens` includes cached tokens, so they are subtracted. */
+export function usageFromChat(usage: unknown): Usage {
+  const u = isObject(usage) ? usage : {};
+  const prompt = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
+  const completion = isObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
+  const cacheRead = count(prompt.cached_tokens);
+  // Some compatible servers report cache writes beside reads; those are part of the prompt too.
+  const cacheWrite = count(prompt.cache_creation_tokens ?? u.cache_creation_input_tokens);
+  return {
+    input: Math.max(0, count(u.prompt_tokens) - cacheRead - cacheWrite),
+    output: count(u.completion_tokens),
+    cacheRead,
+    cacheWrite,
+    reasoning: count(completion.reasoning_tokens),
+  };
+}
+
+/** Reads an Anthropic `usage` (input is already net of cache). */
+export function usageFromAnthropic(usage: unknown): Usage {
+  const u = isObject(usage) ? usage : {};
+  return {
+    input: count(u.input_tokens),
+    output: count(u.output_tokens),
+    cacheRead: count(u.cache_read_input_tokens),
+    cacheWrite: count(u.cache_creation_input_tokens),
+    reasoning: 0,
+  };
+}
+
+/** Anthropic `usage` object for a response or `message_delta`. */
+export function anthropicUsage(u: Usage): JsonObject {
+  return {
+    input_tokens: u.input,
+    output_tokens: u.output,
+    cache_creation_input_tokens: u.cacheWrite,
+    cache_read_input_tokens: u.cacheRead,
+  };
+}
+
+/** OpenAI chat `usage`: the prompt counts every input token, cached ones included. */
+export function chatUsage(u: Usage): JsonObject {
+  const prompt = u.input + u.cacheRead + u.cacheWrite;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: u.output,
+    total_tokens: prompt + u.output,
+    prompt_tokens_details: { cached_tokens: u.cacheRead },
+    completion_tokens_details: { reasoning_tokens: u.reasoning },
+  };
+}
+
+/** Responses `usage`; Codex requires every count to be an integer. */
+export function responsesUsage(u: Usage): JsonObject {
+  const input = u.input + u.cacheRead + u.cacheWrite;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: u.cacheRead },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: u.reasoning },
+    total_tokens: input + u.output,
+  };
+}
+
+/** OpenAI function names: `^[a-zA-Z0-9_-]{1,64}$` (PROTOCOLS.md §4.1). */
+const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** 32-bit FNV-1a as 8 hex digits: stable across requests so a shortened name stays the same in history. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(text)) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, "0");
+}
+
+/** A name OpenAI accepts: unchanged when valid, else a readable prefix plus a hash of the original. */
+export function shortenToolName(name: string): string {
+  if (OPENAI_NAME.test(name)) return name;
+  const prefix = name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 55);
+  return `${prefix}_${fnv1a(name)}`;
+}
+
+/** Remembers shortened tool names so the upstream's answers can be given back under the client's names. */
+export interface ToolNames {
+  /** The name to send upstream. */
+  toUpstream(name: string): string;
+  /** The client's name for a name the upstream used. */
+  toClient(name: string): string;
+}
+
+/** A fresh name map for one request. */
+export function toolNames(): ToolNames {
+  const originals = new Map<string, string>();
+  return {
+    toUpstream(name) {
+      const short = shortenToolName(name);
+      if (short !== name) originals.set(short, name);
+      return short;
+    },
+    toClient: (name) => originals.get(name) ?? name,
+  };
+}
+
+/** A tool-call id matching `^[a-zA-Z0-9_-]+$`, which Anthropic requires and Claude Code echoes back. */
+export function sanitizeToolId(id: unknown, fallback: string): string {
+  const text = typeof id === "string" ? id.replace(/[^a-zA-Z0-9_-]/g, "_") : "";
+  return text || fallback;
+}
+
+/**
+ * Parses a tool call's JSON arguments into an object. Empty means `{}`; text that is not a JSON object is kept
+ * under `_raw_arguments` so the client's tool validation reports it rather than the stream failing.
+ */
+export function parseToolArguments(text: unknown): JsonObject {
+  if (typeof text !== "string" || text.trim() === "") return {};
+  try {
+    const value = JSON.parse(text);
+    return isObject(value) ? value : { _raw_arguments: text };
+  } catch {
+    return { _raw_arguments: text };
+  }
+}
+
+/** Text of a string or an array of `{type:"text"|"input_text"|"output_text", text}` parts, joined by newlines. */
+export function joinText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((part) => isObject(part) && typeof part.text === "string")
+    .map((part) => (part as JsonObject).text as string)
+    .join("\n");
+}
+
+/** A 400 naming the field the gateway cannot translate. */
+export function unsupported(param: string, message: string): GatewayError {
+  return new GatewayError("invalid_request", `${param}: ${message}`, { param });
+}
+
+/** Splits an image data URL into media type and base64 data; undefined for remote URLs. */
+export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
+  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return match ? { mediaType: match[1], data: match[2] } : undefined;
+}
+
+/** Anthropic image block for an OpenAI image URL (data URLs become base64 sources). */
+export function anthropicImage(url: string): JsonObject {
+  const data = parseDataUrl(url);
+  const source = data ? { type: "base64", media_type: data.mediaType, data: data.data } : { type: "url", url };
+  return { type: "image", source };
+}
+
+/** OpenAI image URL for an Anthropic image source; undefined for sources OpenAI cannot take (file ids). */
+export function imageUrlFromSource(source: unknown): string | undefined {
+  if (!isObject(source)) return undefined;
+  if (source.type === "base64") return `data:${source.media_type};base64,${source.data}`;
+  if (source.type === "url" && typeof source.url === "string") return source.url;
+  return undefined;
+}
+
+/** Thinking budget -> OpenAI `reasoning_effort`; the gateways disagree (PROTOCOLS.md §8), these buckets are ours. */
+export function effortFromBudget(thinking: unknown): string | undefined {
+  if (!isObject(thinking)) return undefined;
+  if (thinking.type === "adaptive") return "medium";
+  if (thinking.type !== "enabled") return undefined;
+  const budget = count(thinking.budget_tokens);
+  if (budget < 4096) return "low";
+  if (budget < 16384) return "medium";
+  return "high";
+}
+
+/** OpenAI `reasoning_effort` -> thinking budget; efforts that mean "no reasoning" give undefined. */
+export const BUDGET_BY_EFFORT: Record<string, number> = {
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 24576,
+  max: 32768,
+};
+
+/**
+ * Anthropic `thinking` for an effort and `max_tokens`: the budget must be at least 1024 and below `max_tokens`,
+ * so a budget that does not fit is shrunk, and dropped when even 1024 does not fit.
+ */
+export function thinkingFromEffort(effort: unknown, maxTokens: number): JsonObject | undefined {
+  const wanted = BUDGET_BY_EFFORT[String(effort)];
+  if (wanted === undefined) return undefined;
+  const budget = Math.min(wanted, maxTokens - 1);
+  return budget >= 1024 ? { type: "enabled", budget_tokens: budget } : undefined;
+}
+
+/** Anthropic stream usage is cumulative: the fields a `message_delta` carries replace earlier values. */
+export function mergeAnthropicUsage(previous: Usage, usage: unknown): Usage {
+  if (!isObject(usage)) return previous;
+  const late = usageFromAnthropic(usage);
+  return {
+    input: "input_tokens" in usage ? late.input : previous.input,
+    output: "output_tokens" in usage ? late.output : previous.output,
+    cacheRead: "cache_read_input_tokens" in usage ? late.cacheRead : previous.cacheRead,
+    cacheWrite: "cache_creation_input_tokens" in usage ? late.cacheWrite : previous.cacheWrite,
+    reasoning: previous.reasoning,
+  };
+}
+
+/** No tokens counted yet. */
+export const NO_USAGE: Usage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+
+/** A client's `max_tokens` lowered to the upstream's ceiling when one is configured. */
+export function clampMaxTokens(value: unknown, ceiling: number | undefined): number | undefined {
+  if (typeof value !== "number" || !(value > 0)) return undefined;
+  return ceiling === undefined ? Math.trunc(value) : Math.min(Math.trunc(value), ceiling);
+}
+
+/** About four characters per token: the usual estimate when an upstream reports no usage (PROTOCOLS.md §6.4). */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}

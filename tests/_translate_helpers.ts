@@ -1,0 +1,55 @@
+/** @module Shared pieces of the translator unit tests: a deterministic context, sample requests, a stream driver. */
+import { translateSse } from "../src/stream.ts";
+import type { TranslateContext, Translator } from "../src/translate/mod.ts";
+import type { Protocol } from "../src/types.ts";
+
+/** A deterministic context; `logs` collects what the translator reports dropping. */
+export function testContext(logs: Record<string, unknown>[] = []): TranslateContext {
+  return {
+    model: "public-model",
+    upstreamModel: "upstream-model",
+    requestId: "req_0123456789abcdef01234567",
+    now: () => 1767225600000,
+    log: (line) => logs.push(line),
+    defaultMaxTokens: 4096,
+  };
+}
+
+const TOOLS_SCHEMA = { type: "object", properties: { tz: { type: "string" } } };
+
+/** A streamed request per client protocol, with tools, so each translator sets its request-side state. */
+export const SAMPLE_REQUESTS: Record<Protocol, Record<string, unknown>> = {
+  anthropic: {
+    model: "public-model",
+    max_tokens: 64,
+    stream: true,
+    messages: [{ role: "user", content: "What time is it?" }],
+    tools: [{ name: "get_time", input_schema: TOOLS_SCHEMA }, { name: "get_weather", input_schema: TOOLS_SCHEMA }],
+  },
+  "openai-chat": {
+    model: "public-model",
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: "user", content: "What time is it?" }],
+    tools: [{ type: "function", function: { name: "get_time", parameters: TOOLS_SCHEMA } }],
+  },
+  "openai-responses": {
+    model: "public-model",
+    stream: true,
+    store: false,
+    input: "What time is it?",
+    tools: [{ type: "function", name: "get_time", parameters: TOOLS_SCHEMA, strict: false }],
+  },
+};
+
+/** Runs a fixture's bytes, cut into `chunks`, through the translator's stream and the real SSE pipeline. */
+export async function translateFixture(
+  translator: Translator,
+  client: Protocol,
+  chunks: Uint8Array[],
+): Promise<string> {
+  const translation = translator(testContext());
+  translation.request(structuredClone(SAMPLE_REQUESTS[client]));
+  const body = ReadableStream.from(chunks);
+  return await new Response(translateSse(body, translation.stream!(), client)).text();
+}

@@ -1,0 +1,134 @@
+/**
+ * @module One case list run against every registered translator: each recorded upstream fixture, streamed and
+ * whole, must reach the client as a valid answer in its own protocol that says the same thing.
+ */
+import assert from "node:assert/strict";
+import { TRANSLATORS } from "../../src/translate/mod.ts";
+import { SAMPLE_REQUESTS, testContext, translateFixture } from "../_translate_helpers.ts";
+import type { Protocol } from "../../src/types.ts";
+import {
+  readAnthropicJson,
+  readAnthropicStream,
+  readChatJson,
+  readChatStream,
+  readResponsesJson,
+  readResponsesStream,
+  type Summary,
+} from "../_client_readers.ts";
+import { fixture } from "../_helpers.ts";
+import { SseParser } from "../../src/sse.ts";
+
+const STREAM_READERS: Record<Protocol, (events: ReturnType<SseParser["push"]>) => Summary> = {
+  anthropic: readAnthropicStream,
+  "openai-chat": readChatStream,
+  "openai-responses": readResponsesStream,
+};
+
+const JSON_READERS: Record<Protocol, (body: Record<string, unknown>) => Summary> = {
+  anthropic: readAnthropicJson,
+  "openai-chat": readChatJson,
+  "openai-responses": readResponsesJson,
+};
+
+/** The summary a case expects; tool ids differ by protocol and are checked by the readers instead. */
+type Want = Partial<Omit<Summary, "tools" | "error">> & { tools?: { name: string; args: unknown }[]; error?: RegExp };
+
+interface Case {
+  name: string;
+  /** The fixture's file name without extension, when it differs from the case name. */
+  fixture?: string;
+  want: Want;
+  /** Further checks on the summary. */
+  check?: (got: Summary) => void;
+  /** Whole-answer fixtures exist for everything but broken streams. */
+  streamOnly?: boolean;
+}
+
+const TIME = { name: "get_time", args: { tz: "UTC" } };
+
+const CASES: Case[] = [
+  {
+    name: "text",
+    want: { text: "Héllo, wörld 🌍", tools: [], stop: "end", usage: { input: 12, output: 5, cached: 0 } },
+  },
+  { name: "tool_use", want: { text: "Let me check.", tools: [TIME], stop: "tool" } },
+  {
+    name: "parallel_tools",
+    want: { text: "", tools: [TIME, { name: "get_weather", args: { city: "Paris" } }], stop: "tool" },
+  },
+  { name: "reasoning", want: { reasoning: "Thinking about it.", text: "42", stop: "end" } },
+  { name: "usage_cache", want: { text: "Cached.", usage: { input: 100, output: 7, cached: 80 } } },
+  { name: "max_tokens", want: { text: "Trunc", stop: "length" } },
+  { name: "empty", want: { text: "", reasoning: "", tools: [], stop: "end" } },
+  {
+    name: "thinking signature",
+    fixture: "reasoning",
+    want: { reasoning: "Thinking about it." },
+    check: (got) => assert.equal(got.sealed.length, 1, "the signature reaches the client"),
+  },
+  { name: "error_mid", want: { error: /Upstream overloaded/ }, streamOnly: true },
+  { name: "error_first", want: { error: /Upstream overloaded/ }, streamOnly: true },
+  { name: "cut", want: { error: /ended before/ }, streamOnly: true },
+];
+
+const NO_SIGNATURE = "chat upstreams produce reasoning without a signature";
+
+/** Pairs and cases a translator cannot meet, each with its reason. */
+const SKIPS: Record<string, string> = {
+  "anthropic->openai-chat:thinking signature": NO_SIGNATURE,
+  "openai-responses->openai-chat:thinking signature": NO_SIGNATURE,
+  "openai-chat->anthropic:thinking signature": "chat completions has no field to carry a thinking signature",
+};
+
+function upstreamOf(pair: string): Protocol {
+  return pair.split("->")[1] as Protocol;
+}
+
+function compare(got: Summary, want: Want): void {
+  for (const [key, value] of Object.entries(want)) {
+    if (key === "tools") {
+      assert.deepEqual(got.tools.map(({ name, args }) => ({ name, args })), value, "tools");
+    } else if (key === "error") assert.match(String(got.error), value as RegExp);
+    else assert.deepEqual(got[key as keyof Summary], value, key);
+  }
+  if (want.error === undefined) assert.equal(got.error, undefined, "no error");
+}
+
+for (const [pair, translator] of Object.entries(TRANSLATORS)) {
+  const [client, upstream] = [pair.split("->")[0] as Protocol, upstreamOf(pair)];
+  for (const c of CASES) {
+    const skip = SKIPS[`${pair}:${c.name}`];
+    Deno.test({
+      name: `${pair} streams the ${c.name} fixture as a valid ${client} stream${skip ? ` (skipped: ${skip})` : ""}`,
+      ignore: skip !== undefined,
+      async fn() {
+        const bytes = new TextEncoder().encode(fixture(`${upstream}/${c.fixture ?? c.name}.sse`));
+        const text = await translateFixture(translator!, client, [bytes]);
+        const got = STREAM_READERS[client](new SseParser().push(text));
+        compare(got, c.want);
+        c.check?.(got);
+      },
+    });
+    if (c.streamOnly) continue;
+    Deno.test({
+      name: `${pair} translates the ${c.name} fixture as a valid ${client} body${skip ? ` (skipped: ${skip})` : ""}`,
+      ignore: skip !== undefined,
+      fn() {
+        const translation = translator!(testContext());
+        translation.request({ ...structuredClone(SAMPLE_REQUESTS[client]), stream: false });
+        const body = translation.response(JSON.parse(fixture(`${upstream}/${c.fixture ?? c.name}.json`)));
+        const got = JSON_READERS[client](body);
+        compare(got, c.want);
+        c.check?.(got);
+      },
+    });
+  }
+}
+
+Deno.test("every registered pair translates to a protocol other than its own", () => {
+  for (const pair of Object.keys(TRANSLATORS)) {
+    const [client, upstream] = pair.split("->");
+    assert.notEqual(client, upstream);
+  }
+  assert.equal(Object.keys(TRANSLATORS).length, 4);
+});
