@@ -2,6 +2,8 @@
 import { GatewayError } from "./errors.ts";
 import { type Group, hashToken, type Store, type TokenRecord } from "./store.ts";
 
+export { hashToken };
+
 /** The token secret from `x-api-key` or `Authorization: Bearer`; x-api-key wins when both are sent. */
 export function readCredential(headers: Headers): string | undefined {
   const apiKey = headers.get("x-api-key")?.trim();
@@ -28,6 +30,8 @@ export interface Credentials {
   byHash(hash: string): Promise<Resolved | null>;
   /** The token with this id, or null. */
   byId(id: string): Promise<Resolved | null>;
+  /** The token with this secret, when the source can skip the hash (a cache that has seen it). */
+  bySecret?(secret: string): Promise<Resolved | null>;
 }
 
 /** Credentials read from KV on every call. */
@@ -50,7 +54,11 @@ export async function authenticate(
   if (!credential) {
     throw new GatewayError("authentication", "Missing API key: send it as x-api-key or Authorization: Bearer");
   }
-  const found = credential.startsWith("sk-") ? await credentials.byHash(await hashToken(credential)) : null;
+  const found = !credential.startsWith("sk-")
+    ? null
+    : credentials.bySecret
+    ? await credentials.bySecret(credential)
+    : await credentials.byHash(await hashToken(credential));
   if (!found) throw new GatewayError("authentication", "Invalid API key");
   const { token, group } = found;
   if (token.disabled) throw new GatewayError("authentication", "API key has been revoked");

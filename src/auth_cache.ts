@@ -6,7 +6,7 @@
  * drop the cache at once.
  */
 import type { Credentials, Resolved } from "./auth.ts";
-import { storeCredentials } from "./auth.ts";
+import { hashToken, storeCredentials } from "./auth.ts";
 import { AUTH_VERSION_KEY, type Store } from "./store.ts";
 
 /** A cached credential lookup that must be closed. */
@@ -32,6 +32,8 @@ export function cachedCredentials(store: Store, options: CacheOptions): CachedCr
   const maxEntries = options.maxEntries ?? 10_000;
   const byHash = new Map<string, Resolved>();
   const byId = new Map<string, Resolved>();
+  // A secret seen before skips its SHA-256, the largest cost of a cached lookup.
+  const bySecret = new Map<string, Resolved>();
   // Bumped on every invalidation, so a lookup that started before one does not refill the cache with stale data.
   let generation = 0;
   let seen: string | undefined;
@@ -44,6 +46,7 @@ export function cachedCredentials(store: Store, options: CacheOptions): CachedCr
     generation++;
     byHash.clear();
     byId.clear();
+    bySecret.clear();
   }
   const unsubscribe = store.onChange(invalidate);
 
@@ -88,7 +91,7 @@ export function cachedCredentials(store: Store, options: CacheOptions): CachedCr
     const startedAt = generation;
     const found = await read(key);
     if (found && startedAt === generation) {
-      if (byHash.size + byId.size >= maxEntries) invalidate();
+      if (byHash.size + byId.size + bySecret.size >= maxEntries) invalidate();
       map.set(key, found);
       // The limiter looks the same token up by id right after auth found it by hash.
       if (map === byHash) byId.set(found.token.id, found);
@@ -99,6 +102,14 @@ export function cachedCredentials(store: Store, options: CacheOptions): CachedCr
   return {
     byHash: (hash) => lookup(byHash, hash, source.byHash),
     byId: (id) => lookup(byId, id, source.byId),
+    async bySecret(secret) {
+      const hit = bySecret.get(secret);
+      if (hit) return hit;
+      const startedAt = generation;
+      const found = await lookup(byHash, await hashToken(secret), source.byHash);
+      if (found && startedAt === generation) bySecret.set(secret, found);
+      return found;
+    },
     refreshed: () => new Promise((resolve) => waiters.push(resolve)),
     async close() {
       closed = true;

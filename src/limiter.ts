@@ -107,6 +107,10 @@ async function adjust(kv: Deno.Kv, slot: Slot, delta: number): Promise<void> {
   }
 }
 
+function hasLimits(limits: Limits | undefined): boolean {
+  return limits !== undefined && Object.values(limits).some((value) => value !== undefined && value !== null);
+}
+
 /** The limits observer over `kv`. */
 export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
   const reserved = new Map<string, { slots: Slot[]; estimate: number }>();
@@ -117,6 +121,8 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
     if (!exchange.token_id || exchange.route === COUNT_TOKENS_ROUTE) return;
     const found = await options.credentials.byId(exchange.token_id);
     if (!found) return;
+    // Most tokens have no limits; they cost neither an estimate of the body nor a KV write.
+    if (!hasLimits(found.token.limits) && !hasLimits(found.group?.limits)) return;
     const now = options.now();
     const estimate = estimateRequestTokens(body);
     const slots = slotsFor(
