@@ -135,10 +135,12 @@ Deno.test("Anthropic SDK raises an error, not a clean end, when the chat upstrea
   upstream.routes.set(CHAT_PATH, () => reply.response);
   await using gw = await startGateway(upstream.url);
   const stream = sayHi(gw);
+  // Cut only once the client holds the first event, so the break is mid-stream and not before the first byte.
+  stream.once("streamEvent", () => reply.cut());
   reply.send(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "Part" } }] })}\n\n`);
-  reply.cut();
   const err = await stream.finalMessage().then(() => undefined, (e) => e);
   assert.ok(err instanceof Anthropic.APIError, `got ${err}`);
+  assert.equal(err.status, undefined, "an in-band error after the first byte");
   assert.equal(err.type, "api_error");
 });
 
@@ -147,7 +149,7 @@ Deno.test("a client leaving a translated stream closes the upstream request", as
   const reply = controlledStream();
   upstream.routes.set(CHAT_PATH, () => reply.response);
   await using gw = await startGateway(upstream.url);
-  const res = await fetch(`${gw.url}/v1/messages`, {
+  const pending = fetch(`${gw.url}/v1/messages`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": gw.tokens.default },
     body: JSON.stringify({
@@ -158,7 +160,7 @@ Deno.test("a client leaving a translated stream closes the upstream request", as
     }),
   });
   reply.send(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "Part" } }] })}\n\n`);
-  const reader = res.body!.getReader();
+  const reader = (await pending).body!.getReader();
   const first = new TextDecoder().decode((await reader.read()).value);
   assert.match(first, /^event: message_start/);
   await reader.cancel();
