@@ -93,15 +93,14 @@ for (const c of ERRORS) {
     const reply = controlledStream();
     upstream.routes.set(MESSAGES_PATH, () => reply.response);
     await using gw = await startGateway(upstream.url);
-    // The gateway may hold its response until the upstream's first bytes arrive, so they are sent before awaiting it.
-    const pending = client(gw.url, gw.tokens.oa).chat.completions.create({
+    // The gateway answers once the upstream's first chunk is in hand, so the upstream speaks first.
+    reply.send(fixture("anthropic/error_mid.sse").replace("overloaded_error", c.type));
+    reply.end();
+    const stream = await client(gw.url, gw.tokens.oa).chat.completions.create({
       model: "claude-test",
       stream: true,
       messages: [{ role: "user", content: "Hi" }],
     });
-    reply.send(fixture("anthropic/error_mid.sse").replace("overloaded_error", c.type));
-    reply.end();
-    const stream = await pending;
     const parts: string[] = [];
     const err = await (async () => {
       for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");

@@ -159,8 +159,10 @@ Deno.test("a client leaving a translated stream closes the upstream request", as
       messages: [{ role: "user", content: "Hi" }],
     }),
   });
+  // The gateway answers once the upstream's first chunk is in hand.
   reply.send(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "Part" } }] })}\n\n`);
-  const reader = (await pending).body!.getReader();
+  const res = await pending;
+  const reader = res.body!.getReader();
   const first = new TextDecoder().decode((await reader.read()).value);
   assert.match(first, /^event: message_start/);
   await reader.cancel();

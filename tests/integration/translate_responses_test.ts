@@ -149,11 +149,14 @@ for (const c of ERRORS) {
     const reply = controlledStream();
     upstream.routes.set(MESSAGES_PATH, () => reply.response);
     await using gw = await startGateway(upstream.url);
-    // The gateway may hold its response until the upstream's first bytes arrive, so they are sent before awaiting it.
-    const pending = client(gw.url, gw.tokens.oa).responses.create({ model: "claude-test", input: "Hi", stream: true });
+    // The gateway answers once the upstream's first chunk is in hand, so the upstream speaks first.
     reply.send(fixture("anthropic/error_mid.sse").replace("overloaded_error", c.type));
     reply.end();
-    const stream = await pending;
+    const stream = await client(gw.url, gw.tokens.oa).responses.create({
+      model: "claude-test",
+      input: "Hi",
+      stream: true,
+    });
     const types: string[] = [];
     let failed: OpenAI.Responses.Response | undefined;
     const err = await (async () => {
