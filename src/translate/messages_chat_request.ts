@@ -45,7 +45,10 @@ function userContent(parts: JsonObject[]): unknown {
 }
 
 /** A tool_result's content as the text of a tool message; `is_error` has no field, so it prefixes the text. */
-function toolResultText(block: JsonObject): string {
+function toolResultText(block: JsonObject, ctx: TranslateContext): string {
+  if (Array.isArray(block.content) && block.content.some((part) => isObject(part) && part.type !== "text")) {
+    ctx.log({ event: "translate_drop", field: "content.tool_result.content", reason: "tool messages carry text only" });
+  }
   const text = joinText(block.content);
   return block.is_error === true ? `Error: ${text}` : text;
 }
@@ -60,7 +63,7 @@ function userMessages(content: unknown, ctx: TranslateContext): ChatMessage[] {
     if (!isObject(block)) continue;
     if (block.type === "tool_result") {
       const id = sanitizeToolId(block.tool_use_id, "toolu_missing");
-      tools.push({ role: "tool", tool_call_id: id, content: toolResultText(block) });
+      tools.push({ role: "tool", tool_call_id: id, content: toolResultText(block, ctx) });
       continue;
     }
     const part = userPart(block, ctx);

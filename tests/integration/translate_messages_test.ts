@@ -135,10 +135,12 @@ Deno.test("Anthropic SDK raises an error, not a clean end, when the chat upstrea
   upstream.routes.set(CHAT_PATH, () => reply.response);
   await using gw = await startGateway(upstream.url);
   const stream = sayHi(gw);
+  // Cut only once the client holds the first event, so the break is mid-stream and not before the first byte.
+  stream.once("streamEvent", () => reply.cut());
   reply.send(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "Part" } }] })}\n\n`);
-  reply.cut();
   const err = await stream.finalMessage().then(() => undefined, (e) => e);
   assert.ok(err instanceof Anthropic.APIError, `got ${err}`);
+  assert.equal(err.status, undefined, "an in-band error after the first byte");
   assert.equal(err.type, "api_error");
 });
 

@@ -73,6 +73,19 @@ Deno.test("messagesViaChat() turns tool_use and tool_result into tool_calls and 
   ]);
 });
 
+Deno.test("messagesViaChat() logs an image it cannot put in a tool message", () => {
+  const logs: Record<string, unknown>[] = [];
+  const image = { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } };
+  const { out } = request({
+    messages: [{
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "shot" }, image] }],
+    }],
+  }, logs);
+  assert.deepEqual(out.messages, [{ role: "tool", tool_call_id: "t1", content: "shot" }]);
+  assert.ok(logs.some((l) => l.field === "content.tool_result.content"));
+});
+
 Deno.test("messagesViaChat() maps tools, tool_choice, stop sequences, thinking, user and streaming", () => {
   const logs: Record<string, unknown>[] = [];
   const { out } = request({
