@@ -86,6 +86,8 @@ const ConfigSchema = z.strictObject({
   kv_path: z.string().min(1).default("data/modelgate.kv"),
   /** Largest accepted request body; Anthropic's own limit is 32 MB. */
   max_body_bytes: z.number().int().positive().default(32 * 1024 * 1024),
+  /** Silence toward a client of a translated stream before the gateway sends a keep-alive. */
+  stream_keepalive_ms: z.number().int().positive().default(15_000),
   /** How long in-flight requests and streams may run on after SIGINT/SIGTERM. */
   shutdown_grace_ms: z.number().int().min(0).default(30_000),
   routing: Routing.default(Routing.parse({})),

@@ -26,6 +26,12 @@ export interface RelayStreamOptions {
   meter?: UsageMeter;
   /** Longest silence between upstream chunks; no limit when absent. */
   idleMs?: number;
+  /**
+   * On a translated stream, the longest silence toward the client before a keep-alive (an Anthropic `ping` event,
+   * else an SSE comment), so idle watchdogs such as Claude Code's do not give up while the upstream thinks.
+   * Passthrough streams carry the upstream's own pings.
+   */
+  keepAliveMs?: number;
   /** Aborts the upstream request; also aborted from outside on client disconnect, total timeout or shutdown. */
   upstream: AbortController;
   /** Names the upstream in error messages. */
@@ -35,6 +41,13 @@ export interface RelayStreamOptions {
 }
 
 const encoder = new TextEncoder();
+
+/** What a keep-alive looks like to each client protocol (PROTOCOLS.md §7). */
+const KEEP_ALIVE: Record<Protocol, Uint8Array> = {
+  anthropic: encoder.encode('event: ping\ndata: {"type":"ping"}\n\n'),
+  "openai-chat": encoder.encode(": keep-alive\n\n"),
+  "openai-responses": encoder.encode(": keep-alive\n\n"),
+};
 const LF = 10;
 const CR = 13;
 
@@ -71,6 +84,8 @@ export function relayStream(
   let ended = false;
   let lastChunkAt = Date.now();
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  let keepAliveTimer: ReturnType<typeof setInterval> | undefined;
+  let lastSentAt = Date.now();
 
   function armIdle(delay: number): void {
     if (options.idleMs === undefined) return;
@@ -85,6 +100,7 @@ export function relayStream(
     if (ended) return;
     ended = true;
     clearTimeout(idleTimer);
+    clearInterval(keepAliveTimer);
     options.onEnd(result);
   }
   function send(controller: ReadableStreamDefaultController<Uint8Array>, bytes: Uint8Array): void {
@@ -92,6 +108,7 @@ export function relayStream(
       started = true;
       options.onFirstByte();
     }
+    lastSentAt = Date.now();
     controller.enqueue(bytes);
   }
   function events(messages: SseMessage[]): SseMessage[] {
@@ -123,8 +140,15 @@ export function relayStream(
   }
 
   return new ReadableStream<Uint8Array>({
-    start() {
+    start(controller) {
       if (options.idleMs !== undefined) armIdle(options.idleMs);
+      const every = options.keepAliveMs;
+      if (step && every !== undefined) {
+        // Translated output goes out in whole events, so a keep-alive between two of them is always well-formed.
+        keepAliveTimer = setInterval(() => {
+          if (started && Date.now() - lastSentAt >= every) send(controller, KEEP_ALIVE[protocol]);
+        }, every);
+      }
     },
     async pull(controller) {
       try {

@@ -79,6 +79,7 @@ export function streamResponse(
     step: options.step,
     meter,
     idleMs: route.upstream.idle_timeout_ms,
+    keepAliveMs: deps.config.stream_keepalive_ms,
     upstream: options.upstream,
     upstreamName: name,
     onFirstByte: () => call.exchange.ttfb_ms ??= deps.now().getTime() - call.exchange.started_at,

@@ -180,3 +180,46 @@ Deno.test("Anthropic SDK countTokens on a chat-upstream model gets an estimate w
   assert.ok(counted.input_tokens >= 100 && counted.input_tokens < 150, `estimate ${counted.input_tokens}`);
   assert.equal(upstream.requests.length, 0);
 });
+
+const KEEP_ALIVE_CASES = [
+  {
+    client: "Messages",
+    path: "/v1/messages",
+    model: "gpt-test",
+    upstreamPath: CHAT_PATH,
+    first: `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "Part" } }] })}\n\n`,
+    body: { max_tokens: 8 },
+    keepAlive: 'event: ping\ndata: {"type":"ping"}\n\n',
+  },
+  {
+    client: "Chat Completions",
+    path: "/v1/chat/completions",
+    model: "claude-test",
+    upstreamPath: "POST /anth/v1/messages",
+    first: fixture("anthropic/text.sse").split("\n\n")[0] + "\n\n",
+    body: {},
+    keepAlive: ": keep-alive\n\n",
+  },
+];
+
+for (const c of KEEP_ALIVE_CASES) {
+  Deno.test(`a translated ${c.client} stream gets keep-alives while the upstream is silent`, async () => {
+    await using upstream = fakeUpstream();
+    const reply = controlledStream();
+    upstream.routes.set(c.upstreamPath, () => reply.response);
+    await using gw = await startGateway(upstream.url, { extraYaml: "stream_keepalive_ms: 20\n" });
+    const pending = fetch(`${gw.url}${c.path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${gw.tokens.default}` },
+      body: JSON.stringify({ model: c.model, stream: true, messages: [{ role: "user", content: "Hi" }], ...c.body }),
+    });
+    reply.send(c.first);
+    const reader = (await pending).body!.getReader();
+    const decoder = new TextDecoder();
+    await reader.read();
+    // Nothing more comes from the upstream, so the next bytes can only be the gateway's keep-alive.
+    assert.equal(decoder.decode((await reader.read()).value), c.keepAlive);
+    await reader.cancel();
+    await upstream.requests[0].closed;
+  });
+}
