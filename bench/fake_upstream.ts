@@ -27,7 +27,7 @@ function sse(event: string | undefined, data: unknown): string {
   return `${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
 }
 
-/** The Anthropic stream: 13 events, one chunk each. */
+/** The Anthropic stream: 14 events, one chunk each. */
 export function anthropicEvents(): string[] {
   const usage = { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const message = {
