@@ -40,12 +40,30 @@ export function parseProcStatus(text: string): { rssBytes: number; peakRssBytes:
   return { rssBytes: field("VmRSS"), peakRssBytes: field("VmHWM") };
 }
 
+/** CPU time (user + system) of /proc/<pid>/stat in clock ticks; the name field may hold spaces and parentheses. */
+export function parseProcStat(text: string): number {
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  // After the name: state is field 3 of the stat line, utime field 14, stime field 15.
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  if (!Number.isFinite(ticks)) throw new Error("Cannot read CPU time from /proc stat");
+  return ticks;
+}
+
+/** Milliseconds of CPU a running process has used, all threads (clock ticks are 10 ms on Linux). */
+export async function readCpuMs(pid: number): Promise<number> {
+  return parseProcStat(await catProc(pid, "stat")) * 10;
+}
+
+async function catProc(pid: number, file: string): Promise<string> {
+  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/${file}`], stdout: "piped", stderr: "null" })
+    .output();
+  if (!out.success) throw new Error(`Cannot read /proc/${pid}/${file}: the process is gone`);
+  return new TextDecoder().decode(out.stdout);
+}
+
 /** The memory of a running process (read with cat: Deno asks for --allow-all to read /proc itself). */
 export async function readMemory(pid: number): Promise<{ rssBytes: number; peakRssBytes: number }> {
-  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`], stdout: "piped", stderr: "null" })
-    .output();
-  if (!out.success) throw new Error(`Cannot read the memory of process ${pid}: it is gone`);
-  return parseProcStatus(new TextDecoder().decode(out.stdout));
+  return parseProcStatus(await catProc(pid, "status"));
 }
 
 async function commandWorks(command: string, args: string[]): Promise<boolean> {

@@ -34,6 +34,11 @@ export interface Side {
   rps: Stat;
   p50Ms: Stat;
   p99Ms: Stat;
+  /**
+   * CPU of the serving process per request (the fake upstream direct, the gateway through it): unlike
+   * requests/s this barely moves when other work shares the machine.
+   */
+  cpuUsPerRequest: Stat;
   /** Non-2xx answers, socket errors and timeouts over all repeats. */
   errors: number;
 }
@@ -44,6 +49,7 @@ export function side(runs: readonly WrkResult[]): Side {
     rps: stat(runs.map((r) => r.rps)),
     p50Ms: stat(runs.map((r) => r.latencyUs.p50 / 1000)),
     p99Ms: stat(runs.map((r) => r.latencyUs.p99 / 1000)),
+    cpuUsPerRequest: stat(runs.flatMap((r) => r.serverCpuUsPerRequest ?? [])),
     errors: runs.reduce((n, r) => n + Object.values(r.errors).reduce((a, b) => a + b, 0), 0),
   };
 }
@@ -105,6 +111,8 @@ export interface Ttfb {
 /** The gateway's memory: its peak, and its RSS after a number of requests it has served. */
 export interface Memory {
   peakRssBytes: number;
+  /** RSS once started, before any request. */
+  startRssBytes?: number;
   rssAfter: { requests: number; rssBytes: number }[];
 }
 
@@ -174,10 +182,7 @@ export function evaluateTargets(input: { comparisons: readonly Comparison[]; ttf
     status: verdict(Number.isFinite(growth) ? growth <= RSS_GROWTH_TOLERANCE : undefined),
   });
   for (const [translated, passthrough] of [["translated", "messages"], ["translated_stream", "messages_stream"]]) {
-    // At 64 connections the gateway's core is saturated, so its cost per request is 1 / its requests per second.
-    const t = find(translated, 64)?.gateway?.rps.mean;
-    const p = find(passthrough, 64)?.gateway?.rps.mean;
-    const costRatio = t && p ? p / t : NaN;
+    const costRatio = costPerRequest(find(translated, 64)) / costPerRequest(find(passthrough, 64));
     targets.push({
       name: `${translated}: cost per request vs ${passthrough} at c=64`,
       value: fixed(costRatio, 2, "x"),
@@ -186,6 +191,16 @@ export function evaluateTargets(input: { comparisons: readonly Comparison[]; ttf
     });
   }
   return targets;
+}
+
+/**
+ * The gateway's cost per request at a concurrency: its CPU per request when measured, else 1 / requests per
+ * second (at 64 connections its core is saturated, so the two agree when nothing else runs).
+ */
+function costPerRequest(c: Comparison | undefined): number {
+  if (!c?.gateway) return NaN;
+  const cpu = c.gateway.cpuUsPerRequest.mean;
+  return Number.isFinite(cpu) ? cpu : 1e6 / c.gateway.rps.mean;
 }
 
 function withSpread(s: Stat, digits: number): string {
@@ -214,7 +229,19 @@ export function renderReport(input: {
   memory: Memory;
   targets: readonly Target[];
 }): string {
-  const head = ["case", "c", "direct rps", "gateway rps", "gw/direct", "direct p50", "gw p50", "+p50 ms", "+p99 ms"];
+  const head = [
+    "case",
+    "c",
+    "direct rps",
+    "gateway rps",
+    "gw/direct",
+    "direct p50",
+    "gw p50",
+    "+p50 ms",
+    "+p99 ms",
+    "upstream cpu",
+    "gw cpu",
+  ];
   const rows = input.comparisons.map((c) => [
     c.case,
     String(c.concurrency),
@@ -225,6 +252,8 @@ export function renderReport(input: {
     c.gateway ? fixed(c.gateway.p50Ms.mean, 3) : "n/a",
     signed(c.addedP50Ms, 3),
     signed(c.addedP99Ms, 3),
+    fixed(c.direct.cpuUsPerRequest.mean, 0),
+    c.gateway ? fixed(c.gateway.cpuUsPerRequest.mean, 0) : "n/a",
   ]);
   const ttfbRows = input.ttfb.map((t) => [
     t.case,
@@ -236,11 +265,13 @@ export function renderReport(input: {
   ]);
   const memory = [
     `gateway peak RSS (VmHWM): ${fixed(input.memory.peakRssBytes / MB, 1)} MB`,
+    ...(input.memory.startRssBytes ? [`RSS at start: ${fixed(input.memory.startRssBytes / MB, 1)} MB`] : []),
     ...input.memory.rssAfter.map((m) => `RSS after ${m.requests} requests: ${fixed(m.rssBytes / MB, 1)} MB`),
   ];
   const targets = input.targets.map((t) => [t.name, t.value, t.limit, t.status.toUpperCase()]);
   return [
-    "Throughput and latency (mean over repeats, ± half the spread; latencies in ms)",
+    "Throughput and latency (mean over repeats, ± half the spread; latencies in ms; cpu: us of CPU per request",
+    "of the serving process, all threads: the fake upstream direct, the gateway through it)",
     formatColumns([head, ...rows]),
     "",
     "Time to first byte, sequential streamed requests (ms)",

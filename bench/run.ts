@@ -3,7 +3,7 @@
  * through the gateway at every concurrency and repeat, and the TTFB samples; then the report.
  */
 import type { BenchOptions } from "./options.ts";
-import { type ProcessSet, readMemory } from "./processes.ts";
+import { type ProcessSet, readCpuMs, readMemory } from "./processes.ts";
 import {
   compare,
   type Comparison,
@@ -36,15 +36,22 @@ async function runWrk(
   load: LoadRequest,
   connections: number,
   seconds: number,
+  server?: Service,
 ): Promise<WrkResult> {
   const script = `${input.dir}/load-${crypto.randomUUID()}.lua`;
   await Deno.writeTextFile(script, wrkScript(load));
+  const cpuBefore = server && await readCpuMs(server.process.pid);
   const wrk = input.processes.start("wrk", "wrk", wrkArgs({ connections, seconds, script, url: load.url }), {
     core: 0,
   });
   const status = await wrk.finished;
+  const cpuAfter = server && await readCpuMs(server.process.pid);
   if (!status.success) throw new Error(`wrk failed (exit ${status.code}):\n${wrk.tail()}`);
-  return parseWrkOutput(wrk.tail());
+  const result = parseWrkOutput(wrk.tail());
+  if (cpuBefore !== undefined && cpuAfter !== undefined && result.requests > 0) {
+    result.serverCpuUsPerRequest = ((cpuAfter - cpuBefore) * 1000) / result.requests;
+  }
+  return result;
 }
 
 function load(input: MeasureInput, service: Service, target: Target): LoadRequest {
@@ -85,14 +92,16 @@ async function soak(input: MeasureInput): Promise<Memory["rssAfter"]> {
 
 function line(result: WrkResult): string {
   const errors = Object.values(result.errors).reduce((a, b) => a + b, 0);
+  const cpu = result.serverCpuUsPerRequest;
   return `${Math.round(result.rps)} rps p50 ${(result.latencyUs.p50 / 1000).toFixed(3)} ms p99 ${
     (result.latencyUs.p99 / 1000).toFixed(3)
-  } ms${errors ? ` ERRORS ${errors}` : ""}`;
+  } ms${cpu === undefined ? "" : ` cpu ${Math.round(cpu)} us/req`}${errors ? ` ERRORS ${errors}` : ""}`;
 }
 
 /** Runs every phase and returns the printed report and the JSON to store. */
 export async function measure(input: MeasureInput): Promise<{ text: string; json: Record<string, unknown> }> {
   const { options, cases, unavailable } = input;
+  const startRssBytes = (await readMemory(input.gateway.process.pid)).rssBytes;
   const rssAfter = await soak(input);
   const runs = new Map<string, { direct: WrkResult[]; gateway: WrkResult[] }>();
   const rssTimeline: { after: string; rssBytes: number }[] = [];
@@ -108,11 +117,23 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
         const key = `${c.name}|${concurrency}`;
         const entry = runs.get(key) ?? { direct: [], gateway: [] };
         runs.set(key, entry);
-        const direct = await runWrk(input, load(input, input.upstream, c.direct), concurrency, options.duration);
+        const direct = await runWrk(
+          input,
+          load(input, input.upstream, c.direct),
+          concurrency,
+          options.duration,
+          input.upstream,
+        );
         entry.direct.push(direct);
         let message = `[${repeat}/${options.repeats}] ${c.name} c=${concurrency}: direct ${line(direct)}`;
         if (viaGateway) {
-          const gateway = await runWrk(input, load(input, input.gateway, c.gateway), concurrency, options.duration);
+          const gateway = await runWrk(
+            input,
+            load(input, input.gateway, c.gateway),
+            concurrency,
+            options.duration,
+            input.gateway,
+          );
           entry.gateway.push(gateway);
           const { rssBytes } = await readMemory(input.gateway.process.pid);
           rssTimeline.push({ after: `${key}|${repeat}`, rssBytes });
@@ -148,7 +169,8 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
       unavailable: problem,
     });
   }
-  const memory: Memory = { peakRssBytes: (await readMemory(input.gateway.process.pid)).peakRssBytes, rssAfter };
+  const { peakRssBytes } = await readMemory(input.gateway.process.pid);
+  const memory: Memory = { peakRssBytes, startRssBytes, rssAfter };
   const targets = evaluateTargets({ comparisons, ttfb, memory });
   const upstreamAlone = comparisons
     .filter((c) => c.concurrency === maxConcurrency)

@@ -11,6 +11,8 @@ export interface WrkResult {
   rps: number;
   errors: { connect: number; read: number; write: number; status: number; timeout: number };
   latencyUs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  /** CPU the serving process used per request, all its threads, when measured. */
+  serverCpuUsPerRequest?: number;
 }
 
 /** What one load run sends. */

@@ -6,7 +6,7 @@ import {
   openaiEvents,
   STREAM_MARKER,
 } from "../../bench/fake_upstream.ts";
-import { parseProcStatus } from "../../bench/processes.ts";
+import { parseProcStat, parseProcStatus } from "../../bench/processes.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -77,4 +77,9 @@ Deno.test("parseProcStatus() reads VmRSS and the peak VmHWM in bytes", () => {
 
 Deno.test("parseProcStatus() throws naming the missing field", () => {
   assert.throws(() => parseProcStatus("Name:\tdeno\nVmRSS:\t1 kB\n"), /VmHWM/);
+});
+
+Deno.test("parseProcStat() adds utime and stime even when the process name holds spaces and parentheses", () => {
+  const text = "4242 (deno (x) y) S 1 4242 4242 0 -1 4194560 100 0 0 0 731 269 0 0 20 0 9 0 123 456 789\n";
+  assert.equal(parseProcStat(text), 1000);
 });

@@ -169,3 +169,23 @@ Deno.test("renderReport() shows ratios, spread, unavailable cases and verdicts",
   assert.match(text, /RSS after 100000 requests: 62\.0 MB/);
   assert.match(text, /gateway peak RSS\s+80\.0 MB\s+<= 100 MB\s+PASS/);
 });
+
+Deno.test("evaluateTargets() judges the translated pair by gateway CPU per request when it was measured", () => {
+  const { comparisons, ttfb } = fixture({ ratio64: 0.5, added1Us: 100, translatedRps: 4000, ttfbAdded: 0.1 });
+  const withCpu = (c: Comparison, cpu: number) => ({
+    ...c,
+    gateway: c.gateway && { ...c.gateway, cpuUsPerRequest: stat([cpu]) },
+  });
+  // Requests/s alone would pass (5000 vs 4000), but the translated pair burns 2.5x the CPU.
+  const measured = comparisons.map((c) => withCpu(c, c.case.startsWith("translated") ? 250 : 100));
+  const targets = evaluateTargets({ comparisons: measured, ttfb, memory: MEMORY_OK });
+  assert.deepEqual(targets.slice(-2).map((t) => [t.value, t.status]), [["2.50x", "fail"], ["2.50x", "fail"]]);
+});
+
+Deno.test("side() averages the server CPU per request over the repeats that measured it", () => {
+  const s = side([{ ...run(1000, 100, 300), serverCpuUsPerRequest: 200 }, run(1000, 100, 300), {
+    ...run(1000, 100, 300),
+    serverCpuUsPerRequest: 300,
+  }]);
+  assert.equal(s.cpuUsPerRequest.mean, 250);
+});
