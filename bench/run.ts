@@ -117,23 +117,13 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
         const key = `${c.name}|${concurrency}`;
         const entry = runs.get(key) ?? { direct: [], gateway: [] };
         runs.set(key, entry);
-        const direct = await runWrk(
-          input,
-          load(input, input.upstream, c.direct),
-          concurrency,
-          options.duration,
-          input.upstream,
-        );
+        const measured = (server: Service, target: Target) =>
+          runWrk(input, load(input, server, target), concurrency, options.duration, server);
+        const direct = await measured(input.upstream, c.direct);
         entry.direct.push(direct);
         let message = `[${repeat}/${options.repeats}] ${c.name} c=${concurrency}: direct ${line(direct)}`;
         if (viaGateway) {
-          const gateway = await runWrk(
-            input,
-            load(input, input.gateway, c.gateway),
-            concurrency,
-            options.duration,
-            input.gateway,
-          );
+          const gateway = await measured(input.gateway, c.gateway);
           entry.gateway.push(gateway);
           const { rssBytes } = await readMemory(input.gateway.process.pid);
           rssTimeline.push({ after: `${key}|${repeat}`, rssBytes });

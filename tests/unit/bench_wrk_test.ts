@@ -5,29 +5,25 @@ const SUMMARY = 'BENCH_RESULT {"requests":20000,"duration_us":2000000,' +
   '"errors":{"connect":0,"read":1,"write":0,"status":3,"timeout":0},' +
   '"latency_us":{"p50":250.0,"p90":400.0,"p99":1200.5,"max":9000.0,"mean":300.25}}';
 
+const PARSED = {
+  requests: 20000,
+  durationUs: 2_000_000,
+  rps: 10_000,
+  errors: { connect: 0, read: 1, write: 0, status: 3, timeout: 0 },
+  latencyUs: { p50: 250, p90: 400, p99: 1200.5, max: 9000, mean: 300.25 },
+};
+
 const PARSE_CASES = [
   {
     name: "reads the summary line among wrk's own output",
     input:
       `Running 2s test @ http://127.0.0.1:1/v1/messages\n  1 threads and 16 connections\n${SUMMARY}\nRequests/sec: 9999\n`,
-    want: {
-      requests: 20000,
-      durationUs: 2_000_000,
-      rps: 10_000,
-      errors: { connect: 0, read: 1, write: 0, status: 3, timeout: 0 },
-      latencyUs: { p50: 250, p90: 400, p99: 1200.5, max: 9000, mean: 300.25 },
-    },
+    want: PARSED,
   },
   {
     name: "gives zero requests/s for a zero duration",
     input: SUMMARY.replace('"duration_us":2000000', '"duration_us":0'),
-    want: {
-      requests: 20000,
-      durationUs: 0,
-      rps: 0,
-      errors: { connect: 0, read: 1, write: 0, status: 3, timeout: 0 },
-      latencyUs: { p50: 250, p90: 400, p99: 1200.5, max: 9000, mean: 300.25 },
-    },
+    want: { ...PARSED, durationUs: 0, rps: 0 },
   },
 ];
 
