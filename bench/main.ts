@@ -10,14 +10,16 @@ import { measure } from "./run.ts";
 async function wrkVersion(): Promise<string | undefined> {
   try {
     const out = await new Deno.Command("wrk", { args: ["--version"], stdout: "piped", stderr: "piped" }).output();
-    return new TextDecoder().decode(out.stdout).split("\n")[0].trim() || "wrk";
+    return new TextDecoder().decode(out.stdout).split("\n")[0].split(" Copyright")[0].trim() || "wrk";
   } catch {
     return undefined;
   }
 }
 
 async function cpuModel(): Promise<string> {
-  const text = await Deno.readTextFile("/proc/cpuinfo").catch(() => "");
+  // Deno asks for --allow-all to read /proc itself.
+  const out = await new Deno.Command("cat", { args: ["/proc/cpuinfo"], stdout: "piped", stderr: "null" }).output();
+  const text = new TextDecoder().decode(out.stdout);
   return /^model name\s*:\s*(.+)$/m.exec(text)?.[1] ?? "unknown";
 }
 
@@ -50,7 +52,9 @@ async function main(): Promise<number> {
   let cleaned: Promise<void> | undefined;
   const cleanup = () =>
     cleaned ??= processes.stopAll().finally(() => Deno.remove(dir, { recursive: true }).catch(() => {}));
+  let aborted = false;
   const abort = (reason: string, code: number) => () => {
+    aborted = true;
     console.error(`\n${reason}: stopping the benchmark's processes`);
     cleanup().finally(() => Deno.exit(code));
   };
@@ -97,6 +101,7 @@ async function main(): Promise<number> {
       loadBefore,
       loadAfter: Deno.loadavg(),
     };
+    console.log(`Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.os}, deno ${machine.deno}, ${machine.wrk}`);
     const json = { date: new Date().toISOString(), seconds, machine, pinned, options, ...result.json };
     await Deno.writeTextFile(out, JSON.stringify(json, null, 2) + "\n");
     console.log(`Result written to ${out}`);
@@ -105,7 +110,8 @@ async function main(): Promise<number> {
     }
     return 0;
   } catch (err) {
-    console.error(`Benchmark failed: ${(err as Error).message}`);
+    // Once stopping, the run loop fails on the processes it lost; that is not news.
+    if (!aborted) console.error(`Benchmark failed: ${(err as Error).message}`);
     return 1;
   } finally {
     clearTimeout(watchdog);
