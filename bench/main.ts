@@ -45,7 +45,18 @@ async function main(): Promise<number> {
       : `Pinning: off (${options.pin ? "taskset or a second core is missing" : "--no-pin"})`,
   );
   const budget = estimateSeconds(options, cases.length);
-  console.log(`Estimated time: about ${Math.round(budget)} s; the run stops itself after ${Math.round(budget * 2)} s`);
+  console.log(
+    `Time budget: at most about ${Math.round(budget)} s; the run stops itself after ${Math.round(budget * 2)} s`,
+  );
+  const [load1] = Deno.loadavg();
+  if (load1 > 0.5) {
+    console.log(
+      `Note: load average ${
+        load1.toFixed(1)
+      } before the start: other work shares this machine, so requests/s will be ` +
+        "noisy; CPU per request is the steadier figure",
+    );
+  }
 
   const processes = processSet(pinned);
   const dir = await Deno.makeTempDir({ prefix: "modelgate-bench-" });
