@@ -1,0 +1,128 @@
+/** @module The benchmark's command-line flags, their defaults for a full and a `--quick` run, and its time budget. */
+
+/** How one benchmark run is shaped. */
+export interface BenchOptions {
+  /** Seconds of each measured load run. */
+  duration: number;
+  /** Seconds of load before a case's first measured run. */
+  warmup: number;
+  repeats: number;
+  concurrency: number[];
+  /** Requests of the mixed soak that checks the gateway's RSS; the first checkpoint is a tenth of it. */
+  soak: number;
+  /** Sequential streamed requests per side for time to first byte. */
+  ttfbSamples: number;
+  /** Case names to run; empty for all. */
+  cases: string[];
+  pin: boolean;
+  /** Directory for the gateway's V8 CPU profile; the gateway then runs under --cpu-prof. */
+  profileDir?: string;
+  /** Where the JSON result goes; defaults to bench/results/<time>.json. */
+  out?: string;
+}
+
+const FULL: BenchOptions = {
+  duration: 10,
+  warmup: 2,
+  repeats: 2,
+  concurrency: [1, 16, 64],
+  soak: 100_000,
+  ttfbSamples: 500,
+  cases: [],
+  pin: true,
+};
+
+const QUICK: Partial<BenchOptions> = { duration: 1, warmup: 1, soak: 20_000, ttfbSamples: 100 };
+
+/** The case names the benchmark knows. */
+export const CASE_NAMES = ["messages", "messages_stream", "translated", "translated_stream"];
+
+/** Usage text for --help. */
+export const USAGE = `Usage: deno task bench [--quick] [options]
+
+  --quick               about a minute: 1 s runs, a 20,000-request soak, 100 TTFB samples
+  --duration S          seconds per measured run (default 10; wrk takes whole seconds)
+  --warmup S            seconds of warm-up per case (default 2)
+  --repeats N           repeats of every run, for the spread (default 2)
+  --concurrency LIST    connections, comma-separated (default 1,16,64)
+  --soak N              requests of the RSS soak; RSS is read after N/10 and N (default 100000)
+  --ttfb-samples N      sequential streamed requests per side for TTFB (default 500)
+  --cases LIST          some of ${CASE_NAMES.join(",")} (default all)
+  --no-pin              do not pin processes to cores
+  --profile DIR         run the gateway under --cpu-prof and write its profile to DIR
+  --out FILE            JSON result path (default bench/results/<time>.json)`;
+
+function positiveInt(flag: string, value: string | undefined, min = 1): number {
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < min) {
+    throw new RangeError(`Cannot read ${flag}: "${value ?? ""}" is not a whole number >= ${min}`);
+  }
+  return n;
+}
+
+/** Parses the flags; throws RangeError naming the flag on bad input. Returns undefined for --help. */
+export function parseBenchArgs(args: readonly string[]): BenchOptions | undefined {
+  const options: BenchOptions = { ...FULL, concurrency: [...FULL.concurrency], cases: [] };
+  if (args.includes("--quick")) Object.assign(options, QUICK);
+  for (let i = 0; i < args.length; i++) {
+    const flag = args[i];
+    const value = () => args[++i];
+    switch (flag) {
+      case "--help":
+      case "-h":
+        return undefined;
+      case "--quick":
+        break;
+      case "--duration":
+        options.duration = positiveInt(flag, value());
+        break;
+      case "--warmup":
+        options.warmup = positiveInt(flag, value(), 0);
+        break;
+      case "--repeats":
+        options.repeats = positiveInt(flag, value());
+        break;
+      case "--concurrency":
+        options.concurrency = (value() ?? "").split(",").map((c) => positiveInt(flag, c));
+        break;
+      case "--soak":
+        options.soak = positiveInt(flag, value(), 0);
+        break;
+      case "--ttfb-samples":
+        options.ttfbSamples = positiveInt(flag, value());
+        break;
+      case "--cases": {
+        options.cases = (value() ?? "").split(",");
+        const unknown = options.cases.find((c) => !CASE_NAMES.includes(c));
+        if (unknown !== undefined) throw new RangeError(`Cannot read --cases: unknown case "${unknown}"`);
+        break;
+      }
+      case "--no-pin":
+        options.pin = false;
+        break;
+      case "--profile":
+        options.profileDir = value();
+        if (!options.profileDir) throw new RangeError("Cannot read --profile: give a directory");
+        break;
+      case "--out":
+        options.out = value();
+        if (!options.out) throw new RangeError("Cannot read --out: give a file path");
+        break;
+      default:
+        throw new RangeError(`Unknown flag "${flag}"\n\n${USAGE}`);
+    }
+  }
+  return options;
+}
+
+/**
+ * Seconds the run should take at most: every load run, warm-up and soak at a pessimistic rate, plus
+ * start-up. The benchmark stops itself past twice this.
+ */
+export function estimateSeconds(options: BenchOptions, caseCount: number): number {
+  const runs = caseCount * 2 * options.concurrency.length * options.repeats;
+  const warmups = caseCount * 2 * options.warmup;
+  const soak = options.soak / 1000;
+  const ttfb = (caseCount * options.ttfbSamples) / 200;
+  return runs * (options.duration + 0.3) + warmups + soak + ttfb + 15;
+}

@@ -1,0 +1,187 @@
+/**
+ * @module The measuring phases of one benchmark run: the RSS soak, the load runs of every case direct and
+ * through the gateway at every concurrency and repeat, and the TTFB samples; then the report.
+ */
+import type { BenchOptions } from "./options.ts";
+import { type ProcessSet, readCpuMs, readMemory } from "./processes.ts";
+import {
+  compare,
+  type Comparison,
+  evaluateTargets,
+  type Memory,
+  percentile,
+  renderReport,
+  side,
+  type Ttfb,
+} from "./report.ts";
+import { type BenchCase, requestHeaders, sampleTtfb, type Service, type Target } from "./setup.ts";
+import { type LoadRequest, parseWrkOutput, wrkArgs, type WrkResult, wrkScript } from "./wrk.ts";
+
+/** What the measuring phases need. */
+export interface MeasureInput {
+  options: BenchOptions;
+  cases: readonly BenchCase[];
+  /** Cases the gateway cannot serve, with the reason. */
+  unavailable: ReadonlyMap<string, string>;
+  processes: ProcessSet;
+  upstream: Service;
+  gateway: Service;
+  token: string;
+  /** Scratch directory for the wrk scripts. */
+  dir: string;
+}
+
+async function runWrk(
+  input: MeasureInput,
+  load: LoadRequest,
+  connections: number,
+  seconds: number,
+  server?: Service,
+): Promise<WrkResult> {
+  const script = `${input.dir}/load-${crypto.randomUUID()}.lua`;
+  await Deno.writeTextFile(script, wrkScript(load));
+  const cpuBefore = server && await readCpuMs(server.process.pid);
+  const wrk = input.processes.start("wrk", "wrk", wrkArgs({ connections, seconds, script, url: load.url }), {
+    core: 0,
+  });
+  const status = await wrk.finished;
+  const cpuAfter = server && await readCpuMs(server.process.pid);
+  if (!status.success) throw new Error(`wrk failed (exit ${status.code}):\n${wrk.tail()}`);
+  const result = parseWrkOutput(wrk.tail());
+  if (cpuBefore !== undefined && cpuAfter !== undefined && result.requests > 0) {
+    result.serverCpuUsPerRequest = ((cpuAfter - cpuBefore) * 1000) / result.requests;
+  }
+  return result;
+}
+
+function load(input: MeasureInput, service: Service, target: Target): LoadRequest {
+  return { url: service.url + target.path, headers: requestHeaders(input.token), body: target.body };
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * Mixed streamed and non-streamed passthrough requests at 64 connections in one-second runs, RSS read once
+ * the count passes each checkpoint (wrk cannot stop at a count: it always runs its full duration).
+ */
+async function soak(input: MeasureInput): Promise<Memory["rssAfter"]> {
+  const plain = input.cases.find((c) => c.name === "messages");
+  const stream = input.cases.find((c) => c.name === "messages_stream");
+  if (!input.options.soak || !plain) return [];
+  const rssAfter: Memory["rssAfter"] = [];
+  const started = Date.now();
+  let done = 0;
+  for (const checkpoint of [Math.round(input.options.soak / 10), input.options.soak]) {
+    while (done < checkpoint) {
+      const result = await runWrk(
+        input,
+        { ...load(input, input.gateway, plain.gateway), altBody: stream?.gateway.body },
+        64,
+        1,
+      );
+      if (result.requests === 0) throw new Error("The soak made no progress: the gateway answers nothing");
+      done += result.requests;
+    }
+    const { rssBytes } = await readMemory(input.gateway.process.pid);
+    rssAfter.push({ requests: done, rssBytes });
+    const rate = Math.round(done / ((Date.now() - started) / 1000));
+    console.log(`soak: ${done} requests (${rate}/s overall), gateway RSS ${(rssBytes / MB).toFixed(1)} MB`);
+  }
+  return rssAfter;
+}
+
+function line(result: WrkResult): string {
+  const errors = Object.values(result.errors).reduce((a, b) => a + b, 0);
+  const cpu = result.serverCpuUsPerRequest;
+  return `${Math.round(result.rps)} rps p50 ${(result.latencyUs.p50 / 1000).toFixed(3)} ms p99 ${
+    (result.latencyUs.p99 / 1000).toFixed(3)
+  } ms${cpu === undefined ? "" : ` cpu ${Math.round(cpu)} us/req`}${errors ? ` ERRORS ${errors}` : ""}`;
+}
+
+/** Runs every phase and returns the printed report and the JSON to store. */
+export async function measure(input: MeasureInput): Promise<{ text: string; json: Record<string, unknown> }> {
+  const { options, cases, unavailable } = input;
+  const startRssBytes = (await readMemory(input.gateway.process.pid)).rssBytes;
+  const rssAfter = await soak(input);
+  const runs = new Map<string, { direct: WrkResult[]; gateway: WrkResult[] }>();
+  const rssTimeline: { after: string; rssBytes: number }[] = [];
+  const maxConcurrency = Math.max(...options.concurrency);
+  for (let repeat = 1; repeat <= options.repeats; repeat++) {
+    for (const c of cases) {
+      const viaGateway = !unavailable.has(c.name);
+      if (repeat === 1 && options.warmup > 0) {
+        await runWrk(input, load(input, input.upstream, c.direct), maxConcurrency, options.warmup);
+        if (viaGateway) await runWrk(input, load(input, input.gateway, c.gateway), maxConcurrency, options.warmup);
+      }
+      for (const concurrency of options.concurrency) {
+        const key = `${c.name}|${concurrency}`;
+        const entry = runs.get(key) ?? { direct: [], gateway: [] };
+        runs.set(key, entry);
+        const measured = (server: Service, target: Target) =>
+          runWrk(input, load(input, server, target), concurrency, options.duration, server);
+        const direct = await measured(input.upstream, c.direct);
+        entry.direct.push(direct);
+        let message = `[${repeat}/${options.repeats}] ${c.name} c=${concurrency}: direct ${line(direct)}`;
+        if (viaGateway) {
+          const gateway = await measured(input.gateway, c.gateway);
+          entry.gateway.push(gateway);
+          const { rssBytes } = await readMemory(input.gateway.process.pid);
+          rssTimeline.push({ after: `${key}|${repeat}`, rssBytes });
+          message += ` | gateway ${line(gateway)}`;
+        }
+        console.log(message);
+      }
+    }
+  }
+  const comparisons: Comparison[] = [];
+  for (const c of cases) {
+    for (const concurrency of options.concurrency) {
+      const entry = runs.get(`${c.name}|${concurrency}`)!;
+      const problem = unavailable.get(c.name);
+      comparisons.push(
+        compare(c.name, concurrency, side(entry.direct), problem ? { unavailable: problem } : side(entry.gateway)),
+      );
+    }
+  }
+  const ttfb: Ttfb[] = [];
+  for (const c of cases.filter((c) => c.stream)) {
+    const direct = await sampleTtfb(input.upstream.url, c.direct, input.token, options.ttfbSamples);
+    const problem = unavailable.get(c.name);
+    const gateway = problem
+      ? undefined
+      : await sampleTtfb(input.gateway.url, c.gateway, input.token, options.ttfbSamples);
+    ttfb.push({
+      case: c.name,
+      directP50Ms: percentile(direct, 50),
+      directP99Ms: percentile(direct, 99),
+      gatewayP50Ms: gateway && percentile(gateway, 50),
+      gatewayP99Ms: gateway && percentile(gateway, 99),
+      unavailable: problem,
+    });
+  }
+  const { peakRssBytes } = await readMemory(input.gateway.process.pid);
+  const memory: Memory = { peakRssBytes, startRssBytes, rssAfter };
+  const targets = evaluateTargets({ comparisons, ttfb, memory });
+  const upstreamAlone = comparisons
+    .filter((c) => c.concurrency === maxConcurrency)
+    .map((c) => `${c.case} ${Math.round(c.direct.rps.mean)} rps`)
+    .join(", ");
+  const text = [
+    renderReport({ comparisons, ttfb, memory, targets }),
+    "",
+    `Fake upstream alone (direct, sharing core 0 with wrk) at c=${maxConcurrency}: ${upstreamAlone}`,
+    ...[...unavailable].map(([name, why]) => `Unavailable through the gateway: ${name} (${why})`),
+  ].join("\n");
+  return {
+    text,
+    json: {
+      comparisons,
+      ttfb,
+      memory,
+      rssTimeline,
+      targets,
+      unavailable: Object.fromEntries(unavailable),
+      runs: Object.fromEntries(runs),
+    },
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * @module The benchmark's fixtures: the cases (what is sent direct and through the gateway), the generated
+ * gateway config, and starting the fake upstream and the gateway with a fresh KV and a CLI-made token.
+ */
+import type { ProcessSet, Started } from "./processes.ts";
+
+/** Repository root, where the gateway's deno.json and main.ts live. */
+export const ROOT = new URL("../", import.meta.url).pathname;
+
+/** One request shape as the load generator sends it. */
+export interface Target {
+  path: string;
+  body: string;
+}
+
+/** A benchmark case: the same exchange sent direct to the upstream and through the gateway. */
+export interface BenchCase {
+  name: string;
+  stream: boolean;
+  direct: Target;
+  gateway: Target;
+}
+
+const PROMPT = [{ role: "user", content: "Say something short about foxes." }];
+
+function messagesBody(model: string, stream: boolean): string {
+  return JSON.stringify({ model, max_tokens: 64, messages: PROMPT, ...(stream ? { stream: true } : {}) });
+}
+
+function chatBody(model: string, stream: boolean): string {
+  return JSON.stringify({
+    model,
+    max_tokens: 64,
+    messages: PROMPT,
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  });
+}
+
+/** The cases; "translated" sends a Messages request to a model whose upstream speaks OpenAI Chat Completions. */
+export const CASES: readonly BenchCase[] = [
+  {
+    name: "messages",
+    stream: false,
+    direct: { path: "/v1/messages", body: messagesBody("bench-claude", false) },
+    gateway: { path: "/v1/messages", body: messagesBody("bench-claude", false) },
+  },
+  {
+    name: "messages_stream",
+    stream: true,
+    direct: { path: "/v1/messages", body: messagesBody("bench-claude", true) },
+    gateway: { path: "/v1/messages", body: messagesBody("bench-claude", true) },
+  },
+  {
+    name: "translated",
+    stream: false,
+    direct: { path: "/v1/chat/completions", body: chatBody("bench-gpt", false) },
+    gateway: { path: "/v1/messages", body: messagesBody("bench-gpt", false) },
+  },
+  {
+    name: "translated_stream",
+    stream: true,
+    direct: { path: "/v1/chat/completions", body: chatBody("bench-gpt", true) },
+    gateway: { path: "/v1/messages", body: messagesBody("bench-gpt", true) },
+  },
+];
+
+/** The gateway config: both upstream protocols on the fake upstream, one group with a model of each. */
+export function gatewayConfig(upstreamPort: number, kvPath: string): string {
+  const base = `http://127.0.0.1:${upstreamPort}/v1`;
+  return `listen: { host: 127.0.0.1, port: 0 }
+kv_path: ${JSON.stringify(kvPath)}
+upstreams:
+  - { name: bench-anthropic, protocol: anthropic, base_url: "${base}", api_key_env: BENCH_UPSTREAM_KEY, models: [bench-claude] }
+  - { name: bench-openai, protocol: openai, base_url: "${base}", api_key_env: BENCH_UPSTREAM_KEY, models: [bench-gpt] }
+groups:
+  - { name: bench, listing: anthropic, models: [bench-claude, bench-gpt] }
+`;
+}
+
+/** A running process that serves HTTP on loopback. */
+export interface Service {
+  process: Started;
+  url: string;
+}
+
+/** Starts the fake upstream on core 0 and waits for its port. */
+export async function startUpstream(processes: ProcessSet): Promise<Service> {
+  const process = processes.start(
+    "fake upstream",
+    Deno.execPath(),
+    ["run", "--allow-net=127.0.0.1", `${ROOT}bench/fake_upstream.ts`],
+    { core: 0 },
+  );
+  const [, port] = await process.waitFor(/"listening":(\d+)/, 30_000);
+  return { process, url: `http://127.0.0.1:${port}` };
+}
+
+/** The gateway's environment: its KV and the (fake) upstream key. */
+function gatewayEnv(dir: string): Record<string, string> {
+  return { MODELGATE_KV: `${dir}/bench.kv`, BENCH_UPSTREAM_KEY: "bench-upstream-key", NO_COLOR: "1" };
+}
+
+/** Writes the config into `dir` and creates a token in group "bench" with the CLI; returns both. */
+export async function prepareGateway(dir: string, upstreamPort: number): Promise<{ config: string; token: string }> {
+  const config = `${dir}/gateway.yaml`;
+  await Deno.writeTextFile(config, gatewayConfig(upstreamPort, `${dir}/bench.kv`));
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...gatewayPermissions(dir), "main.ts", "token", "create", "--group", "bench", "--config", config],
+    cwd: ROOT,
+    env: gatewayEnv(dir),
+    stdin: "null",
+  }).output();
+  const token = new TextDecoder().decode(output.stdout).trim();
+  if (!output.success || !token) {
+    throw new Error(`Cannot create a bench token: ${new TextDecoder().decode(output.stderr).trim()}`);
+  }
+  return { config, token };
+}
+
+function gatewayPermissions(dir: string): string[] {
+  return ["--allow-net=127.0.0.1", "--allow-env", "--allow-read", `--allow-write=${dir}`];
+}
+
+/** Starts `main.ts serve` on core 1 (under --cpu-prof when a directory is given) and waits for its port. */
+export async function startGateway(
+  processes: ProcessSet,
+  options: { dir: string; config: string; profileDir?: string },
+): Promise<Service> {
+  const profile = options.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [];
+  const process = processes.start(
+    "gateway",
+    Deno.execPath(),
+    ["run", ...gatewayPermissions(options.dir), ...profile, `${ROOT}main.ts`, "serve", "--config", options.config],
+    { core: 1, env: gatewayEnv(options.dir) },
+  );
+  const [, url] = await process.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
+  return { process, url };
+}
+
+/** Headers every request carries; the fake upstream ignores them. */
+export function requestHeaders(token: string): Record<string, string> {
+  return { "content-type": "application/json", "x-api-key": token, "anthropic-version": "2023-06-01" };
+}
+
+/**
+ * Sends one request of a case and checks the answer is a success of the right kind; returns why not, or
+ * undefined when the case works.
+ */
+export async function probe(url: string, target: Target, stream: boolean, token: string): Promise<string | undefined> {
+  const res = await fetch(url + target.path, { method: "POST", headers: requestHeaders(token), body: target.body });
+  const text = await res.text();
+  if (res.status !== 200) {
+    let message = text.slice(0, 200);
+    try {
+      message = JSON.parse(text).error?.message ?? message;
+    } catch {
+      // Not JSON: keep the raw start of the body.
+    }
+    return `HTTP ${res.status}: ${message}`;
+  }
+  const isStream = (res.headers.get("content-type") ?? "").includes("text/event-stream");
+  if (isStream !== stream) return `expected ${stream ? "a stream" : "JSON"}, got ${res.headers.get("content-type")}`;
+  const complete = stream
+    ? /message_stop|\[DONE\]/.test(text)
+    : /"(type":"message|object":"chat\.completion)"/.test(text);
+  return complete ? undefined : `unexpected body: ${text.slice(0, 200)}`;
+}
+
+/** Time to first body byte of `samples` sequential streamed requests, in ms, after a few unmeasured ones. */
+export async function sampleTtfb(url: string, target: Target, token: string, samples: number): Promise<number[]> {
+  const times: number[] = [];
+  const headers = requestHeaders(token);
+  for (let i = -Math.min(20, samples); i < samples; i++) {
+    const start = performance.now();
+    const res = await fetch(url + target.path, { method: "POST", headers, body: target.body });
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    const elapsed = performance.now() - start;
+    while (!(await reader.read()).done);
+    if (res.status !== 200 || first.done) throw new Error(`TTFB sample failed: HTTP ${res.status}`);
+    if (i >= 0) times.push(elapsed);
+  }
+  return times;
+}

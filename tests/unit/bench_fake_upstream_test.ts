@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import {
+  anthropicEvents,
+  containsBytes,
+  createFakeUpstream,
+  openaiEvents,
+  STREAM_MARKER,
+} from "../../bench/fake_upstream.ts";
+import { parseProcStat, parseProcStatus } from "../../bench/processes.ts";
+
+const encode = (text: string) => new TextEncoder().encode(text);
+
+const SEARCH_CASES = [
+  { name: "finds the marker in a body", haystack: '{"model":"m","stream":true}', needle: '"stream":true', want: true },
+  { name: "does not match stream false", haystack: '{"stream":false}', needle: '"stream":true', want: false },
+  {
+    name: "does not match a partial marker at the end",
+    haystack: '{"stream":tru',
+    needle: '"stream":true',
+    want: false,
+  },
+  {
+    name: "finds a marker after a false start",
+    haystack: '"stream""stream":true',
+    needle: '"stream":true',
+    want: true,
+  },
+  { name: "finds the empty needle", haystack: "", needle: "", want: true },
+  { name: "misses in an empty body", haystack: "", needle: "x", want: false },
+];
+for (const c of SEARCH_CASES) {
+  Deno.test(`containsBytes() ${c.name}`, () =>
+    assert.equal(containsBytes(encode(c.haystack), encode(c.needle)), c.want));
+}
+
+const handle = createFakeUpstream();
+const post = (path: string, body: unknown) =>
+  handle(new Request(`http://127.0.0.1:1${path}`, { method: "POST", body: JSON.stringify(body) }));
+
+Deno.test("createFakeUpstream() answers a Messages request with a fixed message", async () => {
+  const res = await post("/v1/messages", { model: "m", messages: [] });
+  assert.equal(res.headers.get("content-type"), "application/json");
+  assert.equal((await res.json()).type, "message");
+});
+
+Deno.test("createFakeUpstream() streams one chunk per event when the body asks for a stream", async () => {
+  const res = await post("/v1/messages", { model: "m", stream: true });
+  assert.match(res.headers.get("content-type")!, /^text\/event-stream/);
+  const chunks: string[] = [];
+  for await (const chunk of res.body!) chunks.push(new TextDecoder().decode(chunk));
+  assert.deepEqual(chunks, anthropicEvents());
+});
+
+Deno.test("createFakeUpstream() answers Chat Completions in both forms and 404s elsewhere", async () => {
+  assert.equal((await (await post("/v1/chat/completions", {})).json()).object, "chat.completion");
+  const stream = await (await post("/v1/chat/completions", { stream: true })).text();
+  assert.equal(stream, openaiEvents().join(""));
+  const missing = await post("/v1/responses", {});
+  assert.equal(missing.status, 404);
+  await missing.body?.cancel();
+});
+
+Deno.test("the fake streams have about a dozen well-formed events with the protocols' endings", () => {
+  for (const events of [anthropicEvents(), openaiEvents()]) {
+    assert.ok(events.length >= 12 && events.length <= 14, `${events.length} events`);
+    for (const event of events) assert.match(event, /^(event: \w+\n)?data: .+\n\n$/);
+  }
+  assert.match(anthropicEvents().at(-1)!, /message_stop/);
+  assert.equal(openaiEvents().at(-1), "data: [DONE]\n\n");
+  assert.equal(new TextDecoder().decode(STREAM_MARKER), '"stream":true');
+});
+
+Deno.test("parseProcStatus() reads VmRSS and the peak VmHWM in bytes", () => {
+  const text = "Name:\tdeno\nVmPeak:\t 999 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t9\n";
+  assert.deepEqual(parseProcStatus(text), { rssBytes: 100 * 1024 * 1024, peakRssBytes: 200 * 1024 * 1024 });
+});
+
+Deno.test("parseProcStatus() throws naming the missing field", () => {
+  assert.throws(() => parseProcStatus("Name:\tdeno\nVmRSS:\t1 kB\n"), /VmHWM/);
+});
+
+Deno.test("parseProcStat() adds utime and stime even when the process name holds spaces and parentheses", () => {
+  const text = "4242 (deno (x) y) S 1 4242 4242 0 -1 4194560 100 0 0 0 731 269 0 0 20 0 9 0 123 456 789\n";
+  assert.equal(parseProcStat(text), 1000);
+});
