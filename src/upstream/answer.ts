@@ -87,7 +87,8 @@ export function streamResponse(
       options.release();
       if (end.error) {
         call.exchange.error = end.error.kind;
-        deps.health.failure(name);
+        // A stream ended by the gateway's own shutdown says nothing about the upstream's health.
+        if (!deps.closing?.aborted) deps.health.failure(name);
       }
       call.exchange.usage = meter.usage();
       call.exchange.usage_complete = !end.error && !end.cancelled;

@@ -59,6 +59,11 @@ export async function attemptUpstream(
   const totalTimer = setTimeout(timeout("within its total time limit"), route.upstream.total_timeout_ms);
 
   const upstreamFailed = (err: unknown): AttemptResult => {
+    // A client that went away, or a gateway that is shutting down, says nothing about the upstream's health.
+    if (call.req.signal.aborted || deps.closing?.aborted) {
+      const error = new GatewayError("unavailable", "The request ended before the upstream answered");
+      return { ...failed(route, error), outcome: "cancelled", retryable: false };
+    }
     const reason = controller.signal.reason;
     const error = controller.signal.aborted && reason instanceof GatewayError
       ? reason

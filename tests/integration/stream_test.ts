@@ -1,7 +1,7 @@
 /** @module Streamed passthrough: bytes as they arrive, usage observed, disconnects, cuts and stalls reported in-band. */
 import assert from "node:assert/strict";
-import { controlledStream, fakeUpstream, hang, sseReply } from "../_fake_upstream.ts";
-import { fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
+import { controlledStream, fakeUpstream, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { anthropicMessage, fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
 import { SseParser } from "../../src/sse.ts";
 
 const FIXTURE = fixture("anthropic_text.sse");
@@ -170,4 +170,28 @@ Deno.test("hop-by-hop and unknown upstream response headers never reach the clie
   const res = await gw.post("/v1/messages", messagesBody({ stream: true }));
   await res.text();
   for (const name of ["keep-alive", "x-hop", "set-cookie", "server"]) assert.equal(res.headers.get(name), null, name);
+});
+
+Deno.test("clients that give up do not make a healthy upstream cool down", async () => {
+  await using upstream = fakeUpstream();
+  let calls = 0;
+  upstream.routes.set("POST /anth/v1/messages", (seen) => ++calls <= 2 ? hang(seen) : jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url, { failureThreshold: 1 });
+  for (let i = 0; i < 2; i++) {
+    const controller = new AbortController();
+    const pending = fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": gw.tokens.default, "content-type": "application/json" },
+      body: JSON.stringify(messagesBody()),
+      signal: controller.signal,
+    });
+    await waitFor(() => upstream.requests[i]);
+    controller.abort();
+    await assert.rejects(pending);
+    await upstream.requests[i].closed;
+  }
+  const res = await gw.post("/v1/messages", messagesBody());
+  assert.equal(res.status, 200);
+  await res.body?.cancel();
+  assert.equal((await waitFor(() => gw.exchanges.find((e) => e.attempts[0]?.outcome === "cancelled")))?.status, 503);
 });
