@@ -6,7 +6,7 @@ import { createApp, type Deps } from "./app.ts";
 import { type Config, loadConfigFrom } from "./config.ts";
 import { GatewayError } from "./errors.ts";
 import type { Observer } from "./exchange.ts";
-import { accessLog, createLogger } from "./observe/log.ts";
+import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { createOperator } from "./operator.ts";
@@ -82,11 +82,9 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     );
   }
   const closing = new AbortController();
-  // console.log writes each line whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
-  const log = createLogger(logSettings(config.log, io.env), {
-    write: (text) => console.log(text),
-    now: () => new Date(),
-  });
+  // console.log writes each batch whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
+  const lines = batchedWriter((text) => console.log(text));
+  const log = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
   const deps = buildDeps(config, store, { env: io.env, closing: closing.signal, log });
   const server = Deno.serve({
     hostname: config.listen.host,
@@ -117,6 +115,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   for (const signal of signals) Deno.removeSignalListener(signal, stop);
   // Usage batched since the last flush is written before KV closes.
   await deps.operator.close();
+  lines.flush();
   store.close();
   return 0;
 }

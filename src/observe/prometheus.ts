@@ -54,12 +54,27 @@ function keyOf(labels: Labels): string {
   return labelText(labels);
 }
 
+/**
+ * Rendering a label set escapes every value, which costs more than the count itself on the request path; label
+ * values come from bounded sets, so each family remembers the text per combination of raw values.
+ */
+function keyCache(): (labels: Labels) => string {
+  const rendered = new Map<string, string>();
+  return (labels) => {
+    const raw = Object.values(labels).join("\u0001");
+    let key = rendered.get(raw);
+    if (key === undefined) rendered.set(raw, key = keyOf(labels));
+    return key;
+  };
+}
+
 /** Creates an empty registry; each app owns one, so tests and instances never share counts. */
 export function createRegistry(): Registry {
   const families: Family[] = [];
   return {
     counter(name, help) {
       const values = new Map<string, number>();
+      const keyFor = keyCache();
       families.push({
         name,
         help,
@@ -68,13 +83,14 @@ export function createRegistry(): Registry {
       });
       return {
         inc(labels, by = 1) {
-          const key = keyOf(labels);
+          const key = keyFor(labels);
           values.set(key, (values.get(key) ?? 0) + by);
         },
       };
     },
     histogram(name, help, buckets) {
       const series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+      const keyFor = keyCache();
       families.push({
         name,
         help,
@@ -89,12 +105,10 @@ export function createRegistry(): Registry {
       });
       return {
         observe(labels, value) {
-          const key = keyOf(labels);
+          const key = keyFor(labels);
           let entry = series.get(key);
           if (!entry) series.set(key, entry = { labels, counts: buckets.map(() => 0), sum: 0, count: 0 });
-          buckets.forEach((le, i) => {
-            if (value <= le) entry.counts[i]++;
-          });
+          for (let i = 0; i < buckets.length; i++) if (value <= buckets[i]) entry.counts[i]++;
           entry.sum += value;
           entry.count++;
         },

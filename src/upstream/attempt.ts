@@ -40,7 +40,7 @@ export async function attemptUpstream(
     operation: call.operation,
     body: upstreamBody === call.body && call.bytes ? call.bytes : upstreamBody,
     clientHeaders: call.req.headers,
-    search: passthrough ? new URL(call.req.url).search : "",
+    search: passthrough ? searchOf(call.req.url) : "",
     requestId: call.requestId,
   });
 
@@ -48,15 +48,21 @@ export async function attemptUpstream(
   const signals = [call.req.signal, ...(deps.closing ? [deps.closing] : [])];
   const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
   for (const signal of signals) signal.addEventListener("abort", onAbort, { once: true });
+  let totalTimer: ReturnType<typeof setTimeout> | undefined;
   const release = () => {
     for (const signal of signals) signal.removeEventListener("abort", onAbort);
     clearTimeout(totalTimer);
   };
   const timeout = (what: string) => () =>
     controller.abort(new GatewayError("timeout", `Upstream "${name}" did not answer ${what}`));
-  const headersMs = Math.min(route.upstream.timeout_ms, Math.max(1, deadline - deps.now().getTime()));
+  const startedAt = deps.now().getTime();
+  // One timer until the answer starts (the total limit only matters for a stream, so it is armed then).
+  const headersMs = Math.min(
+    route.upstream.timeout_ms,
+    route.upstream.total_timeout_ms,
+    Math.max(1, deadline - startedAt),
+  );
   const headersTimer = setTimeout(timeout("in time"), headersMs);
-  const totalTimer = setTimeout(timeout("within its total time limit"), route.upstream.total_timeout_ms);
 
   const upstreamFailed = (err: unknown): AttemptResult => {
     // A client that went away, or a gateway that is shutting down, says nothing about the upstream's health.
@@ -106,6 +112,8 @@ export async function attemptUpstream(
         );
       }
       clearTimeout(headersTimer);
+      const totalLeft = Math.max(1, route.upstream.total_timeout_ms - (deps.now().getTime() - startedAt));
+      totalTimer = setTimeout(timeout("within its total time limit"), totalLeft);
       deps.health.success(name);
       const response = streamResponse(deps, call, route, reader, first.value, {
         step: translation.stream?.(),
@@ -126,4 +134,12 @@ export async function attemptUpstream(
   } finally {
     clearTimeout(headersTimer);
   }
+}
+
+/** The query string of a URL ("" or "?..."), without parsing the whole URL. */
+function searchOf(url: string): string {
+  const at = url.indexOf("?");
+  if (at === -1) return "";
+  const hash = url.indexOf("#", at);
+  return hash === -1 ? url.slice(at) : url.slice(at, hash);
 }

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { Exchange } from "../../src/exchange.ts";
 import { requestIdFrom } from "../../src/http.ts";
-import { createLogger, type LogSettings, requestLine } from "../../src/observe/log.ts";
+import { batchedWriter, createLogger, type LogSettings, requestLine } from "../../src/observe/log.ts";
 import { defaultArgs, kvLocation, logSettings } from "../../src/runtime.ts";
 
 const NOW = new Date("2026-11-22T20:31:05.123Z");
@@ -163,4 +163,19 @@ Deno.test("logSettings() takes valid environment overrides and ignores invalid o
   assert.deepEqual(logSettings(base, env({ MODELGATE_LOG_FORMAT: "pretty" })), { level: "info", format: "pretty" });
   assert.deepEqual(logSettings(base, env({ MODELGATE_LOG_LEVEL: "warn" })), { level: "warn", format: "json" });
   assert.deepEqual(logSettings(base, env({ MODELGATE_LOG_LEVEL: "loud", MODELGATE_LOG_FORMAT: "xml" })), base);
+});
+
+Deno.test("batchedWriter() writes the lines of one turn at once, in order, and flushes on demand", async () => {
+  const writes: string[] = [];
+  const lines = batchedWriter((text) => writes.push(text));
+  lines.write("a");
+  lines.write("b");
+  assert.deepEqual(writes, [], "nothing is written within the turn");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(writes, ["a\nb"]);
+  lines.write("c");
+  lines.flush();
+  assert.deepEqual(writes, ["a\nb", "c"]);
+  lines.flush();
+  assert.equal(writes.length, 2, "an empty flush writes nothing");
 });
