@@ -1,54 +1,13 @@
 /**
- * @module The translator interface and the registry keyed by protocol pair ("client->upstream").
- * Passthrough is the identity translator: it only swaps the model id and leaves stream bytes alone.
+ * @module The registry of translators keyed by protocol pair ("client->upstream"). Same-protocol pairs pass
+ * through (identity.ts); chat-to-chat also asks streams for usage so tokens are counted (chat_usage.ts).
  */
-import type { StreamStep } from "../sse.ts";
-import type { JsonObject, Protocol } from "../types.ts";
+import type { Protocol } from "../types.ts";
+import { chatPassthrough } from "./chat_usage.ts";
+import { identity, type Translator } from "./identity.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
 import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
-
-/** What a translation knows about the request it serves. */
-export interface TranslateContext {
-  /** The public model id the client asked for. */
-  model: string;
-  /** The id the upstream knows the model by. */
-  upstreamModel: string;
-  requestId: string;
-  /** Milliseconds since the epoch; injected so tests are deterministic. */
-  now(): number;
-  /** Structured log sink, e.g. for fields dropped because the upstream cannot express them. */
-  log(line: Record<string, unknown>): void;
-  /** `max_tokens` to send an Anthropic upstream when the client omits it. */
-  defaultMaxTokens: number;
-  /** The upstream's output ceiling: Claude Code asks for 32k+ tokens, which many OpenAI-compatible models refuse. */
-  maxOutputTokens?: number;
-}
-
-/** One request's translation; state shared between request, response and stream lives in its closure. */
-export interface Translation {
-  /** Client request body to upstream request body. Throws GatewayError("invalid_request") for what cannot be sent. */
-  request(body: JsonObject): JsonObject;
-  /** Upstream non-streamed success body to client body. */
-  response(body: JsonObject): JsonObject;
-  /** A fresh stream step; absent for passthrough, whose stream bytes are relayed unchanged. */
-  stream?(): StreamStep;
-}
-
-/** Builds a translation for one request. */
-export type Translator = (ctx: TranslateContext) => Translation;
-
-/** Identity: the upstream speaks the client's protocol. Only the model id changes, and only when aliased. */
-export function identity(ctx: TranslateContext): Translation {
-  return {
-    request(body) {
-      return ctx.upstreamModel === body.model ? body : { ...body, model: ctx.upstreamModel };
-    },
-    response(body) {
-      return body;
-    },
-  };
-}
 
 /** Registered translators by "client->upstream" pair; upstreams speak Anthropic Messages or chat completions. */
 export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {
@@ -60,6 +19,10 @@ export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>
 
 /** The translator for a protocol pair, or undefined when the pair is not supported. */
 export function pickTranslator(client: Protocol, upstream: Protocol): Translator | undefined {
+  if (client === "openai-chat" && upstream === "openai-chat") return chatPassthrough;
   if (client === upstream) return identity;
   return TRANSLATORS[`${client}->${upstream}`];
 }
+
+export { identity };
+export type { TranslateContext, Translation, Translator } from "./identity.ts";

@@ -6,7 +6,7 @@ import { GatewayError } from "../errors.ts";
 import { buildUpstreamRequest } from "../providers.ts";
 import type { RelayDeps, RelayRequest } from "../relay.ts";
 import type { Route } from "../routing.ts";
-import { identity, pickTranslator } from "../translate/mod.ts";
+import { pickTranslator } from "../translate/mod.ts";
 import { type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
 
 export type { AttemptResult };
@@ -33,7 +33,8 @@ export async function attemptUpstream(
     defaultMaxTokens: route.upstream.default_max_tokens,
     maxOutputTokens: route.upstream.max_output_tokens,
   });
-  const passthrough = translator === identity;
+  // Same protocol both sides: query strings, error bodies and JSON answers pass as the upstream sent them.
+  const passthrough = call.client === route.protocol;
   const upstreamBody = translation.request(call.body);
   const { url, init } = buildUpstreamRequest({
     route,

@@ -35,7 +35,13 @@ const PROTOCOLS = [
     path: "/v1/chat/completions",
     primary: "/hb1/v1/chat/completions",
     secondary: "/hb2/v1/chat/completions",
-    body: (stream: boolean) => ({ model: "gpt-ha", stream, messages: [{ role: "user", content: "Hi" }] }),
+    // Asking for usage keeps the stream byte for byte (otherwise the gateway asks for it and hides the extra chunk).
+    body: (stream: boolean) => ({
+      model: "gpt-ha",
+      stream,
+      ...stream ? { stream_options: { include_usage: true } } : {},
+      messages: [{ role: "user", content: "Hi" }],
+    }),
     token: "oa" as const,
     reply: (stream: boolean) => stream ? sseReply(CHAT_SSE) : jsonReply(chatCompletion("from ha2")),
     errorBody: { error: { message: "bad field", type: "invalid_request_error", param: "x", code: null } },

@@ -28,7 +28,9 @@ Deno.test("a stream reaches the client byte for byte, with SSE headers and usage
   assert.equal(exchange.stream, true);
 });
 
-Deno.test("an OpenAI chat stream passes through with its usage chunk counted once", async () => {
+const CHAT_USAGE = { input_tokens: 20, output_tokens: 12, cache_read_input_tokens: 10, cache_creation_input_tokens: 0 };
+
+Deno.test("an OpenAI chat stream that asked for usage passes through byte for byte, usage counted once", async () => {
   await using upstream = fakeUpstream();
   const chat = fixture("openai_chat_text.sse");
   upstream.routes.set("POST /oai/v1/chat/completions", () => sseReply(chat));
@@ -36,16 +38,31 @@ Deno.test("an OpenAI chat stream passes through with its usage chunk counted onc
   const res = await gw.post("/v1/chat/completions", {
     model: "gpt-test",
     stream: true,
+    stream_options: { include_usage: true },
     messages: [{ role: "user", content: "Hi" }],
   }, { "x-api-key": "", authorization: `Bearer ${gw.tokens.oa}` });
   assert.equal(res.status, 200);
   assert.equal(await res.text(), chat);
-  assert.deepEqual(gw.exchanges.at(-1)!.usage, {
-    input_tokens: 20,
-    output_tokens: 12,
-    cache_read_input_tokens: 10,
-    cache_creation_input_tokens: 0,
-  });
+  assert.deepEqual(gw.exchanges.at(-1)!.usage, CHAT_USAGE);
+});
+
+Deno.test("an OpenAI chat stream that did not ask for usage is counted, and the usage chunk kept from it", async () => {
+  await using upstream = fakeUpstream();
+  const chat = fixture("openai_chat_text.sse");
+  upstream.routes.set("POST /oai/v1/chat/completions", () => sseReply(chat));
+  await using gw = await startGateway(upstream.url);
+  const res = await gw.post("/v1/chat/completions", {
+    model: "gpt-test",
+    stream: true,
+    stream_options: { other: 1 },
+    messages: [{ role: "user", content: "Hi" }],
+  }, { "x-api-key": "", authorization: `Bearer ${gw.tokens.oa}` });
+  assert.equal(res.status, 200);
+  const events = new SseParser().push(await res.text());
+  const expected = new SseParser().push(chat).filter((e) => !e.data.includes('"choices":[]'));
+  assert.deepEqual(events, expected);
+  assert.deepEqual(upstream.requests[0].body?.stream_options, { other: 1, include_usage: true });
+  assert.deepEqual(gw.exchanges.at(-1)!.usage, CHAT_USAGE);
 });
 
 Deno.test("the first event reaches the client before the upstream has finished", async () => {

@@ -1,0 +1,48 @@
+/**
+ * @module The translator interface, and passthrough as its identity: the upstream speaks the client's protocol,
+ * so only the model id changes (and only when aliased) and stream bytes are left alone.
+ */
+import type { StreamStep } from "../sse.ts";
+import type { JsonObject } from "../types.ts";
+
+/** What a translation knows about the request it serves. */
+export interface TranslateContext {
+  /** The public model id the client asked for. */
+  model: string;
+  /** The id the upstream knows the model by. */
+  upstreamModel: string;
+  requestId: string;
+  /** Milliseconds since the epoch; injected so tests are deterministic. */
+  now(): number;
+  /** Structured log sink, e.g. for fields dropped because the upstream cannot express them. */
+  log(line: Record<string, unknown>): void;
+  /** `max_tokens` to send an Anthropic upstream when the client omits it. */
+  defaultMaxTokens: number;
+  /** The upstream's output ceiling: Claude Code asks for 32k+ tokens, which many OpenAI-compatible models refuse. */
+  maxOutputTokens?: number;
+}
+
+/** One request's translation; state shared between request, response and stream lives in its closure. */
+export interface Translation {
+  /** Client request body to upstream request body. Throws GatewayError("invalid_request") for what cannot be sent. */
+  request(body: JsonObject): JsonObject;
+  /** Upstream non-streamed success body to client body. */
+  response(body: JsonObject): JsonObject;
+  /** A fresh stream step; absent for passthrough, whose stream bytes are relayed unchanged. Read after request(). */
+  stream?(): StreamStep;
+}
+
+/** Builds a translation for one request. */
+export type Translator = (ctx: TranslateContext) => Translation;
+
+/** Identity: the upstream speaks the client's protocol. Only the model id changes, and only when aliased. */
+export function identity(ctx: TranslateContext): Translation {
+  return {
+    request(body) {
+      return ctx.upstreamModel === body.model ? body : { ...body, model: ctx.upstreamModel };
+    },
+    response(body) {
+      return body;
+    },
+  };
+}
