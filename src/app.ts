@@ -144,8 +144,15 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       attempts: [],
       status: 0,
     };
+    // The exchange is over once the handler has answered and, for a stream, the stream has ended too; a short
+    // stream can end before the handler has returned (its body is pulled as soon as it is made).
     let deferred = false;
+    let streamEnded = false;
+    let answered = false;
+    let finished = false;
     const finish = () => {
+      if (finished || !answered || (deferred && !streamEnded)) return;
+      finished = true;
       exchange.duration_ms = deps.now().getTime() - exchange.started_at;
       exchange.ttfb_ms ??= exchange.duration_ms;
       for (const observer of deps.observers) observer.finish?.(exchange);
@@ -163,7 +170,10 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       },
       deferFinish() {
         deferred = true;
-        return finish;
+        return () => {
+          streamEnded = true;
+          finish();
+        };
       },
     };
     for (const observer of deps.observers) observer.start?.(exchange);
@@ -193,7 +203,8 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
     if (endpoint?.errors(req, ctx.principal) === "anthropic" || unknownPathProtocol(url.pathname) === "anthropic") {
       response.headers.set("request-id", requestId);
     }
-    if (!deferred) finish();
+    answered = true;
+    finish();
     return response;
   };
 }

@@ -36,6 +36,10 @@ const Upstream = z.strictObject({
   default_max_tokens: z.number().int().positive().default(4096),
   /** Largest `max_tokens` the upstream's models accept; translated requests asking more are lowered to it. */
   max_output_tokens: z.number().int().positive().optional(),
+  /** The field a translated request's output limit goes in: OpenAI's reasoning models refuse `max_tokens`. */
+  max_tokens_field: z.enum(["max_tokens", "max_completion_tokens"]).default("max_tokens"),
+  /** Whether the upstream's models take `reasoning_effort`; other models refuse it, so thinking is then dropped. */
+  reasoning_effort: z.boolean().default(false),
 });
 
 const Group = z.strictObject({

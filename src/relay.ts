@@ -71,9 +71,12 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
   const deadline = started + deps.config.routing.deadline_ms;
   let last: AttemptResult | undefined;
   let next = 0;
+  // An upstream that answered 429 or 529 is not asked again at once; only after its retry-after, if any.
+  let avoid: string | undefined;
   for (let attempt = 0; attempt < deps.config.routing.max_attempts; attempt++) {
-    let route = pickAvailable(candidates, next, deps.health);
     const remaining = deadline - deps.now().getTime();
+    if (remaining <= 0) break;
+    let route = pickAvailable(candidates, next, deps.health, avoid);
     if (!route && last?.retryAfterMs !== undefined) {
       // Every candidate is paused; the upstream asked for a pause, and it is honoured when the deadline allows.
       const waitMs = deps.health.waitMs(candidates.map((r) => r.upstream.name));
@@ -81,13 +84,22 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
         route = pickAvailable(candidates, next, deps.health);
       }
     }
-    if (!route || remaining <= 0) break;
+    if (!route) break;
+    const name = route.upstream.name;
     next = candidates.indexOf(route) + 1;
-    last = await attemptUpstream(deps, call, route, deadline);
-    call.exchange.attempts.push({ upstream: route.upstream.name, outcome: last.outcome, status: last.status });
-    call.exchange.upstream = route.upstream.name;
+    try {
+      last = await attemptUpstream(deps, call, route, deadline);
+    } catch (err) {
+      // A request the upstream never saw (a translation refused it) tells nothing about the upstream.
+      deps.health.release(name);
+      throw err;
+    }
+    if (last.outcome === "cancelled") deps.health.release(name);
+    call.exchange.attempts.push({ upstream: name, outcome: last.outcome, status: last.status });
+    call.exchange.upstream = name;
     if (last.response) return last.response;
     if (!last.retryable || call.req.signal.aborted) break;
+    avoid = last.retrySame === false ? name : undefined;
   }
   if (last) {
     // A passthrough error body is returned rather than thrown; the exchange still records the failure's kind.
@@ -102,11 +114,16 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
   );
 }
 
-/** The first candidate from `start` on (wrapping around) that its breaker lets through. */
-function pickAvailable(candidates: readonly Route[], start: number, health: HealthBoard): Route | undefined {
+/** The first candidate from `start` on (wrapping around), other than `avoid`, that its breaker lets through. */
+function pickAvailable(
+  candidates: readonly Route[],
+  start: number,
+  health: HealthBoard,
+  avoid?: string,
+): Route | undefined {
   for (let i = 0; i < candidates.length; i++) {
     const route = candidates[(start + i) % candidates.length];
-    if (health.tryAcquire(route.upstream.name)) return route;
+    if (route.upstream.name !== avoid && health.tryAcquire(route.upstream.name)) return route;
   }
   return undefined;
 }

@@ -50,7 +50,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     fetch: options.fetch ?? globalThis.fetch,
     now,
     log: options.log,
-    health: createHealthBoard(config.routing, () => Date.now()),
+    health: createHealthBoard(config.routing, () => now().getTime()),
     random: Math.random,
     observers: [
       ...operator.observers,

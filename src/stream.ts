@@ -27,9 +27,8 @@ export interface RelayStreamOptions {
   /** Longest silence between upstream chunks; no limit when absent. */
   idleMs?: number;
   /**
-   * On a translated stream, the longest silence toward the client before a keep-alive (an Anthropic `ping` event,
-   * else an SSE comment), so idle watchdogs such as Claude Code's do not give up while the upstream thinks.
-   * Passthrough streams carry the upstream's own pings.
+   * The longest silence toward the client before a keep-alive (an Anthropic `ping` event, else an SSE comment), so
+   * idle watchdogs such as Claude Code's, and proxies, do not give up while the upstream thinks.
    */
   keepAliveMs?: number;
   /** Aborts the upstream request; also aborted from outside on client disconnect, total timeout or shutdown. */
@@ -133,6 +132,8 @@ export function relayStream(
       throw new GatewayError("upstream", `Upstream "${options.upstreamName}" ended the stream before it finished`);
     }
     controller.close();
+    // The upstream may hold its connection open after its last event; it is let go here.
+    reader.cancel().catch(() => {});
     const error = meter?.state() === "errored"
       ? new GatewayError("upstream", `Upstream "${options.upstreamName}" reported an error in the stream`)
       : undefined;
@@ -143,10 +144,11 @@ export function relayStream(
     start(controller) {
       if (options.idleMs !== undefined) armIdle(options.idleMs);
       const every = options.keepAliveMs;
-      if (step && every !== undefined) {
-        // Translated output goes out in whole events, so a keep-alive between two of them is always well-formed.
+      if (every !== undefined) {
+        // Translated output goes out in whole events; passthrough bytes only get one where an event has just ended.
         keepAliveTimer = setInterval(() => {
-          if (started && Date.now() - lastSentAt >= every) send(controller, KEEP_ALIVE[protocol]);
+          if (ended || !started || Date.now() - lastSentAt < every || (!step && !endsEvent(tail))) return;
+          send(controller, KEEP_ALIVE[protocol]);
         }, every);
       }
     },
@@ -154,10 +156,21 @@ export function relayStream(
       try {
         // A pull that enqueues nothing is not called again, so read until something goes out or the stream ends.
         for (;;) {
-          const { done, value } = pending ? { done: false as const, value: pending } : await reader.read();
+          let read: ReadableStreamReadResult<Uint8Array>;
+          if (pending) read = { done: false, value: pending };
+          else {
+            try {
+              read = await reader.read();
+            } catch (err) {
+              // A stream whose end was already in sight (chat's finish chunk) ends well even if the connection does not.
+              if (meter?.state() === "finishing") return finish(controller);
+              throw err;
+            }
+          }
           pending = undefined;
           lastChunkAt = Date.now();
-          if (done) return finish(controller);
+          if (read.done) return finish(controller);
+          const value = read.value;
           if (step) {
             const out: SseMessage[] = [];
             try {
@@ -168,6 +181,8 @@ export function relayStream(
               // Events made before a failure in the same chunk still go out, ahead of the error.
               if (out.length > 0) send(controller, encoder.encode(out.map(encodeSse).join("")));
             }
+            // Nothing can follow the upstream's terminal event; an upstream that keeps the connection open is not waited for.
+            if (meter?.state() === "finished") return finish(controller);
             if (out.length === 0) continue;
             return;
           }
@@ -176,6 +191,7 @@ export function relayStream(
           tail = value.byteLength >= 4 ? value.subarray(value.byteLength - 4) : Uint8Array.from([...tail, ...value]);
           // Usage is read from a decoded copy after the bytes are already on their way to the client.
           events(parser.push(decoder.decode(value, { stream: true })));
+          if (meter?.state() === "finished") return finish(controller);
           return;
         }
       } catch (err) {

@@ -14,13 +14,15 @@ export interface UsageMeter {
   body(body: JsonObject): void;
   /** What has been seen so far, or undefined when nothing was. */
   usage(): Usage | undefined;
-  /** "finished" once the terminal event passed (message_stop, [DONE], response.completed ...), "errored" once
-   * the upstream sent its own in-band error, else "open". */
+  /**
+   * "finished" once the terminal event passed (message_stop, [DONE], response.completed ...), "finishing" once an
+   * end would be acceptable (chat's finish chunk), "errored" once the upstream sent its own in-band error, else "open".
+   */
   state(): StreamState;
 }
 
 /** Where an upstream stream stands. */
-export type StreamState = "open" | "finished" | "errored";
+export type StreamState = "open" | "finishing" | "finished" | "errored";
 
 /** The upstream's own in-band error events per protocol. */
 const ERRORS: Record<Protocol, (message: SseMessage) => boolean> = {
@@ -29,14 +31,19 @@ const ERRORS: Record<Protocol, (message: SseMessage) => boolean> = {
   "openai-responses": (m) => m.event === "error" || m.event === "response.failed",
 };
 
-/** The events after which a stream in each protocol is complete; anything else at EOF means it was cut. */
+/** The events after which a stream in each protocol is complete and nothing more will come. */
 const TERMINAL: Record<Protocol, (message: SseMessage) => boolean> = {
   anthropic: (m) => m.event === "message_stop" || (m.event === undefined && m.data.includes('"message_stop"')),
-  // Some OpenAI-compatible servers end after the finish chunk without [DONE].
-  "openai-chat": (m) => m.data === "[DONE]" || /"finish_reason":\s*"/.test(m.data),
+  "openai-chat": (m) => m.data === "[DONE]",
   "openai-responses": (m) =>
     m.data === "[DONE]" || /^response\.(completed|incomplete|failed)$/.test(m.event ?? "") ||
     /"type":\s*"response\.(completed|incomplete|failed)"/.test(m.data),
+};
+
+/** Events after which an end of the stream is acceptable though more may follow (chat's finish chunk: some
+ * OpenAI-compatible servers end there without usage or [DONE]). */
+const FINISHING: Partial<Record<Protocol, (message: SseMessage) => boolean>> = {
+  "openai-chat": (m) => /"finish_reason":\s*"/.test(m.data),
 };
 
 function count(value: unknown): number {
@@ -78,6 +85,7 @@ export function usageMeter(protocol: Protocol): UsageMeter {
   let seen: Usage | undefined;
   let state: StreamState = "open";
   const terminal = TERMINAL[protocol];
+  const finishing = FINISHING[protocol];
   const errored = ERRORS[protocol];
   const fresh = (): Usage =>
     seen ??= { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
@@ -93,9 +101,10 @@ export function usageMeter(protocol: Protocol): UsageMeter {
   }
   return {
     event(message) {
-      if (state === "open") {
+      if (state === "open" || state === "finishing") {
         if (errored(message)) state = "errored";
         else if (terminal(message)) state = "finished";
+        else if (state === "open" && finishing?.(message)) state = "finishing";
       }
       const body = parse(message.data);
       if (body) take(body);

@@ -20,6 +20,10 @@ export interface TranslateContext {
   defaultMaxTokens: number;
   /** The upstream's output ceiling: Claude Code asks for 32k+ tokens, which many OpenAI-compatible models refuse. */
   maxOutputTokens?: number;
+  /** Where a chat upstream takes the output limit (OpenAI's reasoning models refuse `max_tokens`). */
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
+  /** Whether a chat upstream takes `reasoning_effort`; when not, thinking and reasoning requests are dropped. */
+  reasoningEffort?: boolean;
 }
 
 /** One request's translation; state shared between request, response and stream lives in its closure. */

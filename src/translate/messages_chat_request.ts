@@ -147,7 +147,7 @@ export function messagesToChatRequest(
   const out: JsonObject = {
     model: ctx.upstreamModel,
     messages,
-    max_tokens: clampMaxTokens(body.max_tokens, ctx.maxOutputTokens),
+    [ctx.maxTokensField ?? "max_tokens"]: clampMaxTokens(body.max_tokens, ctx.maxOutputTokens),
   };
   const tools = chatTools(body.tools, names, ctx);
   if (tools) {
@@ -162,7 +162,10 @@ export function messagesToChatRequest(
   for (const field of ["temperature", "top_p"]) if (typeof body[field] === "number") out[field] = body[field];
   if (isObject(body.metadata) && typeof body.metadata.user_id === "string") out.user = body.metadata.user_id;
   const effort = effortFromBudget(body.thinking);
-  if (effort) out.reasoning_effort = effort;
+  if (effort && ctx.reasoningEffort) out.reasoning_effort = effort;
+  else if (effort) {
+    ctx.log({ event: "translation_dropped", field: "thinking", reason: "upstream has no reasoning_effort" });
+  }
   if (body.stream === true) {
     out.stream = true;
     // Without it most upstreams send no usage at all (PROTOCOLS.md §6.1).

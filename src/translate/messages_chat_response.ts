@@ -22,6 +22,15 @@ import {
 import { readChatDelta, toolCallBuffer } from "./upstream_events.ts";
 
 /** The first choice's message of a chat completion, or an empty one. */
+/**
+ * The stop reason of an answer. Some servers end tool calls with finish_reason "stop" (or none), and the calls are
+ * what the client must act on; but a call cut by the output limit ("length") is a truncated answer, not a call.
+ */
+function stopWithCalls(finish: unknown, hasCalls: boolean): string {
+  if (hasCalls && finish !== "length" && finish !== "content_filter") return "tool_use";
+  return stopFromFinish(finish);
+}
+
 function firstChoice(body: JsonObject): { message: JsonObject; finish: unknown } {
   const choice = Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0] : {};
   return { message: isObject(choice.message) ? choice.message : {}, finish: choice.finish_reason };
@@ -72,8 +81,7 @@ export function chatToMessagesResponse(body: JsonObject, state: MessagesChatStat
     role: "assistant",
     model: ctx.model,
     content,
-    // Some servers answer tool calls with finish_reason "stop"; the calls are what the client must act on.
-    stop_reason: calls.length > 0 ? "tool_use" : stopFromFinish(finish),
+    stop_reason: stopWithCalls(finish, calls.length > 0),
     stop_sequence: null,
     usage: anthropicUsage(usageOrEstimate(body.usage, state, JSON.stringify(content).length)),
   };
@@ -155,12 +163,12 @@ export function chatToMessagesStream(state: MessagesChatState): StreamStep {
   }
   function complete(): SseMessage[] {
     finished = true;
-    if (finish === undefined && calls.size > 0) finish = "tool_calls";
+
     const out = [...start(undefined), ...flushCalls()];
     const u = usageOrEstimate(usage, state, outputChars);
     out.push(event({
       type: "message_delta",
-      delta: { stop_reason: stopFromFinish(finish), stop_sequence: null },
+      delta: { stop_reason: stopWithCalls(finish, calls.size > 0), stop_sequence: null },
       usage: anthropicUsage(u),
     }));
     out.push(event({ type: "message_stop" }));
@@ -180,7 +188,7 @@ export function chatToMessagesStream(state: MessagesChatState): StreamStep {
       if (typeof d.content === "string" && d.content) out.push(...delta("text", d.content));
       calls.add(d.tool_calls);
       if (chunk.finish) {
-        finish = calls.size > 0 ? "tool_calls" : chunk.finish;
+        finish = chunk.finish;
         out.push(...flushCalls());
       }
       return out;

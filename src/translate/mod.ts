@@ -1,8 +1,10 @@
 /**
  * @module The registry of translators keyed by protocol pair ("client->upstream"). Same-protocol pairs pass
- * through (identity.ts); chat-to-chat also asks streams for usage so tokens are counted (chat_usage.ts).
+ * through (identity.ts); chat-to-chat also asks streams for usage so tokens are counted (chat_usage.ts), and
+ * Messages-to-Anthropic drops thinking without a signature (anthropic_passthrough.ts).
  */
 import type { Protocol } from "../types.ts";
+import { anthropicPassthrough } from "./anthropic_passthrough.ts";
 import { chatPassthrough } from "./chat_usage.ts";
 import { identity, type Translator } from "./identity.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
@@ -20,6 +22,7 @@ export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>
 /** The translator for a protocol pair, or undefined when the pair is not supported. */
 export function pickTranslator(client: Protocol, upstream: Protocol): Translator | undefined {
   if (client === "openai-chat" && upstream === "openai-chat") return chatPassthrough;
+  if (client === "anthropic" && upstream === "anthropic") return anthropicPassthrough;
   if (client === upstream) return identity;
   return TRANSLATORS[`${client}->${upstream}`];
 }

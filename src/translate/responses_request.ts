@@ -147,9 +147,11 @@ export function responsesToChatRequest(body: JsonObject, ctx: TranslateContext):
     if (typeof body.parallel_tool_calls === "boolean") out.parallel_tool_calls = body.parallel_tool_calls;
   }
   const maxTokens = clampMaxTokens(body.max_output_tokens, ctx.maxOutputTokens);
-  if (maxTokens !== undefined) out.max_tokens = maxTokens;
+  if (maxTokens !== undefined) out[ctx.maxTokensField ?? "max_tokens"] = maxTokens;
   for (const field of ["temperature", "top_p", "user"]) if (body[field] !== undefined) out[field] = body[field];
-  if (isObject(body.reasoning) && typeof body.reasoning.effort === "string") {
+  if (isObject(body.reasoning) && typeof body.reasoning.effort === "string" && !ctx.reasoningEffort) {
+    dropped(ctx, "reasoning", "effort");
+  } else if (isObject(body.reasoning) && typeof body.reasoning.effort === "string") {
     out.reasoning_effort = body.reasoning.effort;
   }
   const format = isObject(body.text) && isObject(body.text.format) ? body.text.format : undefined;

@@ -22,6 +22,8 @@ export interface AttemptResult {
   response?: Response;
   /** True when the next upstream may do better. */
   retryable: boolean;
+  /** False when the same upstream must not be asked again at once (it said 429 or 529). */
+  retrySame?: boolean;
   /** The upstream's own retry-after, in milliseconds. */
   retryAfterMs?: number;
   /** The final answer when no attempt is left: the upstream's error as the client's protocol has it. */
@@ -62,6 +64,17 @@ export function failed(route: Route, error: GatewayError, extra: Partial<Attempt
     ...extra,
   };
 }
+/** A stream that failed with its first event: classified like the same error as an HTTP answer. */
+export function answerRefused(deps: RelayDeps, route: Route, error: GatewayError): AttemptResult {
+  const name = route.upstream.name;
+  noteHealth(deps, name, error.status, undefined);
+  return {
+    ...failed(route, error, { status: error.status }),
+    retryable: retryableStatus(error.status),
+    retrySame: error.status !== 429 && error.status !== 529,
+  };
+}
+
 /** The client's stream response; the exchange ends, and the upstream call is released, when the stream does. */
 export function streamResponse(
   deps: RelayDeps,
@@ -89,7 +102,7 @@ export function streamResponse(
         call.exchange.error = end.error.kind;
         // A stream ended by the gateway's own shutdown says nothing about the upstream's health.
         if (!deps.closing?.aborted) deps.health.failure(name);
-      }
+      } else if (!end.cancelled) deps.health.success(name);
       call.exchange.usage = meter.usage();
       call.exchange.usage_complete = !end.error && !end.cancelled;
       done();
@@ -124,29 +137,33 @@ export function finishJson(
     deps.health.failure(name);
     return failed(route, new GatewayError("upstream", `Upstream "${name}" rejected the gateway's credentials`), base);
   }
+  const retryAfter = retryAfterMs(res.headers, deps.now().getTime());
   if (!isObject(body)) {
-    if (retryableStatus(res.status) || res.ok) deps.health.failure(name);
+    noteHealth(deps, name, res.ok ? 502 : res.status, retryAfter);
+    // A client error keeps its status (the body is not shown: it may be an HTML page naming the upstream).
+    const clientError = !res.ok && !retryableStatus(res.status);
     const error = new GatewayError(
-      "upstream",
+      res.ok ? "upstream" : kindForStatus(res.status),
       `Upstream "${name}" answered ${res.status} with a body that is not JSON`,
-      {
-        status: res.status >= 500 ? res.status : 502,
-        headers,
-      },
+      { status: res.ok ? 502 : res.status, headers },
     );
-    return failed(route, error, base);
+    return {
+      ...failed(route, error, base),
+      retryable: !clientError,
+      retrySame: res.status !== 429 && res.status !== 529,
+      retryAfterMs: retryAfter,
+    };
   }
   if (!res.ok) {
-    const retryAfter = retryAfterMs(res.headers, deps.now().getTime());
     const retryable = retryableStatus(res.status);
-    if (retryable) deps.health.failure(name, res.status === 429 || res.status === 529 ? retryAfter : undefined);
-    else deps.health.success(name);
+    noteHealth(deps, name, res.status, retryAfter);
     const error = new GatewayError(
       kindForStatus(res.status),
       upstreamMessage(body) ?? `Upstream answered ${res.status}`,
       {
         status: res.status,
         headers,
+        code: upstreamCode(body),
       },
     );
     // A well-formed error body from an upstream of the client's own protocol is exactly what that client expects.
@@ -154,7 +171,8 @@ export function finishJson(
     const fail = keep ? () => json(body, { status: res.status, headers }) : () => {
       throw error;
     };
-    return { ...base, outcome: error.kind, retryable, retryAfterMs: retryAfter, fail };
+    const retrySame = res.status !== 429 && res.status !== 529;
+    return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail };
   }
   deps.health.success(name);
   const meter = usageMeter(route.protocol);
@@ -174,9 +192,28 @@ function isErrorEnvelope(body: JsonObject, protocol: string): boolean {
   return typeof error.type === "string" && (protocol !== "anthropic" || body.type === "error");
 }
 
-/** The message of an upstream error body in either protocol's envelope. */
+/** The message of an upstream error body: either protocol's envelope, `{"error": "..."}` or `{"message": "..."}`. */
 function upstreamMessage(body: JsonObject): string | undefined {
   const error = body.error;
   if (isObject(error) && typeof error.message === "string") return error.message;
-  return undefined;
+  if (typeof error === "string") return error;
+  return typeof body.message === "string" ? body.message : undefined;
+}
+
+/** An OpenAI-style error code (such as `context_length_exceeded`), which clients act on. */
+function upstreamCode(body: JsonObject): string | undefined {
+  const error = body.error;
+  return isObject(error) && typeof error.code === "string" ? error.code : undefined;
+}
+
+/**
+ * What a failed answer says about the upstream: a 429 pauses it for its retry-after (it is busy, not broken),
+ * other retryable statuses count as failures, and a client error shows it works.
+ */
+function noteHealth(deps: RelayDeps, name: string, status: number, retryAfter: number | undefined): void {
+  if (status === 429) {
+    if (retryAfter !== undefined) deps.health.pause(name, retryAfter);
+    else deps.health.release(name);
+  } else if (retryableStatus(status)) deps.health.failure(name, status === 529 ? retryAfter : undefined);
+  else deps.health.success(name);
 }

@@ -7,7 +7,8 @@ import { buildUpstreamRequest } from "../providers.ts";
 import type { RelayDeps, RelayRequest } from "../relay.ts";
 import type { Route } from "../routing.ts";
 import { pickTranslator } from "../translate/mod.ts";
-import { type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
+import { answerRefused, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
+import { leadingError } from "./leading_error.ts";
 
 export type { AttemptResult };
 
@@ -32,6 +33,8 @@ export async function attemptUpstream(
     log: (line) => deps.log({ request_id: call.requestId, ...line }),
     defaultMaxTokens: route.upstream.default_max_tokens,
     maxOutputTokens: route.upstream.max_output_tokens,
+    maxTokensField: route.upstream.max_tokens_field,
+    reasoningEffort: route.upstream.reasoning_effort,
   });
   // Same protocol both sides: query strings, error bodies and JSON answers pass as the upstream sent them.
   const passthrough = call.client === route.protocol;
@@ -112,10 +115,18 @@ export async function attemptUpstream(
           new GatewayError("upstream", `Upstream "${name}" ended the stream before sending anything`),
         );
       }
+      const refused = leadingError(first.value, route.protocol, name);
+      if (refused) {
+        // Nothing has reached the client: this is a failed attempt with a real status, not a 200 with an error.
+        release();
+        reader.cancel().catch(() => {});
+        return answerRefused(deps, route, refused);
+      }
       clearTimeout(headersTimer);
       const totalLeft = Math.max(1, route.upstream.total_timeout_ms - (deps.now().getTime() - startedAt));
       totalTimer = setTimeout(timeout("within its total time limit"), totalLeft);
-      deps.health.success(name);
+      // Whether the upstream is well is known when the stream ends; until then it is only answering.
+      deps.health.started(name);
       const response = streamResponse(deps, call, route, reader, first.value, {
         step: translation.stream?.(),
         upstream: controller,

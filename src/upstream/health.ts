@@ -34,6 +34,15 @@ export interface HealthBoard {
   success(upstream: string): void;
   /** Records a failure; `retryAfterMs` from the upstream extends the cooldown when it is longer. */
   failure(upstream: string, retryAfterMs?: number): void;
+  /**
+   * A stream began: a probe has shown the upstream answers, so the breaker closes and others may use it, but the
+   * failures in a row stand until the stream ends well ({@linkcode success}) or not ({@linkcode failure}).
+   */
+  started(upstream: string): void;
+  /** The upstream asked for a pause (a 429's retry-after): skipped until then, without counting a failure. */
+  pause(upstream: string, ms: number): void;
+  /** An attempt ended without telling anything about the upstream (the client left): frees a probe slot. */
+  release(upstream: string): void;
   /** Milliseconds until the first skipped upstream among `upstreams` may be tried again (0 if one may now). */
   waitMs(upstreams: readonly string[]): number;
   snapshot(upstreams: readonly string[]): Record<string, UpstreamHealth>;
@@ -69,6 +78,19 @@ export function createHealthBoard(policy: HealthPolicy, now: () => number): Heal
         ? 0
         : Math.min(policy.max_cooldown_ms, policy.cooldown_ms * 2 ** (breaker.trips - 1));
       breaker.openUntil = Math.max(breaker.openUntil, now() + Math.max(cooldown, retryAfterMs ?? 0));
+    },
+    started(upstream) {
+      const breaker = get(upstream);
+      breaker.openUntil = 0;
+      breaker.probing = false;
+    },
+    pause(upstream, ms) {
+      const breaker = get(upstream);
+      breaker.probing = false;
+      breaker.openUntil = Math.max(breaker.openUntil, now() + ms);
+    },
+    release(upstream) {
+      get(upstream).probing = false;
     },
     waitMs(upstreams) {
       let wait = Infinity;

@@ -40,17 +40,20 @@ Deno.test("GET /metrics counts requests by route, status, model and upstream, an
 
 Deno.test("GET /metrics counts upstream failures by kind and failovers", async () => {
   await using upstream = fakeUpstream();
-  upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error" }, 529));
+  // A 529 is not asked of the same upstream again at once, so the attempts alternate between the two.
+  for (const path of ["/ha1/v1/messages", "/ha2/v1/messages"]) {
+    upstream.routes.set(`POST ${path}`, () => jsonReply({ type: "error" }, 529));
+  }
   await using gw = await startGateway(upstream.url);
-  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  await (await gw.post("/v1/messages", messagesBody({ model: "claude-ha" }))).body?.cancel();
   const page = await scrape(gw.url);
-  const attempts = upstream.requests.length;
-  assert.ok(attempts >= 2);
-  assert.equal(
-    sampleValue(page, "modelgate_upstream_failures_total", { upstream: "anth", kind: "overloaded" }),
-    attempts,
-  );
-  assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "anth" }), attempts - 1);
+  assert.deepEqual(upstream.requests.map((r) => r.path), ["/ha1/v1/messages", "/ha2/v1/messages", "/ha1/v1/messages"]);
+  const failures = (name: string) =>
+    sampleValue(page, "modelgate_upstream_failures_total", { upstream: name, kind: "overloaded" });
+  assert.equal(failures("ha1"), 2);
+  assert.equal(failures("ha2"), 1);
+  assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "ha1" }), 1);
+  assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "ha2" }), 1);
   assert.equal(sampleValue(page, "modelgate_request_errors_total", { route: "/v1/messages", kind: "overloaded" }), 1);
 });
 

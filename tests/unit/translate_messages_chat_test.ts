@@ -1,6 +1,7 @@
 /** @module Messages client -> chat upstream: the request mapping, tool-name restoration and the stream's state rules. */
 import assert from "node:assert/strict";
 import { SseParser } from "../../src/sse.ts";
+import type { TranslateContext } from "../../src/translate/mod.ts";
 import { messagesViaChat } from "../../src/translate/messages_chat_response.ts";
 import { readAnthropicStream } from "../_client_readers.ts";
 import { testContext } from "../_translate_helpers.ts";
@@ -8,8 +9,12 @@ import { testContext } from "../_translate_helpers.ts";
 const SCHEMA = { type: "object", properties: {} };
 const LONG_NAME = `mcp__filesystem_server__${"read_multiple_files_with_metadata_".repeat(2)}`;
 
-function request(body: Record<string, unknown>, logs: Record<string, unknown>[] = []) {
-  const translation = messagesViaChat(testContext(logs));
+function request(
+  body: Record<string, unknown>,
+  logs: Record<string, unknown>[] = [],
+  upstream: Partial<TranslateContext> = { reasoningEffort: true },
+) {
+  const translation = messagesViaChat({ ...testContext(logs), ...upstream });
   return { out: translation.request({ model: "public-model", max_tokens: 100, ...body }), translation };
 }
 
@@ -122,6 +127,23 @@ Deno.test("messagesViaChat() maps tools, tool_choice, stop sequences, thinking, 
   );
 });
 
+Deno.test("messagesViaChat() sends thinking as reasoning_effort only to an upstream that takes it", () => {
+  const logs: Record<string, unknown>[] = [];
+  const body = { messages: [{ role: "user", content: "Hi" }], thinking: { type: "adaptive" } };
+  assert.equal(request(body, [], { reasoningEffort: true }).out.reasoning_effort, "medium");
+  assert.equal(request(body, logs, { reasoningEffort: false }).out.reasoning_effort, undefined);
+  assert.ok(logs.some((l) => l.event === "translation_dropped" && l.field === "thinking"));
+});
+
+Deno.test("messagesViaChat() puts the output limit in the field the upstream takes", () => {
+  const body = { messages: [{ role: "user", content: "Hi" }], max_tokens: 300 };
+  const plain = request(body, [], {}).out;
+  assert.equal(plain.max_tokens, 300);
+  const reasoning = request(body, [], { maxTokensField: "max_completion_tokens" }).out;
+  assert.equal(reasoning.max_completion_tokens, 300);
+  assert.equal(reasoning.max_tokens, undefined);
+});
+
 Deno.test("messagesViaChat() shortens a long tool name for the upstream and restores it in the answer", () => {
   const { out, translation } = request({
     messages: [{ role: "user", content: "Hi" }],
@@ -195,4 +217,22 @@ Deno.test("messagesViaChat() estimates usage when the chat upstream reports none
   assert.equal(delta.output_tokens, 10);
   const whole = translation.response({ choices: [{ message: { content: "y".repeat(40) }, finish_reason: "stop" }] });
   assert.equal((whole.usage as Record<string, number>).input_tokens, start.input_tokens);
+});
+
+Deno.test("messagesViaChat() reports a tool call cut by the output limit as max_tokens, not tool_use", () => {
+  const { translation } = request({ messages: [{ role: "user", content: "Write" }], stream: true });
+  const call = { index: 0, id: "c1", type: "function", function: { name: "write", arguments: '{"path":"a","co' } };
+  const whole = translation.response({
+    choices: [{ message: { content: null, tool_calls: [call] }, finish_reason: "length" }],
+  });
+  assert.equal(whole.stop_reason, "max_tokens");
+  const chunks = [
+    { choices: [{ index: 0, delta: { role: "assistant", tool_calls: [call] } }] },
+    { choices: [{ index: 0, delta: {}, finish_reason: "length" }] },
+  ].map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
+  const step = translation.stream!();
+  const events = new SseParser().push(chunks).flatMap((m) => step.next(m));
+  events.push(...step.end());
+  const delta = events.find((e) => e.event === "message_delta")!;
+  assert.equal(JSON.parse(delta.data).delta.stop_reason, "max_tokens");
 });

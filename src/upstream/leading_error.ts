@@ -1,0 +1,55 @@
+/**
+ * @module An upstream stream whose very first event is an error: nothing has reached the client yet, so it is
+ * a failed attempt (with an HTTP status the SDKs can retry on, or another upstream), not a 200 with an error inside.
+ */
+import { type ErrorKind, GatewayError } from "../errors.ts";
+import { SseParser } from "../sse.ts";
+import { isObject, type Protocol } from "../types.ts";
+
+/** Anthropic error types and OpenAI error codes or types, by the kind they mean (PROTOCOLS.md §2, §4.4). */
+const KINDS: Record<string, ErrorKind> = {
+  overloaded_error: "overloaded",
+  overloaded: "overloaded",
+  rate_limit_error: "rate_limit",
+  rate_limit_exceeded: "rate_limit",
+  insufficient_quota: "rate_limit",
+  timeout_error: "timeout",
+  invalid_request_error: "invalid_request",
+  context_length_exceeded: "invalid_request",
+  not_found_error: "not_found",
+  request_too_large: "request_too_large",
+};
+
+/** Statuses of the kinds an in-band upstream error can have; the rest are a bad gateway. */
+const STATUS: Partial<Record<ErrorKind, number>> = {
+  overloaded: 529,
+  rate_limit: 429,
+  timeout: 504,
+  invalid_request: 400,
+  not_found: 404,
+  request_too_large: 413,
+};
+
+/** The error the first event of `chunk` reports, or undefined when it is not an error event. */
+export function leadingError(chunk: Uint8Array, protocol: Protocol, upstream: string): GatewayError | undefined {
+  const [first] = new SseParser().push(new TextDecoder().decode(chunk));
+  if (!first) return undefined;
+  const isError = protocol === "anthropic"
+    ? first.event === "error"
+    : first.event === "error" || first.event === "response.failed" || first.data.startsWith('{"error"');
+  if (!isError) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(first.data);
+  } catch {
+    body = undefined;
+  }
+  const holder = isObject(body) && isObject(body.response) ? body.response : body;
+  const error = isObject(holder) && isObject(holder.error) ? holder.error : isObject(holder) ? holder : {};
+  const names = [error.type, error.code].filter((v): v is string => typeof v === "string");
+  const kind = names.map((name) => KINDS[name]).find((k) => k !== undefined) ?? "upstream";
+  const message = typeof error.message === "string"
+    ? error.message
+    : `Upstream "${upstream}" failed its stream at once`;
+  return new GatewayError(kind, message, { status: STATUS[kind] ?? 502 });
+}

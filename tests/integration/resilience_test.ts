@@ -1,0 +1,179 @@
+/**
+ * @module The breaker and the stream's end under the faults real upstreams and clients produce: probes that end
+ * without an answer, streams that fail after starting or at once, 429s, client errors without JSON, and upstreams
+ * that keep their connection open after the last event.
+ */
+import assert from "node:assert/strict";
+import { controlledStream, fakeUpstream, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { anthropicMessage, fixture, messagesBody, startGateway } from "../_helpers.ts";
+import { SseParser } from "../../src/sse.ts";
+
+const ANTHROPIC_SSE = fixture("anthropic_text.sse");
+const FIRST = ANTHROPIC_SSE.slice(0, ANTHROPIC_SSE.indexOf("\n\n") + 2);
+const OVERLOADED =
+  'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
+
+/** A clock the test moves by hand, for breaker cooldowns. */
+function manualClock() {
+  let at = Date.parse("2026-11-22T12:00:00Z");
+  return { now: () => new Date(at), advance: (ms: number) => void (at += ms) };
+}
+
+Deno.test("a probe whose client leaves frees the upstream for the next request", async () => {
+  await using upstream = fakeUpstream();
+  let call = 0;
+  upstream.routes.set("POST /anth/v1/messages", (seen) => {
+    call++;
+    if (call === 1) return jsonReply({ type: "error", error: { type: "api_error", message: "x" } }, 500);
+    return call === 2 ? hang(seen) : jsonReply(anthropicMessage("back"));
+  });
+  const clock = manualClock();
+  await using gw = await startGateway(upstream.url, { failureThreshold: 1, now: clock.now });
+  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  clock.advance(60_000);
+  const controller = new AbortController();
+  const probe = fetch(`${gw.url}/v1/messages`, {
+    method: "POST",
+    headers: { "x-api-key": gw.tokens.default, "content-type": "application/json" },
+    body: JSON.stringify(messagesBody()),
+    signal: controller.signal,
+  });
+  while (upstream.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 0));
+  controller.abort();
+  await assert.rejects(probe);
+  await upstream.requests[1].closed;
+  const res = await gw.post("/v1/messages", messagesBody());
+  assert.equal(res.status, 200, "the upstream is not left half-open for good");
+  assert.equal((await res.json()).content[0].text, "back");
+});
+
+Deno.test("an upstream whose streams keep failing after they start cools down", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /ha1/v1/messages", () => sseReply(FIRST + OVERLOADED));
+  upstream.routes.set("POST /ha2/v1/messages", () => sseReply(ANTHROPIC_SSE));
+  await using gw = await startGateway(upstream.url, { failureThreshold: 2 });
+  for (let i = 0; i < 4; i++) {
+    await (await gw.post("/v1/messages", messagesBody({ model: "claude-ha", stream: true }))).text();
+  }
+  assert.equal(upstream.requests.filter((r) => r.path === "/ha1/v1/messages").length, 2);
+  assert.equal(upstream.requests.filter((r) => r.path === "/ha2/v1/messages").length, 2);
+});
+
+Deno.test("an error as a stream's first event fails over, and is an HTTP error when nothing is left", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /ha1/v1/messages", () => sseReply(OVERLOADED));
+  upstream.routes.set("POST /ha2/v1/messages", () => sseReply(ANTHROPIC_SSE));
+  upstream.routes.set("POST /anth/v1/messages", () => sseReply(OVERLOADED));
+  await using gw = await startGateway(upstream.url);
+  const failedOver = await gw.post("/v1/messages", messagesBody({ model: "claude-ha", stream: true }));
+  assert.equal(await failedOver.text(), ANTHROPIC_SSE);
+  assert.deepEqual(gw.exchanges.at(-1)!.attempts.map((a) => a.outcome), ["overloaded", "ok"]);
+  const alone = await gw.post("/v1/messages", messagesBody({ stream: true }));
+  assert.equal(alone.status, 529);
+  assert.deepEqual((await alone.json()).error, { type: "overloaded_error", message: "Overloaded" });
+});
+
+Deno.test("a 429 is not re-sent to the same upstream at once and does not cool it down", async () => {
+  await using upstream = fakeUpstream();
+  let calls = 0;
+  upstream.routes.set(
+    "POST /anth/v1/messages",
+    () =>
+      ++calls === 1
+        ? jsonReply({ type: "error", error: { type: "rate_limit_error", message: "Slow down" } }, 429)
+        : jsonReply(anthropicMessage()),
+  );
+  await using gw = await startGateway(upstream.url, { failureThreshold: 1 });
+  const limited = await gw.post("/v1/messages", messagesBody());
+  assert.equal(limited.status, 429);
+  await limited.body?.cancel();
+  assert.equal(upstream.requests.length, 1);
+  const next = await gw.post("/v1/messages", messagesBody());
+  assert.equal(next.status, 200, "a 429 is the upstream being busy, not broken");
+  await next.body?.cancel();
+});
+
+Deno.test("an upstream 4xx without a JSON body keeps its status and is not failed over", async () => {
+  await using upstream = fakeUpstream();
+  const page = () =>
+    new Response("<html>Bad Request</html>", { status: 400, headers: { "content-type": "text/html" } });
+  upstream.routes.set("POST /ha1/v1/messages", page);
+  upstream.routes.set("POST /ha2/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  const res = await gw.post("/v1/messages", messagesBody({ model: "claude-ha" }));
+  assert.equal(res.status, 400);
+  const body = await res.json();
+  assert.equal(body.error.type, "invalid_request_error");
+  assert.ok(!JSON.stringify(body).includes("<html>"));
+  assert.equal(upstream.requests.length, 1);
+});
+
+const HELD_OPEN = [
+  {
+    name: "a Messages passthrough",
+    route: "POST /anth/v1/messages",
+    path: "/v1/messages",
+    body: messagesBody({ stream: true }),
+    upstreamText: ANTHROPIC_SSE,
+    last: "message_stop",
+  },
+  {
+    name: "a Messages stream translated from chat",
+    route: "POST /oai/v1/chat/completions",
+    path: "/v1/messages",
+    body: messagesBody({ model: "gpt-test", stream: true }),
+    upstreamText: fixture("openai_chat_text.sse"),
+    last: "message_stop",
+  },
+];
+
+for (const c of HELD_OPEN) {
+  Deno.test(`${c.name} ends at the upstream's last event even if its connection stays open`, async () => {
+    await using upstream = fakeUpstream();
+    const held = controlledStream();
+    upstream.routes.set(c.route, () => held.response);
+    await using gw = await startGateway(upstream.url, { idleTimeoutMs: 60_000 });
+    held.send(c.upstreamText);
+    const events = new SseParser().push(await (await gw.post(c.path, c.body)).text());
+    assert.equal(events.at(-1)!.event, c.last);
+    assert.ok(!events.some((e) => e.event === "error"));
+    await upstream.requests[0].closed;
+  });
+}
+
+Deno.test("a passthrough chat stream gets keep-alive comments between events while the upstream is silent", async () => {
+  await using upstream = fakeUpstream();
+  const held = controlledStream();
+  upstream.routes.set("POST /oai/v1/chat/completions", () => held.response);
+  await using gw = await startGateway(upstream.url, { extraYaml: "stream_keepalive_ms: 20\n" });
+  const first = fixture("openai_chat_text.sse").split("\n\n")[0] + "\n\n";
+  held.send(first);
+  const res = await gw.post("/v1/chat/completions", {
+    model: "gpt-test",
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: "user", content: "Hi" }],
+  }, { "x-api-key": gw.tokens.oa });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  assert.equal(decoder.decode((await reader.read()).value), first);
+  assert.equal(decoder.decode((await reader.read()).value), ": keep-alive\n\n");
+  await reader.cancel();
+  await upstream.requests[0].closed;
+});
+
+Deno.test("thinking without a signature is kept from an Anthropic upstream; signed thinking passes", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  const history = (signature: string) => [
+    { role: "user", content: "Hi" },
+    { role: "assistant", content: [{ type: "thinking", thinking: "hmm", signature }, { type: "text", text: "Hello" }] },
+    { role: "user", content: "More" },
+  ];
+  await (await gw.post("/v1/messages", messagesBody({ messages: history("") }))).body?.cancel();
+  await (await gw.post("/v1/messages", messagesBody({ messages: history("sig-abc") }))).body?.cancel();
+  const [unsigned, signed] = upstream.requests.map((r) => r.body?.messages as { content: unknown }[]);
+  assert.deepEqual(unsigned[1].content, [{ type: "text", text: "Hello" }]);
+  assert.deepEqual(signed[1].content, history("sig-abc")[1].content);
+});
