@@ -56,14 +56,38 @@ function anthropicTools(tools: unknown, ctx: TranslateContext): JsonObject[] | u
   return out.length > 0 ? out : undefined;
 }
 
+/**
+ * True when an assistant turn calls a tool without thinking first: with thinking on, the real API refuses such a
+ * history ("a final assistant message must start with a thinking block"), and OpenAI clients cannot send one back.
+ */
+export function hasUnthoughtToolUse(messages: unknown[]): boolean {
+  return messages.some((m) => {
+    if (!isObject(m) || m.role !== "assistant" || !Array.isArray(m.content)) return false;
+    const first = m.content[0];
+    const thought = isObject(first) && (first.type === "thinking" || first.type === "redacted_thinking");
+    return !thought && m.content.some((block) => isObject(block) && block.type === "tool_use");
+  });
+}
+
 /** The sampling, stop, token and reasoning fields both OpenAI request shapes share, in Anthropic form. */
 export function anthropicSettings(
-  fields: { maxTokens: unknown; effort: unknown; temperature: unknown; topP: unknown; stop?: unknown },
+  fields: {
+    maxTokens: unknown;
+    effort: unknown;
+    temperature: unknown;
+    topP: unknown;
+    stop?: unknown;
+    messages: unknown[];
+  },
   ctx: TranslateContext,
 ): JsonObject {
   const maxTokens = clampMaxTokens(fields.maxTokens, ctx.maxOutputTokens) ?? ctx.defaultMaxTokens;
   const out: JsonObject = { max_tokens: maxTokens };
-  const thinking = thinkingFromEffort(fields.effort, maxTokens);
+  let thinking = thinkingFromEffort(fields.effort, maxTokens);
+  if (thinking && hasUnthoughtToolUse(fields.messages)) {
+    ctx.log({ event: "translate_drop", field: "reasoning", type: "thinking", reason: "tool calls in history" });
+    thinking = undefined;
+  }
   if (thinking) out.thinking = thinking;
   // Extended thinking rejects a changed temperature or top_p, so they only cross without it.
   if (!thinking) {
@@ -102,10 +126,12 @@ export function chatToMessagesRequest(body: JsonObject, ctx: TranslateContext): 
       turns.add("assistant", blocks);
     } else turns.add("user", contentBlocks(message.content, ctx));
   }
+  const messages = turns.messages();
   const out: JsonObject = {
     model: ctx.upstreamModel,
-    messages: turns.messages(),
+    messages,
     ...anthropicSettings({
+      messages,
       maxTokens: body.max_completion_tokens ?? body.max_tokens,
       effort: body.reasoning_effort,
       temperature: body.temperature,

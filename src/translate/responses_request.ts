@@ -205,10 +205,12 @@ export function responsesToMessagesRequest(body: JsonObject, ctx: TranslateConte
       if (block) turns.add("assistant", [block]);
     } else dropped(ctx, "input", item.type);
   }
+  const messages = turns.messages();
   const out: JsonObject = {
     model: ctx.upstreamModel,
-    messages: turns.messages(),
+    messages,
     ...anthropicSettings({
+      messages,
       maxTokens: body.max_output_tokens,
       effort: isObject(body.reasoning) ? body.reasoning.effort : undefined,
       temperature: body.temperature,

@@ -161,3 +161,21 @@ Deno.test("chatViaMessages() sends no whitespace-only text blocks and no empty t
     { role: "user", content: [{ type: "tool_result", tool_use_id: "c1" }] },
   ]);
 });
+
+Deno.test("chatViaMessages() leaves thinking off when the history has tool calls it cannot carry thinking for", () => {
+  const logs: Record<string, unknown>[] = [];
+  const loop = [
+    { role: "user", content: "Time?" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }],
+    },
+    { role: "tool", tool_call_id: "c1", content: "12:00" },
+  ];
+  const inLoop = request({ messages: loop, reasoning_effort: "high", max_tokens: 30000 }, logs);
+  assert.equal(inLoop.out.thinking, undefined);
+  assert.ok(logs.some((l) => l.field === "reasoning" && l.reason === "tool calls in history"));
+  const plain = request({ messages: [{ role: "user", content: "Hi" }], reasoning_effort: "high", max_tokens: 30000 });
+  assert.equal((plain.out.thinking as Record<string, unknown>).type, "enabled");
+});
