@@ -113,7 +113,8 @@ function hasLimits(limits: Limits | undefined): boolean {
 
 /** The limits observer over `kv`. */
 export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
-  const reserved = new Map<string, { slots: Slot[]; estimate: number }>();
+  // Keyed by the exchange itself: a request id is client input, and two requests may share one.
+  const reserved = new Map<Exchange, { slots: Slot[]; estimate: number }>();
   const charging = new Set<Promise<void>>();
 
   async function admit(exchange: Exchange, body: JsonObject): Promise<void> {
@@ -149,15 +150,15 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       );
     }
     const tokenSlots = slots.filter((slot) => LIMIT_FIELDS[slot.field].unit === "tokens");
-    if (tokenSlots.length > 0) reserved.set(exchange.request_id, { slots: tokenSlots, estimate });
+    if (tokenSlots.length > 0) reserved.set(exchange, { slots: tokenSlots, estimate });
   }
 
   return {
     admit,
     finish(exchange) {
-      const held = reserved.get(exchange.request_id);
+      const held = reserved.get(exchange);
       if (!held) return;
-      reserved.delete(exchange.request_id);
+      reserved.delete(exchange);
       // A delivered answer whose usage is unknown (an OpenAI stream without include_usage) keeps its estimate;
       // a failed one gives it back.
       const used = exchange.usage ? totalTokens(exchange.usage) : exchange.status < 400 ? held.estimate : 0;

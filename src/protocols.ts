@@ -45,6 +45,16 @@ function fieldPath(path: readonly PropertyKey[]): string {
   return path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i ? "." : ""}${String(key)}`)).join("");
 }
 
+/** The value at a zod issue's path in `input`, to tell a missing field from one of the wrong type. */
+export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== "object" || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
 /** Checks a request body and returns it unchanged; a failure is a 400 naming the field. */
 export function checkBody(protocol: Protocol, operation: Operation, body: JsonObject): JsonObject {
   const schema = SCHEMAS[`${protocol}:${operation}`];
@@ -55,7 +65,7 @@ export function checkBody(protocol: Protocol, operation: Operation, body: JsonOb
   const param = fieldPath(issue.path);
   const message = issue.code === "too_small" && param === "messages"
     ? "must be a non-empty array"
-    : issue.code === "invalid_type" && issue.input === undefined
+    : issue.code === "invalid_type" && valueAt(body, issue.path) === undefined
     ? "is required"
     : issue.message;
   throw new GatewayError("invalid_request", `${param}: ${message}`, { param });

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { GatewayError } from "../errors.ts";
 import { LimitsSchema } from "../limits.ts";
+import { valueAt } from "../protocols.ts";
 
 const Name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 letters, digits, '_', '.' or '-'");
 const Label = z.string().min(1).max(100);
@@ -81,7 +82,7 @@ export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.in
   const param = [...issue.path.map(String), ...keys.slice(0, 1)].join(".") || "body";
   const message = keys.length > 0
     ? "is not a known field"
-    : issue.code === "invalid_type" && issue.input === undefined
+    : issue.code === "invalid_type" && valueAt(input, issue.path) === undefined
     ? "is required"
     : issue.message;
   throw new GatewayError("invalid_request", `${param}: ${message}`, { param });

@@ -13,10 +13,11 @@ export function generate(protocol: Protocol, operation: Operation) {
     const { value, bytes } = await readJsonBody(req, ctx.deps.config.max_body_bytes);
     const body = checkBody(protocol, operation, value);
     const { exchange } = ctx;
-    exchange.model = body.model as string;
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
+    // Only a model the group enables is recorded: anything else is client input of any size and content.
+    exchange.model = body.model as string;
     for (const observer of ctx.deps.observers) await observer.admit?.(exchange, body);
     if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
       return Response.json({ input_tokens: estimateTokens(body) });
@@ -39,7 +40,7 @@ export function generate(protocol: Protocol, operation: Operation) {
 /** Claude Code's session id, kept only when it looks like an id (it ends up in usage records). */
 function sessionId(headers: Headers): string | undefined {
   const value = headers.get("x-claude-code-session-id");
-  return value && /^[A-Za-z0-9_.:-]{1,128}$/.test(value) ? value : undefined;
+  return value && /^[A-Za-z0-9_.:-]{1,128}$/.test(value) && !value.startsWith("sk-") ? value : undefined;
 }
 
 /**

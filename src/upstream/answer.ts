@@ -121,6 +121,8 @@ export function finishJson(
   passthrough: boolean,
 ): AttemptResult {
   const name = route.upstream.name;
+  // An upstream error may quote the key it was sent; the client must never see the gateway's key.
+  if (!res.ok && route.apiKey && text.includes(route.apiKey)) text = text.replaceAll(route.apiKey, "[redacted]");
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -30,7 +30,7 @@ export async function attemptUpstream(
     upstreamModel: route.upstreamModel,
     requestId: call.requestId,
     now: () => deps.now().getTime(),
-    log: (line) => deps.log({ request_id: call.requestId, ...line }),
+    log: (line) => deps.log({ request_id: call.requestId, ...loggable(line) }),
     defaultMaxTokens: route.upstream.default_max_tokens,
     maxOutputTokens: route.upstream.max_output_tokens,
     maxTokensField: route.upstream.max_tokens_field,
@@ -115,7 +115,7 @@ export async function attemptUpstream(
           new GatewayError("upstream", `Upstream "${name}" ended the stream before sending anything`),
         );
       }
-      const refused = leadingError(first.value, route.protocol, name);
+      const refused = leadingError(first.value, route.protocol, name, route.apiKey);
       if (refused) {
         // Nothing has reached the client: this is a failed attempt with a real status, not a 200 with an error.
         release();
@@ -154,4 +154,18 @@ function searchOf(url: string): string {
   if (at === -1) return "";
   const hash = url.indexOf("#", at);
   return hash === -1 ? url.slice(at) : url.slice(at, hash);
+}
+
+/** Values a translator logs that may be safely written: short identifiers. Anything else may be client input
+ * (a pasted token, a prompt) and is logged as "other". */
+const SAFE_LOG_VALUE = /^[A-Za-z0-9_.:[\]-]{1,80}$/;
+
+function loggable(line: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(line)) {
+    // `event` and `reason` are the gateway's own words; the other values may come from the request.
+    const own = key === "event" || key === "reason" || typeof value !== "string";
+    out[key] = own || (SAFE_LOG_VALUE.test(value as string) && !(value as string).includes("sk-")) ? value : "other";
+  }
+  return out;
 }

@@ -31,8 +31,16 @@ const STATUS: Partial<Record<ErrorKind, number>> = {
 };
 
 /** The error the first event of `chunk` reports, or undefined when it is not an error event. */
-export function leadingError(chunk: Uint8Array, protocol: Protocol, upstream: string): GatewayError | undefined {
-  const [first] = new SseParser().push(new TextDecoder().decode(chunk));
+export function leadingError(
+  chunk: Uint8Array,
+  protocol: Protocol,
+  upstream: string,
+  apiKey?: string,
+): GatewayError | undefined {
+  let text = new TextDecoder().decode(chunk);
+  // The message goes to the client; an upstream that quotes the gateway's key must not hand it on.
+  if (apiKey && text.includes(apiKey)) text = text.replaceAll(apiKey, "[redacted]");
+  const [first] = new SseParser().push(text);
   if (!first) return undefined;
   const isError = protocol === "anthropic"
     ? first.event === "error"

@@ -188,3 +188,47 @@ Deno.test("a delivered stream whose usage is unknown keeps its estimate charged"
   const charged = await gw.store.kv.get<number>(["limit", "token", record.id, "tokens", "day", day]);
   assert.equal(charged.value, estimateRequestTokens(body));
 });
+
+Deno.test("two requests sharing a client's x-request-id are each charged their own real usage", async () => {
+  await using upstream = fakeUpstream();
+  const gates = { small: Promise.withResolvers<void>(), large: Promise.withResolvers<void>() };
+  upstream.routes.set("POST /anth/v1/messages", async (seen) => {
+    const large = seen.body?.max_tokens === 4000;
+    // Both are admitted before either answers; the small one (admitted first) finishes first.
+    await (large ? gates.large : gates.small).promise;
+    return jsonReply({ ...anthropicMessage(), usage: { input_tokens: 20, output_tokens: large ? 4000 : 10 } });
+  });
+  await using gw = await startGateway(upstream.url, { now: frozenClock() });
+  const { secret, record } = await gw.store.createToken({ group: "default" });
+  await gw.store.updateToken(record.id, { limits: { tokens_per_day: 5000 } });
+  const headers = { "x-api-key": secret, "x-request-id": "shared-id" };
+  const small = gw.post("/v1/messages", messagesBody(), headers);
+  while (upstream.requests.length < 1) await new Promise((r) => setTimeout(r, 0));
+  const large = gw.post("/v1/messages", messagesBody({ max_tokens: 4000 }), headers);
+  while (upstream.requests.length < 2) await new Promise((r) => setTimeout(r, 0));
+  gates.small.resolve();
+  await (await small).body?.cancel();
+  await gw.deps.operator.limiter.settled();
+  gates.large.resolve();
+  await (await large).body?.cancel();
+  await gw.deps.operator.limiter.settled();
+  // 4,050 tokens are spent; a request estimated at over 1,000 more must not fit in 5,000.
+  const over = await gw.post("/v1/messages", messagesBody({ max_tokens: 1500 }), { "x-api-key": secret });
+  assert.equal(over.status, 429);
+  await over.body?.cancel();
+});
+
+Deno.test("an idle window admits one request whatever its estimate, and the next is refused", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", thirtyTokens);
+  await using gw = await startGateway(upstream.url, { now: frozenClock() });
+  const { secret, record } = await gw.store.createToken({ group: "default" });
+  await gw.store.updateToken(record.id, { limits: { tokens_per_minute: 100 } });
+  const first = await gw.post("/v1/messages", messagesBody({ max_tokens: 5000 }), { "x-api-key": secret });
+  assert.equal(first.status, 200, "an estimate above the limit alone never refuses a request for good");
+  await first.body?.cancel();
+  await gw.deps.operator.limiter.settled();
+  const second = await gw.post("/v1/messages", messagesBody({ max_tokens: 90 }), { "x-api-key": secret });
+  assert.equal(second.status, 429);
+  await second.body?.cancel();
+});

@@ -29,7 +29,7 @@ Deno.test("GET /metrics counts requests by route, status, model and upstream, an
   const page = await scrape(gw.url);
   const ok = { route: "/v1/messages", status: "200", model: "claude-test", upstream: "anth" };
   assert.equal(sampleValue(page, "modelgate_requests_total", ok), 2);
-  const unknown = { route: "/v1/messages", status: "404", model: "other", upstream: "none" };
+  const unknown = { route: "/v1/messages", status: "404", model: "none", upstream: "none" };
   assert.equal(sampleValue(page, "modelgate_requests_total", unknown), 1);
   assert.equal(sampleValue(page, "modelgate_tokens_total", { model: "claude-test", type: "input" }), 10);
   assert.equal(sampleValue(page, "modelgate_tokens_total", { model: "claude-test", type: "output" }), 4);

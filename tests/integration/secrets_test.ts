@@ -78,3 +78,37 @@ Deno.test("tokens, upstream keys and upstream addresses appear in no log line, o
     assert.ok(!page.includes(secret), `metrics or probe page contains ${secret}`);
   }
 });
+
+Deno.test("an upstream that quotes the gateway's key in an error never gets it to the client", async () => {
+  await using upstream = fakeUpstream();
+  const echo = (seen: { headers: Headers }) => {
+    const key = seen.headers.get("x-api-key") ?? seen.headers.get("authorization");
+    return jsonReply({ type: "error", error: { type: "invalid_request_error", message: `bad key ${key}` } }, 400);
+  };
+  upstream.routes.set("POST /anth/v1/messages", echo);
+  await using gw = await startGateway(upstream.url);
+  const passthrough = await (await gw.post("/v1/messages", messagesBody())).text();
+  const translated = await (await gw.post("/v1/chat/completions", {
+    model: "claude-test",
+    messages: [{ role: "user", content: "Hi" }],
+  }, { "x-api-key": gw.tokens.oa })).text();
+  for (const text of [passthrough, translated]) {
+    assert.ok(!text.includes(UPSTREAM_KEYS.TEST_ANTHROPIC_KEY), `the key reached the client: ${text}`);
+    assert.match(text, /bad key \[redacted\]/);
+  }
+});
+
+Deno.test("request values a translation note would quote are logged as other, never verbatim", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  const token = gw.tokens.oa;
+  const res = await gw.post("/v1/chat/completions", {
+    model: "claude-test",
+    messages: [{ role: "user", content: [{ type: token }, { type: "text", text: "Hi" }] }],
+    tools: [{ type: `${token}-tool` }],
+  }, { "x-api-key": token });
+  await res.body?.cancel();
+  assert.ok(gw.logs.some((line) => line.event === "translate_drop"), "the drops are logged");
+  assert.ok(!JSON.stringify(gw.logs).includes(token), "a client value was logged verbatim");
+});

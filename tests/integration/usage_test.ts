@@ -176,3 +176,34 @@ Deno.test("requests that never reach a model by a token are not recorded", async
   await gw.flush();
   assert.deepEqual(await requestLog(gw.store.kv, { limit: 10 }), []);
 });
+
+Deno.test("a request for a model the group does not enable is not recorded and cannot spoil a batch", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  // A model id far longer than a KV key may be used to fail the whole write it joins.
+  const res = await gw.post("/v1/messages", messagesBody({ model: "x".repeat(5000) }));
+  assert.equal(res.status, 404);
+  await res.body?.cancel();
+  await gw.flush();
+  const log = await requestLog(gw.store.kv, { limit: 10 });
+  assert.deepEqual(log.map((e) => e.model), ["claude-test"]);
+  const [byModel, ...others] = await usageTotals(gw.store.kv, { by: "model", since: today(), until: today() });
+  assert.equal(byModel.key, "claude-test");
+  assert.equal(others.length, 0);
+});
+
+Deno.test("a session id shaped like a token is not recorded", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url);
+  const token = gw.tokens.default;
+  await (await gw.post("/v1/messages", messagesBody(), { "x-claude-code-session-id": token })).body?.cancel();
+  await gw.flush();
+  const [entry] = await requestLog(gw.store.kv, { limit: 10 });
+  assert.equal(entry.session_id ?? null, null);
+  assert.ok(
+    !JSON.stringify(await usageTotals(gw.store.kv, { by: "session", since: today(), until: today() })).includes(token),
+  );
+});
