@@ -2,7 +2,6 @@
  * @module One request's record as it passes through the gateway (who, which model, which upstream, how it
  * ended, what it used), and the observers that consume it: logs, metrics, usage accounting and limits.
  */
-import type { GatewayError } from "./errors.ts";
 import type { JsonObject, Protocol } from "./types.ts";
 
 /** Token counts as the upstream reported them; prompt total = input + cache_read + cache_creation. */
@@ -57,9 +56,4 @@ export interface Observer {
   start?(exchange: Exchange): void;
   /** Once, when the response has been sent in full, cut, or cancelled by the client. */
   finish?(exchange: Exchange): void;
-}
-
-/** Records a failure on the exchange. */
-export function markFailed(exchange: Exchange, error: GatewayError): void {
-  exchange.error = error.kind;
 }
