@@ -50,6 +50,23 @@ const KEEP_ALIVE: Record<Protocol, Uint8Array> = {
 const LF = 10;
 const CR = 13;
 
+/** How long the rest of a finished upstream body is read before its connection is given up. */
+const DRAIN_MS = 500;
+
+/** Reads what is left of an upstream body after its last event, for at most `ms`, then cancels it. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<void> {
+  const timer = setTimeout(() => reader.cancel().catch(() => {}), ms);
+  try {
+    while (!(await reader.read()).done) {
+      // Nothing after the last event is for the client.
+    }
+  } catch {
+    // A cancelled or broken body has nothing more to give.
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** True when `tail` (the last bytes sent) ends an SSE event, so an error event can follow directly. */
 function endsEvent(tail: Uint8Array): boolean {
   const n = tail.length;
@@ -132,8 +149,9 @@ export function relayStream(
       throw new GatewayError("upstream", `Upstream "${options.upstreamName}" ended the stream before it finished`);
     }
     controller.close();
-    // The upstream may hold its connection open after its last event; it is let go here.
-    reader.cancel().catch(() => {});
+    // The rest of the body (usually just the end of its chunked encoding) is read so the connection can serve the
+    // next request; an upstream that holds it open after its last event is let go shortly.
+    void drain(reader, DRAIN_MS);
     const error = meter?.state() === "errored"
       ? new GatewayError("upstream", `Upstream "${options.upstreamName}" reported an error in the stream`)
       : undefined;

@@ -212,3 +212,26 @@ Deno.test("clients that give up do not make a healthy upstream cool down", async
   await res.body?.cancel();
   assert.equal((await waitFor(() => gw.exchanges.find((e) => e.attempts[0]?.outcome === "cancelled")))?.status, 503);
 });
+
+Deno.test("a finished stream's upstream connection is kept for the next request", async () => {
+  const connections = new Set<number>();
+  const events = FIXTURE.split("\n\n").filter(Boolean).map((e) => new TextEncoder().encode(e + "\n\n"));
+  // Chunked, with a pause before the end of the body, as real upstreams send it after message_stop.
+  await using upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (_req, info) => {
+    connections.add((info.remoteAddr as Deno.NetAddr).port);
+    let next = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        if (next < events.length) controller.enqueue(events[next++]);
+        else controller.close();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  await using gw = await startGateway(`http://127.0.0.1:${upstream.addr.port}`);
+  for (let i = 0; i < 10; i++) {
+    assert.equal(await (await gw.post("/v1/messages", messagesBody({ stream: true }))).text(), FIXTURE);
+  }
+  assert.ok(connections.size <= 3, `${connections.size} upstream connections for 10 streams`);
+});
