@@ -6,6 +6,7 @@
 import { GatewayError } from "../errors.ts";
 import type { SseMessage, StreamStep } from "../sse.ts";
 import { isObject } from "../types.ts";
+import { usageMeter } from "../usage.ts";
 import { identity, type TranslateContext, type Translation } from "./identity.ts";
 
 /** True for the `choices: []` chunk that carries only usage. */
@@ -20,14 +21,17 @@ function usageOnly(message: SseMessage): boolean {
 }
 
 function hideUsageChunk(): StreamStep {
-  let finished = false;
+  // The relay's own reading of a chat stream decides whether it ended or was cut.
+  const meter = usageMeter("openai-chat");
   return {
     next(message) {
-      if (message.data === "[DONE]" || /"finish_reason":\s*"/.test(message.data)) finished = true;
+      meter.event(message);
       return usageOnly(message) ? [] : [message];
     },
     end() {
-      if (!finished) throw new GatewayError("upstream", "The upstream ended the stream before it finished");
+      if (meter.state() === "open") {
+        throw new GatewayError("upstream", "The upstream ended the stream before it finished");
+      }
       return [];
     },
   };

@@ -38,6 +38,8 @@ export function leadingError(
   apiKey?: string,
 ): GatewayError | undefined {
   let text = new TextDecoder().decode(chunk);
+  // Most streams open with message_start or a first chunk; only text that mentions an error is parsed again.
+  if (!text.includes("error")) return undefined;
   // The message goes to the client; an upstream that quotes the gateway's key must not hand it on.
   if (apiKey && text.includes(apiKey)) text = text.replaceAll(apiKey, "[redacted]");
   const [first] = new SseParser().push(text);
