@@ -6,6 +6,7 @@
 import { GatewayError, toGatewayError } from "./errors.ts";
 import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } from "./sse.ts";
 import type { Protocol } from "./types.ts";
+import type { ChunkReader } from "./upstream/body_reader.ts";
 import type { UsageMeter } from "./usage.ts";
 
 /** How a relayed stream ended. */
@@ -54,7 +55,7 @@ const CR = 13;
 const DRAIN_MS = 500;
 
 /** Reads what is left of an upstream body after its last event, for at most `ms`, then cancels it. */
-async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<void> {
+async function drain(reader: ChunkReader, ms: number): Promise<void> {
   const timer = setTimeout(() => reader.cancel().catch(() => {}), ms);
   try {
     while (!(await reader.read()).done) {
@@ -87,7 +88,7 @@ function abortReason(signal: AbortSignal, upstreamName: string): GatewayError {
 
 /** Pipes an upstream SSE body to the client, starting with its already-read first chunk. */
 export function relayStream(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
+  reader: ChunkReader,
   first: Uint8Array,
   options: RelayStreamOptions,
 ): ReadableStream<Uint8Array> {

@@ -11,6 +11,7 @@ import { relayStream } from "../stream.ts";
 import type { Translation } from "../translate/mod.ts";
 import { isObject, type JsonObject } from "../types.ts";
 import { usageMeter } from "../usage.ts";
+import type { ChunkReader } from "./body_reader.ts";
 
 /** How one attempt ended. */
 export interface AttemptResult {
@@ -80,7 +81,7 @@ export function streamResponse(
   deps: RelayDeps,
   call: RelayRequest,
   route: Route,
-  reader: ReadableStreamDefaultReader<Uint8Array>,
+  reader: ChunkReader,
   first: Uint8Array,
   options: { step?: StreamStep; upstream: AbortController; release(): void },
 ): Response {

@@ -8,6 +8,7 @@ import type { RelayDeps, RelayRequest } from "../relay.ts";
 import type { Route } from "../routing.ts";
 import { pickTranslator } from "../translate/mod.ts";
 import { answerRefused, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
+import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
 
 export type { AttemptResult };
@@ -99,7 +100,7 @@ export async function attemptUpstream(
     const isStream = (res.headers.get("content-type") ?? "").includes("text/event-stream");
     if (res.ok && isStream && res.body) {
       // The response is committed only once the first chunk is in hand, so a stream that fails before it fails over.
-      const reader = res.body.getReader();
+      const reader = chunkReader(res.body);
       let first: ReadableStreamReadResult<Uint8Array>;
       try {
         first = await reader.read();
