@@ -4,7 +4,7 @@
  */
 import { estimateSeconds, parseBenchArgs, USAGE } from "./options.ts";
 import { canPin, pinSelf, processSet } from "./processes.ts";
-import { CASES, prepareGateway, probe, ROOT, startGateway, startUpstream } from "./setup.ts";
+import { CASES, prepareGateway, probe, ROOT, startFloor, startGateway, startUpstream } from "./setup.ts";
 import { measure } from "./run.ts";
 
 async function wrkVersion(): Promise<string | undefined> {
@@ -41,7 +41,7 @@ async function main(): Promise<number> {
   const pinned = options.pin && await canPin() && await pinSelf(0);
   console.log(
     pinned
-      ? "Pinning: on (fake upstream, wrk and this runner on core 0; gateway on core 1)"
+      ? "Pinning: on (fake upstream, wrk and this runner on core 0; gateway and floor proxy on core 1)"
       : `Pinning: off (${options.pin ? "taskset or a second core is missing" : "--no-pin"})`,
   );
   const budget = estimateSeconds(options, cases.length);
@@ -79,10 +79,13 @@ async function main(): Promise<number> {
     const upstream = await startUpstream(processes);
     const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port));
     const gateway = await startGateway(processes, { dir, config, profileDir: options.profileDir });
+    const floor = options.floor ? await startFloor(processes, upstream.url) : undefined;
     const unavailable = new Map<string, string>();
     for (const c of cases) {
       const directProblem = await probe(upstream.url, c.direct, c.stream, token);
       if (directProblem) throw new Error(`The fake upstream fails case "${c.name}": ${directProblem}`);
+      const floorProblem = floor && await probe(floor.url, c.direct, c.stream, token);
+      if (floorProblem) throw new Error(`The floor proxy fails case "${c.name}": ${floorProblem}`);
       const problem = await probe(gateway.url, c.gateway, c.stream, token);
       if (problem) {
         unavailable.set(c.name, problem);
@@ -92,7 +95,7 @@ async function main(): Promise<number> {
     if (unavailable.has("messages")) {
       throw new Error(`The gateway fails the passthrough case: ${unavailable.get("messages")}`);
     }
-    const result = await measure({ options, cases, unavailable, processes, upstream, gateway, token, dir });
+    const result = await measure({ options, cases, unavailable, processes, upstream, gateway, floor, token, dir });
     // A graceful stop, so that --cpu-prof writes its profile.
     await processes.stop(gateway.process);
     const seconds = Math.round((Date.now() - started) / 1000);

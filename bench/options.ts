@@ -15,6 +15,8 @@ export interface BenchOptions {
   /** Case names to run; empty for all. */
   cases: string[];
   pin: boolean;
+  /** Whether the floor proxy (a bare fetch relay) is measured beside the gateway. */
+  floor: boolean;
   /** Directory for the gateway's V8 CPU profile; the gateway then runs under --cpu-prof. */
   profileDir?: string;
   /** Where the JSON result goes; defaults to bench/results/<time>.json. */
@@ -30,6 +32,7 @@ const FULL: BenchOptions = {
   ttfbSamples: 500,
   cases: [],
   pin: true,
+  floor: true,
 };
 
 const QUICK: Partial<BenchOptions> = { duration: 1, warmup: 1, soak: 20_000, ttfbSamples: 100 };
@@ -37,10 +40,13 @@ const QUICK: Partial<BenchOptions> = { duration: 1, warmup: 1, soak: 20_000, ttf
 /** The case names the benchmark knows. */
 export const CASE_NAMES = ["messages", "messages_stream", "translated", "translated_stream"];
 
+/** The cases the floor proxy is measured for: those whose targets compare the gateway with direct. */
+export const FLOOR_CASE_NAMES = ["messages", "messages_stream"];
+
 /** Usage text for --help. */
 export const USAGE = `Usage: deno task bench [--quick] [options]
 
-  --quick               about a minute: 1 s runs, a 20,000-request soak, 100 TTFB samples
+  --quick               about 90 s: 1 s runs, a 20,000-request soak, 100 TTFB samples
   --duration S          seconds per measured run (default 10; wrk takes whole seconds)
   --warmup S            seconds of warm-up per case (default 2)
   --repeats N           repeats of every run, for the spread (default 2)
@@ -49,6 +55,7 @@ export const USAGE = `Usage: deno task bench [--quick] [options]
   --ttfb-samples N      sequential streamed requests per side for TTFB (default 500)
   --cases LIST          some of ${CASE_NAMES.join(",")} (default all)
   --no-pin              do not pin processes to cores
+  --no-floor            skip the floor proxy (a bare fetch relay measured beside the gateway)
   --profile DIR         run the gateway under --cpu-prof and write its profile to DIR
   --out FILE            JSON result path (default bench/results/<time>.json)`;
 
@@ -100,6 +107,9 @@ export function parseBenchArgs(args: readonly string[]): BenchOptions | undefine
       case "--no-pin":
         options.pin = false;
         break;
+      case "--no-floor":
+        options.floor = false;
+        break;
       case "--profile":
         options.profileDir = value();
         if (!options.profileDir) throw new RangeError("Cannot read --profile: give a directory");
@@ -120,9 +130,10 @@ export function parseBenchArgs(args: readonly string[]): BenchOptions | undefine
  * start-up. The benchmark stops itself past twice this.
  */
 export function estimateSeconds(options: BenchOptions, caseCount: number): number {
-  const runs = caseCount * 2 * options.concurrency.length * options.repeats;
-  const warmups = caseCount * 2 * options.warmup;
+  const sides = caseCount * 2 + (options.floor ? Math.min(caseCount, FLOOR_CASE_NAMES.length) : 0);
+  const runs = sides * options.concurrency.length * options.repeats;
+  const warmups = sides * options.warmup;
   const soak = options.soak / 1000;
-  const ttfb = (caseCount * options.ttfbSamples) / 200;
+  const ttfb = (sides * options.ttfbSamples) / 300;
   return runs * (options.duration + 0.3) + warmups + soak + ttfb + 15;
 }

@@ -1,7 +1,8 @@
 /**
  * @module The benchmark's arithmetic, kept pure: statistics over repeats, gateway-versus-direct comparisons,
- * the targets' pass/fail, and the printed table.
+ * and the printed table (the targets are judged in targets.ts).
  */
+import type { Target } from "./targets.ts";
 import type { WrkResult } from "./wrk.ts";
 
 /** Mean, range and spread ((max - min) / mean, in percent) of one figure over the repeats. */
@@ -63,19 +64,30 @@ export interface Comparison {
   gateway?: Side;
   /** Why the gateway side is missing. */
   unavailable?: string;
+  /** The floor proxy (a bare fetch relay) on the same path, when measured. */
+  floor?: Side;
   /** Gateway requests/s over direct requests/s. */
   throughputRatio: number;
   addedP50Ms: number;
   addedP99Ms: number;
+  /** The same two figures for the floor proxy; NaN when it was not measured. */
+  floorRatio: number;
+  floorAddedP50Ms: number;
 }
 
-/** Compares the two sides of a case. */
+/** Compares the gateway side (and the floor proxy, when measured) of a case with the direct side. */
 export function compare(
   name: string,
   concurrency: number,
   direct: Side,
   gateway: Side | { unavailable: string },
+  floor?: Side,
 ): Comparison {
+  const floorFigures = {
+    floor,
+    floorRatio: floor ? floor.rps.mean / direct.rps.mean : NaN,
+    floorAddedP50Ms: floor ? floor.p50Ms.mean - direct.p50Ms.mean : NaN,
+  };
   if ("unavailable" in gateway) {
     return {
       case: name,
@@ -85,6 +97,7 @@ export function compare(
       throughputRatio: NaN,
       addedP50Ms: NaN,
       addedP99Ms: NaN,
+      ...floorFigures,
     };
   }
   return {
@@ -95,6 +108,7 @@ export function compare(
     throughputRatio: gateway.rps.mean / direct.rps.mean,
     addedP50Ms: gateway.p50Ms.mean - direct.p50Ms.mean,
     addedP99Ms: gateway.p99Ms.mean - direct.p99Ms.mean,
+    ...floorFigures,
   };
 }
 
@@ -105,102 +119,26 @@ export interface Ttfb {
   directP99Ms: number;
   gatewayP50Ms?: number;
   gatewayP99Ms?: number;
+  /** The floor proxy's p50, when measured. */
+  floorP50Ms?: number;
   unavailable?: string;
 }
 
 /** The gateway's memory: its peak, and its RSS after a number of requests it has served. */
 export interface Memory {
   peakRssBytes: number;
+  /** The floor proxy's peak, when measured: what the runtime's own HTTP hop holds under the same load. */
+  floorPeakRssBytes?: number;
   /** RSS once started, before any request. */
   startRssBytes?: number;
   rssAfter: { requests: number; rssBytes: number }[];
 }
 
-/** One target's verdict. */
-export interface Target {
-  name: string;
-  value: string;
-  limit: string;
-  status: "pass" | "fail" | "unavailable";
-}
-
-/** RSS may move this much between the two soak checkpoints before it counts as growth (GC heaps breathe). */
-export const RSS_GROWTH_TOLERANCE = 0.1;
-
 const MB = 1024 * 1024;
 
-function verdict(ok: boolean | undefined): Target["status"] {
-  return ok === undefined ? "unavailable" : ok ? "pass" : "fail";
-}
-
-function fixed(value: number, digits: number, unit = ""): string {
+/** A number with `digits` decimals and a unit, or "n/a" when it is not a number. */
+export function fixed(value: number, digits: number, unit = ""): string {
   return Number.isFinite(value) ? `${value.toFixed(digits)}${unit}` : "n/a";
-}
-
-/** The issue's targets, judged on ratios measured in the same run. */
-export function evaluateTargets(input: { comparisons: readonly Comparison[]; ttfb: readonly Ttfb[]; memory: Memory }) {
-  const find = (name: string, c: number) => input.comparisons.find((x) => x.case === name && x.concurrency === c);
-  const targets: Target[] = [];
-  for (const name of ["messages", "messages_stream"]) {
-    const at64 = find(name, 64);
-    const ratio = at64?.throughputRatio ?? NaN;
-    targets.push({
-      name: `${name}: gateway/direct throughput at c=64`,
-      value: fixed(ratio * 100, 0, "%"),
-      limit: ">= 30%",
-      status: verdict(Number.isFinite(ratio) ? ratio >= 0.3 : undefined),
-    });
-  }
-  const added = find("messages", 1)?.addedP50Ms ?? NaN;
-  targets.push({
-    name: "messages: added p50 at c=1",
-    value: fixed(added, 3, " ms"),
-    limit: "<= 0.2 ms",
-    status: verdict(Number.isFinite(added) ? added <= 0.2 : undefined),
-  });
-  const ttfb = input.ttfb.find((t) => t.case === "messages_stream");
-  const addedTtfb = ttfb?.gatewayP50Ms !== undefined ? ttfb.gatewayP50Ms - ttfb.directP50Ms : NaN;
-  targets.push({
-    name: "messages_stream: added TTFB p50",
-    value: fixed(addedTtfb, 3, " ms"),
-    limit: "<= 0.5 ms",
-    status: verdict(Number.isFinite(addedTtfb) ? addedTtfb <= 0.5 : undefined),
-  });
-  const peak = input.memory.peakRssBytes;
-  targets.push({
-    name: "gateway peak RSS",
-    value: fixed(peak / MB, 1, " MB"),
-    limit: "<= 100 MB",
-    status: verdict(peak > 0 ? peak <= 100 * MB : undefined),
-  });
-  const [first, last] = [input.memory.rssAfter[0], input.memory.rssAfter.at(-1)];
-  const growth = first && last && last !== first ? (last.rssBytes - first.rssBytes) / first.rssBytes : NaN;
-  targets.push({
-    name: first && last ? `RSS growth ${first.requests} -> ${last.requests} requests` : "RSS growth",
-    value: fixed(growth * 100, 1, "%"),
-    limit: `<= ${RSS_GROWTH_TOLERANCE * 100}%`,
-    status: verdict(Number.isFinite(growth) ? growth <= RSS_GROWTH_TOLERANCE : undefined),
-  });
-  for (const [translated, passthrough] of [["translated", "messages"], ["translated_stream", "messages_stream"]]) {
-    const costRatio = costPerRequest(find(translated, 64)) / costPerRequest(find(passthrough, 64));
-    targets.push({
-      name: `${translated}: cost per request vs ${passthrough} at c=64`,
-      value: fixed(costRatio, 2, "x"),
-      limit: "<= 2x",
-      status: verdict(Number.isFinite(costRatio) ? costRatio <= 2 : undefined),
-    });
-  }
-  return targets;
-}
-
-/**
- * The gateway's cost per request at a concurrency: its CPU per request when measured, else 1 / requests per
- * second (at 64 connections its core is saturated, so the two agree when nothing else runs).
- */
-function costPerRequest(c: Comparison | undefined): number {
-  if (!c?.gateway) return NaN;
-  const cpu = c.gateway.cpuUsPerRequest.mean;
-  return Number.isFinite(cpu) ? cpu : 1e6 / c.gateway.rps.mean;
 }
 
 function withSpread(s: Stat, digits: number): string {
@@ -229,35 +167,28 @@ export function renderReport(input: {
   memory: Memory;
   targets: readonly Target[];
 }): string {
-  const head = [
-    "case",
-    "c",
-    "direct rps",
-    "gateway rps",
-    "gw/direct",
-    "direct p50",
-    "gw p50",
-    "+p50 ms",
-    "+p99 ms",
-    "upstream cpu",
-    "gw cpu",
-  ];
+  const head = ["case", "c", "direct rps", "floor rps", "gateway rps", "floor/direct", "gw/direct", "direct p50"];
+  head.push("floor +p50", "gw +p50", "gw +p99", "upstream cpu", "floor cpu", "gw cpu");
   const rows = input.comparisons.map((c) => [
     c.case,
     String(c.concurrency),
     withSpread(c.direct.rps, 0),
+    c.floor ? withSpread(c.floor.rps, 0) : "n/a",
     c.gateway ? withSpread(c.gateway.rps, 0) : "unavailable",
+    fixed(c.floorRatio * 100, 0, "%"),
     fixed(c.throughputRatio * 100, 0, "%"),
     fixed(c.direct.p50Ms.mean, 3),
-    c.gateway ? fixed(c.gateway.p50Ms.mean, 3) : "n/a",
+    signed(c.floorAddedP50Ms, 3),
     signed(c.addedP50Ms, 3),
     signed(c.addedP99Ms, 3),
     fixed(c.direct.cpuUsPerRequest.mean, 0),
+    c.floor ? fixed(c.floor.cpuUsPerRequest.mean, 0) : "n/a",
     c.gateway ? fixed(c.gateway.cpuUsPerRequest.mean, 0) : "n/a",
   ]);
   const ttfbRows = input.ttfb.map((t) => [
     t.case,
     fixed(t.directP50Ms, 3),
+    signed((t.floorP50Ms ?? NaN) - t.directP50Ms, 3),
     fixed(t.gatewayP50Ms ?? NaN, 3),
     signed((t.gatewayP50Ms ?? NaN) - t.directP50Ms, 3),
     fixed(t.directP99Ms, 3),
@@ -265,21 +196,28 @@ export function renderReport(input: {
   ]);
   const memory = [
     `gateway peak RSS (VmHWM): ${fixed(input.memory.peakRssBytes / MB, 1)} MB`,
+    ...(input.memory.floorPeakRssBytes
+      ? [`floor proxy peak RSS (VmHWM): ${fixed(input.memory.floorPeakRssBytes / MB, 1)} MB`]
+      : []),
     ...(input.memory.startRssBytes ? [`RSS at start: ${fixed(input.memory.startRssBytes / MB, 1)} MB`] : []),
     ...input.memory.rssAfter.map((m) => `RSS after ${m.requests} requests: ${fixed(m.rssBytes / MB, 1)} MB`),
   ];
-  const targets = input.targets.map((t) => [t.name, t.value, t.limit, t.status.toUpperCase()]);
+  const targets = input.targets.map((t) => [t.name, t.value, t.limit, t.status.toUpperCase(), t.floor]);
   return [
     "Throughput and latency (mean over repeats, ± half the spread; latencies in ms; cpu: us of CPU per request",
-    "of the serving process, all threads: the fake upstream direct, the gateway through it)",
+    "of the serving process, all threads: the fake upstream direct, the floor proxy and the gateway through it;",
+    "floor: a bare fetch relay on the gateway's core, the least any gateway on this runtime costs)",
     formatColumns([head, ...rows]),
     "",
     "Time to first byte, sequential streamed requests (ms)",
-    formatColumns([["case", "direct p50", "gw p50", "+p50", "direct p99", "gw p99"], ...ttfbRows]),
+    formatColumns([
+      ["case", "direct p50", "floor +p50", "gw p50", "gw +p50", "direct p99", "gw p99"],
+      ...ttfbRows,
+    ]),
     "",
     ...memory,
     "",
-    "Targets",
-    formatColumns([["target", "value", "limit", "verdict"], ...targets]),
+    "Targets (floor: the same figure for the floor proxy)",
+    formatColumns([["target", "value", "limit", "verdict", "floor"], ...targets]),
   ].join("\n");
 }

@@ -2,18 +2,10 @@
  * @module The measuring phases of one benchmark run: the RSS soak, the load runs of every case direct and
  * through the gateway at every concurrency and repeat, and the TTFB samples; then the report.
  */
-import type { BenchOptions } from "./options.ts";
+import { type BenchOptions, FLOOR_CASE_NAMES } from "./options.ts";
 import { type ProcessSet, readCpuMs, readMemory } from "./processes.ts";
-import {
-  compare,
-  type Comparison,
-  evaluateTargets,
-  type Memory,
-  percentile,
-  renderReport,
-  side,
-  type Ttfb,
-} from "./report.ts";
+import { compare, type Comparison, type Memory, percentile, renderReport, side, type Ttfb } from "./report.ts";
+import { evaluateTargets } from "./targets.ts";
 import { type BenchCase, requestHeaders, sampleTtfb, type Service, type Target } from "./setup.ts";
 import { type LoadRequest, parseWrkOutput, wrkArgs, type WrkResult, wrkScript } from "./wrk.ts";
 
@@ -26,6 +18,8 @@ export interface MeasureInput {
   processes: ProcessSet;
   upstream: Service;
   gateway: Service;
+  /** The bare fetch relay measured beside the gateway; absent with --no-floor. */
+  floor?: Service;
   token: string;
   /** Scratch directory for the wrk scripts. */
   dir: string;
@@ -103,7 +97,8 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
   const { options, cases, unavailable } = input;
   const startRssBytes = (await readMemory(input.gateway.process.pid)).rssBytes;
   const rssAfter = await soak(input);
-  const runs = new Map<string, { direct: WrkResult[]; gateway: WrkResult[] }>();
+  const runs = new Map<string, { direct: WrkResult[]; floor: WrkResult[]; gateway: WrkResult[] }>();
+  const { floor } = input;
   const rssTimeline: { after: string; rssBytes: number }[] = [];
   const maxConcurrency = Math.max(...options.concurrency);
   for (let repeat = 1; repeat <= options.repeats; repeat++) {
@@ -111,17 +106,26 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
       const viaGateway = !unavailable.has(c.name);
       if (repeat === 1 && options.warmup > 0) {
         await runWrk(input, load(input, input.upstream, c.direct), maxConcurrency, options.warmup);
+        if (floor && FLOOR_CASE_NAMES.includes(c.name)) {
+          await runWrk(input, load(input, floor, c.direct), maxConcurrency, options.warmup);
+        }
         if (viaGateway) await runWrk(input, load(input, input.gateway, c.gateway), maxConcurrency, options.warmup);
       }
       for (const concurrency of options.concurrency) {
         const key = `${c.name}|${concurrency}`;
-        const entry = runs.get(key) ?? { direct: [], gateway: [] };
+        const entry = runs.get(key) ?? { direct: [], floor: [], gateway: [] };
         runs.set(key, entry);
         const measured = (server: Service, target: Target) =>
           runWrk(input, load(input, server, target), concurrency, options.duration, server);
         const direct = await measured(input.upstream, c.direct);
         entry.direct.push(direct);
         let message = `[${repeat}/${options.repeats}] ${c.name} c=${concurrency}: direct ${line(direct)}`;
+        if (floor && FLOOR_CASE_NAMES.includes(c.name)) {
+          // The floor relays the direct request (same path and body) through one fetch hop.
+          const relayed = await measured(floor, c.direct);
+          entry.floor.push(relayed);
+          message += ` | floor ${line(relayed)}`;
+        }
         if (viaGateway) {
           const gateway = await measured(input.gateway, c.gateway);
           entry.gateway.push(gateway);
@@ -139,13 +143,22 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
       const entry = runs.get(`${c.name}|${concurrency}`)!;
       const problem = unavailable.get(c.name);
       comparisons.push(
-        compare(c.name, concurrency, side(entry.direct), problem ? { unavailable: problem } : side(entry.gateway)),
+        compare(
+          c.name,
+          concurrency,
+          side(entry.direct),
+          problem ? { unavailable: problem } : side(entry.gateway),
+          entry.floor.length > 0 ? side(entry.floor) : undefined,
+        ),
       );
     }
   }
   const ttfb: Ttfb[] = [];
   for (const c of cases.filter((c) => c.stream)) {
     const direct = await sampleTtfb(input.upstream.url, c.direct, input.token, options.ttfbSamples);
+    const floorTimes = floor && FLOOR_CASE_NAMES.includes(c.name)
+      ? await sampleTtfb(floor.url, c.direct, input.token, options.ttfbSamples)
+      : undefined;
     const problem = unavailable.get(c.name);
     const gateway = problem
       ? undefined
@@ -156,11 +169,13 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
       directP99Ms: percentile(direct, 99),
       gatewayP50Ms: gateway && percentile(gateway, 50),
       gatewayP99Ms: gateway && percentile(gateway, 99),
+      floorP50Ms: floorTimes && percentile(floorTimes, 50),
       unavailable: problem,
     });
   }
   const { peakRssBytes } = await readMemory(input.gateway.process.pid);
-  const memory: Memory = { peakRssBytes, startRssBytes, rssAfter };
+  const floorPeakRssBytes = floor && (await readMemory(floor.process.pid)).peakRssBytes;
+  const memory: Memory = { peakRssBytes, floorPeakRssBytes, startRssBytes, rssAfter };
   const targets = evaluateTargets({ comparisons, ttfb, memory });
   const upstreamAlone = comparisons
     .filter((c) => c.concurrency === maxConcurrency)

@@ -95,6 +95,18 @@ export async function startUpstream(processes: ProcessSet): Promise<Service> {
   return { process, url: `http://127.0.0.1:${port}` };
 }
 
+/** Starts the floor proxy (a bare fetch relay, see floor_proxy.ts) on the gateway's core and waits for its port. */
+export async function startFloor(processes: ProcessSet, upstreamUrl: string): Promise<Service> {
+  const process = processes.start(
+    "floor proxy",
+    Deno.execPath(),
+    ["run", "--allow-net=127.0.0.1", `${ROOT}bench/floor_proxy.ts`, upstreamUrl],
+    { core: 1 },
+  );
+  const [, port] = await process.waitFor(/"listening":(\d+)/, 30_000);
+  return { process, url: `http://127.0.0.1:${port}` };
+}
+
 /** The gateway's environment: its KV and the (fake) upstream key. */
 function gatewayEnv(dir: string): Record<string, string> {
   return { MODELGATE_KV: `${dir}/bench.kv`, BENCH_UPSTREAM_KEY: "bench-upstream-key", NO_COLOR: "1" };

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import {
   compare,
   type Comparison,
-  evaluateTargets,
   formatColumns,
   type Memory,
   percentile,
@@ -11,6 +10,7 @@ import {
   stat,
   type Ttfb,
 } from "../../bench/report.ts";
+import { evaluateTargets } from "../../bench/targets.ts";
 import type { WrkResult } from "../../bench/wrk.ts";
 
 function run(rps: number, p50Us: number, p99Us: number, status = 0): WrkResult {
@@ -163,11 +163,12 @@ Deno.test("renderReport() shows ratios, spread, unavailable cases and verdicts",
     memory: MEMORY_OK,
     targets: evaluateTargets({ comparisons, ttfb, memory: MEMORY_OK }),
   });
-  assert.match(text, /messages\s+1\s+10000 ±10%\s+5000\s+50%\s+0\.100\s+0\.250\s+\+0\.150\s+\+0\.400/);
-  assert.match(text, /translated\s+64\s+10000\s+unavailable\s+n\/a/);
-  assert.match(text, /messages_stream\s+0\.300\s+0\.700\s+\+0\.400/);
+  // Columns: direct, floor and gateway rps; floor/direct and gw/direct; direct p50; floor, gw +p50; gw +p99.
+  assert.match(text, /messages\s+1\s+10000 ±10%\s+n\/a\s+5000\s+n\/a\s+50%\s+0\.100\s+n\/a\s+\+0\.150\s+\+0\.400/);
+  assert.match(text, /translated\s+64\s+10000\s+n\/a\s+unavailable\s+n\/a/);
+  assert.match(text, /messages_stream\s+0\.300\s+n\/a\s+0\.700\s+\+0\.400/);
   assert.match(text, /RSS after 100000 requests: 62\.0 MB/);
-  assert.match(text, /gateway peak RSS\s+80\.0 MB\s+<= 100 MB\s+PASS/);
+  assert.match(text, /gateway peak RSS\s+80\.0 MB\s+<= 100 MB\s+PASS\s+n\/a/);
 });
 
 Deno.test("evaluateTargets() judges the translated pair by gateway CPU per request when it was measured", () => {
@@ -188,4 +189,41 @@ Deno.test("side() averages the server CPU per request over the repeats that meas
     serverCpuUsPerRequest: 300,
   }]);
   assert.equal(s.cpuUsPerRequest.mean, 250);
+});
+
+Deno.test("compare() gives the floor proxy's ratio and added p50 beside the gateway's, NaN without it", () => {
+  const direct = side([run(10_000, 1000, 3000)]);
+  const c = compare("messages", 64, direct, side([run(2000, 1500, 3500)]), side([run(4000, 1300, 3200)]));
+  assert.equal(c.floorRatio, 0.4);
+  assert.ok(Math.abs(c.floorAddedP50Ms - 0.3) < 1e-9);
+  assert.equal(c.throughputRatio, 0.2);
+  const without = compare("messages", 64, direct, side([run(2000, 1500, 3500)]));
+  assert.ok(Number.isNaN(without.floorRatio) && Number.isNaN(without.floorAddedP50Ms));
+});
+
+Deno.test("evaluateTargets() and renderReport() show the floor proxy's figure beside each target", () => {
+  const { comparisons, ttfb } = fixture({ ratio64: 0.2, added1Us: 400, translatedRps: 1500, ttfbAdded: 0.6 });
+  const direct = side([run(10_000, 100, 300)]);
+  const withFloor = comparisons.map((c) =>
+    c.case.startsWith("messages")
+      ? compare(c.case, c.concurrency, direct, c.gateway!, side([run(2500, c.concurrency === 1 ? 550 : 200, 400)]))
+      : c
+  );
+  const memory: Memory = { ...MEMORY_OK, peakRssBytes: 150 * MB, floorPeakRssBytes: 120 * MB };
+  const ttfbWithFloor = [{ ...ttfb[0], floorP50Ms: 0.75 }];
+  const targets = evaluateTargets({ comparisons: withFloor, ttfb: ttfbWithFloor, memory });
+  assert.deepEqual(targets.map((t) => t.floor), [
+    "25%",
+    "25%",
+    "0.450 ms",
+    "0.450 ms",
+    "120.0 MB",
+    "n/a",
+    "n/a",
+    "n/a",
+  ]);
+  const text = renderReport({ comparisons: withFloor, ttfb: ttfbWithFloor, memory, targets });
+  assert.match(text, /messages\s+64\s+10000\s+2500\s+2000\s+25%\s+20%/);
+  assert.match(text, /floor proxy peak RSS \(VmHWM\): 120\.0 MB/);
+  assert.match(text, /messages: added p50 at c=1\s+0\.400 ms\s+<= 0\.2 ms\s+FAIL\s+0\.450 ms/);
 });
