@@ -95,12 +95,26 @@ export async function startUpstream(processes: ProcessSet): Promise<Service> {
   return { process, url: `http://127.0.0.1:${port}` };
 }
 
+/**
+ * The V8 flags of `deno task start`, read from deno.json, so the bench measures the gateway as it is run (and the
+ * floor proxy under the same runtime settings).
+ */
+export async function startV8Flags(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+  return v8FlagsOf(String(config.tasks?.start ?? ""));
+}
+
+/** The `--v8-flags=...` arguments of a task's command line. */
+export function v8FlagsOf(task: string): string[] {
+  return task.split(/\s+/).filter((arg) => arg.startsWith("--v8-flags="));
+}
+
 /** Starts the floor proxy (a bare fetch relay, see floor_proxy.ts) on the gateway's core and waits for its port. */
 export async function startFloor(processes: ProcessSet, upstreamUrl: string): Promise<Service> {
   const process = processes.start(
     "floor proxy",
     Deno.execPath(),
-    ["run", "--allow-net=127.0.0.1", `${ROOT}bench/floor_proxy.ts`, upstreamUrl],
+    ["run", ...await startV8Flags(), "--allow-net=127.0.0.1", `${ROOT}bench/floor_proxy.ts`, upstreamUrl],
     { core: 1 },
   );
   const [, port] = await process.waitFor(/"listening":(\d+)/, 30_000);
@@ -142,7 +156,16 @@ export async function startGateway(
   const process = processes.start(
     "gateway",
     Deno.execPath(),
-    ["run", ...gatewayPermissions(options.dir), ...profile, `${ROOT}main.ts`, "serve", "--config", options.config],
+    [
+      "run",
+      ...await startV8Flags(),
+      ...gatewayPermissions(options.dir),
+      ...profile,
+      `${ROOT}main.ts`,
+      "serve",
+      "--config",
+      options.config,
+    ],
     { core: 1, env: gatewayEnv(options.dir) },
   );
   const [, url] = await process.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);

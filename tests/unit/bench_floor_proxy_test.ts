@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { createFakeUpstream } from "../../bench/fake_upstream.ts";
 import { createFloorProxy } from "../../bench/floor_proxy.ts";
+import { v8FlagsOf } from "../../bench/setup.ts";
 
 async function withProxy(
   upstream: (req: Request) => Response | Promise<Response>,
@@ -41,9 +42,16 @@ Deno.test("floor proxy: relays the fake upstream's whole stream", async () => {
       headers: { "content-type": "application/json" },
       body: '{"model":"bench-claude","stream":true}',
     });
-    assert.match(res.headers.get("content-type") ?? "", /^text/event-stream/);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
     const text = await res.text();
     assert.match(text, /^event: message_start/);
     assert.match(text, /event: message_stop\ndata: \{"type":"message_stop"\}\n\n$/);
   });
+});
+
+Deno.test("v8FlagsOf() finds the V8 flags of a task, so the bench runs the gateway as `deno task start` does", () => {
+  assert.deepEqual(v8FlagsOf("deno run --allow-net main.ts serve"), []);
+  assert.deepEqual(v8FlagsOf("deno run --v8-flags=--max-semi-space-size=2  --allow-net main.ts serve"), [
+    "--v8-flags=--max-semi-space-size=2",
+  ]);
 });
