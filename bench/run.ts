@@ -1,6 +1,6 @@
 /**
- * @module The measuring phases of one benchmark run: the RSS soak, the load runs of every case direct and
- * through the gateway at every concurrency and repeat, and the TTFB samples; then the report.
+ * @module The measuring phases of one benchmark run: the RSS soak, the load runs of every case direct, through
+ * the floor proxy and through the gateway at every concurrency and repeat, and the TTFB samples; then the report.
  */
 import { type BenchOptions, FLOOR_CASE_NAMES } from "./options.ts";
 import { type ProcessSet, readCpuMs, readMemory } from "./processes.ts";
