@@ -139,6 +139,16 @@ Deno.test("evaluateTargets() reports the translated pair unavailable rather than
   assert.deepEqual(targets.slice(0, -2).map((t) => t.status), Array(6).fill("pass"));
 });
 
+Deno.test("evaluateTargets() does not judge RSS growth from a first checkpoint before 10,000 requests", () => {
+  const memory: Memory = {
+    peakRssBytes: 50 * MB,
+    rssAfter: [{ requests: 2_000, rssBytes: 40 * MB }, { requests: 20_000, rssBytes: 52 * MB }],
+  };
+  const growth = evaluateTargets({ ...fixture({ ratio64: 0.5, added1Us: 100, ttfbAdded: 0.1 }), memory })[5];
+  assert.equal(growth.value, "30.0%");
+  assert.equal(growth.status, "unavailable");
+});
+
 Deno.test("evaluateTargets() cannot judge RSS growth from a single checkpoint", () => {
   const memory: Memory = { peakRssBytes: 50 * MB, rssAfter: [{ requests: 10_000, rssBytes: 40 * MB }] };
   const growth = evaluateTargets({ ...fixture({ ratio64: 0.5, added1Us: 100, ttfbAdded: 0.1 }), memory })[5];
