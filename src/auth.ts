@@ -28,8 +28,6 @@ export interface Resolved {
 export interface Credentials {
   /** The token with this secret's SHA-256 hash, or null. */
   byHash(hash: string): Promise<Resolved | null>;
-  /** The token with this id, or null. */
-  byId(id: string): Promise<Resolved | null>;
   /** The token with this secret, when the source can skip the hash (a cache that has seen it). */
   bySecret?(secret: string): Promise<Resolved | null>;
 }
@@ -41,7 +39,6 @@ export function storeCredentials(store: Store): Credentials {
   }
   return {
     byHash: async (hash) => withGroup(await store.findTokenByHash(hash)),
-    byId: async (id) => withGroup(await store.getToken(id)),
   };
 }
 

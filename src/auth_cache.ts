@@ -31,7 +31,6 @@ export function cachedCredentials(store: Store, options: CacheOptions): CachedCr
   const source = storeCredentials(store);
   const maxEntries = options.maxEntries ?? 10_000;
   const byHash = new Map<string, Resolved>();
-  const byId = new Map<string, Resolved>();
   // A secret seen before skips its SHA-256, the largest cost of a cached lookup.
   const bySecret = new Map<string, Resolved>();
   // Bumped on every invalidation, so a lookup that started before one does not refill the cache with stale data.
@@ -45,7 +44,6 @@ export function cachedCredentials(store: Store, options: CacheOptions): CachedCr
   function invalidate(): void {
     generation++;
     byHash.clear();
-    byId.clear();
     bySecret.clear();
   }
   const unsubscribe = store.onChange(invalidate);
@@ -81,35 +79,27 @@ export function cachedCredentials(store: Store, options: CacheOptions): CachedCr
     schedule();
   });
 
-  async function lookup(
+  /** Looks `key` up in `map`, else reads it and keeps it unless the cache was dropped meanwhile. */
+  async function cached(
     map: Map<string, Resolved>,
     key: string,
-    read: (key: string) => Promise<Resolved | null>,
+    read: () => Promise<Resolved | null>,
   ): Promise<Resolved | null> {
     const hit = map.get(key);
     if (hit) return hit;
     const startedAt = generation;
-    const found = await read(key);
+    const found = await read();
     if (found && startedAt === generation) {
-      if (byHash.size + byId.size + bySecret.size >= maxEntries) invalidate();
+      if (byHash.size + bySecret.size >= maxEntries) invalidate();
       map.set(key, found);
-      // The limiter looks the same token up by id right after auth found it by hash.
-      if (map === byHash) byId.set(found.token.id, found);
     }
     return found;
   }
+  const byHashCached = (hash: string) => cached(byHash, hash, () => source.byHash(hash));
 
   return {
-    byHash: (hash) => lookup(byHash, hash, source.byHash),
-    byId: (id) => lookup(byId, id, source.byId),
-    async bySecret(secret) {
-      const hit = bySecret.get(secret);
-      if (hit) return hit;
-      const startedAt = generation;
-      const found = await lookup(byHash, await hashToken(secret), source.byHash);
-      if (found && startedAt === generation) bySecret.set(secret, found);
-      return found;
-    },
+    byHash: byHashCached,
+    bySecret: async (secret) => cached(bySecret, secret, async () => byHashCached(await hashToken(secret))),
     refreshed: () => new Promise((resolve) => waiters.push(resolve)),
     async close() {
       closed = true;

@@ -2,6 +2,7 @@
  * @module One request's record as it passes through the gateway (who, which model, which upstream, how it
  * ended, what it used), and the observers that consume it: logs, metrics, usage accounting and limits.
  */
+import type { Principal } from "./auth.ts";
 import type { JsonObject, Protocol } from "./types.ts";
 
 /** Token counts as the upstream reported them; prompt total = input + cache_read + cache_creation. */
@@ -51,7 +52,7 @@ export interface Exchange {
 /** Something that watches exchanges. Every method is optional. */
 export interface Observer {
   /** Before the upstream call; throwing a GatewayError (such as a 429) refuses the request. */
-  admit?(exchange: Exchange, body: JsonObject): Promise<void> | void;
+  admit?(exchange: Exchange, body: JsonObject, principal: Principal): Promise<void> | void;
   /** When the request arrives. */
   start?(exchange: Exchange): void;
   /** Once, when the response has been sent in full, cut, or cancelled by the client. */

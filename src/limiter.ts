@@ -4,12 +4,13 @@
  * versionstamps, so instances sharing the KV never both take the last unit. After the call the estimate is
  * replaced by the real usage (or refunded when nothing was used).
  */
-import type { Credentials } from "./auth.ts";
+import type { Principal } from "./auth.ts";
 import { GatewayError } from "./errors.ts";
 import type { Exchange, Observer } from "./exchange.ts";
 import {
   type Breach,
   estimateRequestTokens,
+  hasLimits,
   LIMIT_FIELDS,
   type Limits,
   rateLimitHeaders,
@@ -39,7 +40,6 @@ export interface Limiter extends Observer {
 
 /** Options for {@linkcode createLimiter}. */
 export interface LimiterOptions {
-  credentials: Credentials;
   now(): number;
   log(line: Record<string, unknown>): void;
 }
@@ -107,29 +107,24 @@ async function adjust(kv: Deno.Kv, slot: Slot, delta: number): Promise<void> {
   }
 }
 
-function hasLimits(limits: Limits | undefined): boolean {
-  return limits !== undefined && Object.values(limits).some((value) => value !== undefined && value !== null);
-}
-
 /** The limits observer over `kv`. */
 export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
   // Keyed by the exchange itself: a request id is client input, and two requests may share one.
   const reserved = new Map<Exchange, { slots: Slot[]; estimate: number }>();
   const charging = new Set<Promise<void>>();
 
-  async function admit(exchange: Exchange, body: JsonObject): Promise<void> {
+  async function admit(exchange: Exchange, body: JsonObject, principal: Principal): Promise<void> {
     // Counting tokens is free upstream and uses no model capacity, so it is neither limited nor charged.
-    if (!exchange.token_id || exchange.route === COUNT_TOKENS_ROUTE) return;
-    const found = await options.credentials.byId(exchange.token_id);
-    if (!found) return;
+    if (exchange.route === COUNT_TOKENS_ROUTE) return;
+    const { token, group } = principal;
     // Most tokens have no limits; they cost neither an estimate of the body nor a KV write.
-    if (!hasLimits(found.token.limits) && !hasLimits(found.group?.limits)) return;
+    if (!hasLimits(token.limits) && !hasLimits(group.limits)) return;
     const now = options.now();
     const estimate = estimateRequestTokens(body);
     const slots = slotsFor(
       [
-        { scope: "token", id: found.token.id, limits: found.token.limits },
-        { scope: "group", id: found.token.group, limits: found.group?.limits },
+        { scope: "token", id: token.id, limits: token.limits },
+        { scope: "group", id: token.group, limits: group.limits },
       ],
       estimate,
       now,

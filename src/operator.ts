@@ -32,7 +32,7 @@ export interface OperatorOptions {
 /** Builds the operator side over `store`. */
 export function createOperator(config: Config, store: Store, options: OperatorOptions): Operator {
   const credentials = cachedCredentials(store, { refreshMs: config.usage.auth_refresh_ms, log: options.log });
-  const limiter = createLimiter(store.kv, { credentials, now: options.now, log: options.log });
+  const limiter = createLimiter(store.kv, { now: options.now, log: options.log });
   const usage = usageRecorder(store.kv, {
     flushMs: config.usage.flush_ms,
     logDays: config.usage.request_log_days,

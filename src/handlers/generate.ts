@@ -18,7 +18,7 @@ export function generate(protocol: Protocol, operation: Operation) {
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
     // Only a model the group enables is recorded: anything else is client input of any size and content.
     exchange.model = body.model as string;
-    for (const observer of ctx.deps.observers) await observer.admit?.(exchange, body);
+    for (const observer of ctx.deps.observers) await observer.admit?.(exchange, body, principal);
     if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
       return Response.json({ input_tokens: estimateTokens(body) });
     }
