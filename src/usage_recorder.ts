@@ -128,12 +128,12 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
 
-  function add(key: Deno.KvKey, value: number): void {
-    if (value <= 0) return;
-    const id = JSON.stringify(key);
+  function add(dimension: Dimension, day: string, name: string, counter: Counter, value: number): void {
+    // Only the name is client input and it comes last; the other parts are from fixed sets, so ids cannot collide.
+    const id = `${dimension}\0${day}\0${counter}\0${name}`;
     const sum = sums.get(id);
     if (sum) sum.value += value;
-    else sums.set(id, { key, value });
+    else sums.set(id, { key: usageKey(dimension, day, name, counter), value });
   }
 
   async function write(batch: RequestLogEntry[], totals: { key: Deno.KvKey; value: number }[]): Promise<void> {
@@ -180,9 +180,10 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
         session: entry.session_id,
       };
       for (const [counter, value] of Object.entries(countersOf(entry)) as [Counter, number][]) {
+        if (value <= 0) continue;
         for (const dimension of DIMENSIONS) {
           const name = names[dimension];
-          if (name !== null) add(usageKey(dimension, day, name, counter), value);
+          if (name !== null) add(dimension, day, name, counter, value);
         }
       }
       timer ??= setTimeout(flush, options.flushMs);
