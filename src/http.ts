@@ -48,10 +48,12 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<Json
   return parseJsonBody(bytes);
 }
 
+const decoder = new TextDecoder();
+
 function parseJsonBody(bytes: Uint8Array<ArrayBuffer>): JsonBody {
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder().decode(bytes));
+    value = JSON.parse(decoder.decode(bytes));
   } catch (err) {
     throw new GatewayError("invalid_request", `Request body is not valid JSON: ${(err as Error).message}`);
   }
@@ -71,16 +73,17 @@ export function json(body: unknown, init: ResponseInit = {}): Response {
   return new Response(JSON.stringify(body), { ...init, headers });
 }
 
-/** Client-sent request ids are kept only in this shape, so they are safe in headers, logs and upstream calls. */
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Client-sent ids are kept only in this shape, so they are safe in headers, logs, records and upstream calls. */
+const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/**
- * The request's id: the client's `x-request-id` when it is sane, else a new one. An id shaped like a token
- * secret is refused too, since the id is logged and sent upstream.
- */
+/** A client-sent id when it is sane; one shaped like a token secret is refused too, since ids are logged. */
+export function saneId(value: string | null): string | undefined {
+  return value !== null && SANE_ID.test(value) && !value.startsWith("sk-") ? value : undefined;
+}
+
+/** The request's id: the client's `x-request-id` when it is sane, else a new one (it is logged and sent upstream). */
 export function requestIdFrom(headers: Headers): string {
-  const sent = headers.get("x-request-id");
-  return sent !== null && SANE_REQUEST_ID.test(sent) && !sent.startsWith("sk-") ? sent : newRequestId();
+  return saneId(headers.get("x-request-id")) ?? newRequestId();
 }
 
 /** A new request id in the Anthropic style (`req_` + 24 hex characters). */

@@ -69,9 +69,12 @@ function openaiUsage(raw: JsonObject, into: Usage): void {
   into.output_tokens = count(raw.completion_tokens ?? raw.output_tokens);
 }
 
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+
 function parse(data: string): JsonObject | undefined {
-  // Only events that can carry usage are parsed; the rest pass by with a cheap substring test.
-  if (!data.includes('"usage"')) return undefined;
+  // Only events with a usage object are parsed; the rest pass by with a cheap test. OpenAI sends `"usage":null` on
+  // every chunk of a stream that asked for usage, and those carry nothing.
+  if (!USAGE_OBJECT.test(data)) return undefined;
   try {
     const value = JSON.parse(data);
     return isObject(value) ? value : undefined;

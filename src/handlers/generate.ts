@@ -1,6 +1,6 @@
 /** @module POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses. */
 import type { RequestContext } from "../app.ts";
-import { readJsonBody } from "../http.ts";
+import { readJsonBody, saneId } from "../http.ts";
 import { checkBody, type Operation } from "../protocols.ts";
 import { relay } from "../relay.ts";
 import { resolveRoutes } from "../routing.ts";
@@ -39,8 +39,7 @@ export function generate(protocol: Protocol, operation: Operation) {
 
 /** Claude Code's session id, kept only when it looks like an id (it ends up in usage records). */
 function sessionId(headers: Headers): string | undefined {
-  const value = headers.get("x-claude-code-session-id");
-  return value && /^[A-Za-z0-9_.:-]{1,128}$/.test(value) && !value.startsWith("sk-") ? value : undefined;
+  return saneId(headers.get("x-claude-code-session-id"));
 }
 
 /**

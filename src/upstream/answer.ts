@@ -130,12 +130,24 @@ export function finishJson(
   } catch {
     body = undefined;
   }
+  const base = { upstream: name, status: res.status };
+  if (res.ok && isObject(body)) {
+    deps.health.success(name);
+    const meter = usageMeter(route.protocol);
+    meter.body(body);
+    call.exchange.usage = meter.usage();
+    call.exchange.usage_complete = true;
+    const response = passthrough
+      ? new Response(text, { status: res.status, headers: { "content-type": "application/json" } })
+      : json(translation.response(body));
+    return { ...base, outcome: "ok", retryable: false, response, fail: () => response };
+  }
+  // What follows is a failure: only now are the headers it relays and its retry-after read.
   const headers = new Headers();
   for (const header of RELAYED_HEADERS) {
     const value = res.headers.get(header);
     if (value !== null) headers.set(header, value);
   }
-  const base = { upstream: name, status: res.status };
   if (res.status === 401 || res.status === 403) {
     deps.health.failure(name);
     return failed(route, new GatewayError("upstream", `Upstream "${name}" rejected the gateway's credentials`), base);
@@ -157,35 +169,25 @@ export function finishJson(
       retryAfterMs: retryAfter,
     };
   }
-  if (!res.ok) {
-    const retryable = retryableStatus(res.status);
-    noteHealth(deps, name, res.status, retryAfter);
-    const error = new GatewayError(
-      kindForStatus(res.status),
-      upstreamMessage(body) ?? `Upstream answered ${res.status}`,
-      {
-        status: res.status,
-        headers,
-        code: upstreamCode(body),
-      },
-    );
-    // A well-formed error body from an upstream of the client's own protocol is exactly what that client expects.
-    const keep = passthrough && isErrorEnvelope(body, call.client);
-    const fail = keep ? () => json(body, { status: res.status, headers }) : () => {
-      throw error;
-    };
-    const retrySame = res.status !== 429 && res.status !== 529;
-    return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail };
-  }
-  deps.health.success(name);
-  const meter = usageMeter(route.protocol);
-  meter.body(body as JsonObject);
-  call.exchange.usage = meter.usage();
-  call.exchange.usage_complete = true;
-  const response = passthrough
-    ? new Response(text, { status: res.status, headers: { "content-type": "application/json" } })
-    : json(translation.response(body as JsonObject));
-  return { ...base, outcome: "ok", retryable: false, response, fail: () => response };
+  // Here the body is a JSON object and the status is an error.
+  const retryable = retryableStatus(res.status);
+  noteHealth(deps, name, res.status, retryAfter);
+  const error = new GatewayError(
+    kindForStatus(res.status),
+    upstreamMessage(body) ?? `Upstream answered ${res.status}`,
+    {
+      status: res.status,
+      headers,
+      code: upstreamCode(body),
+    },
+  );
+  // A well-formed error body from an upstream of the client's own protocol is exactly what that client expects.
+  const keep = passthrough && isErrorEnvelope(body, call.client);
+  const fail = keep ? () => json(body, { status: res.status, headers }) : () => {
+    throw error;
+  };
+  const retrySame = res.status !== 429 && res.status !== 529;
+  return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail };
 }
 
 /** True when `body` is an error in `protocol`'s envelope, which its SDKs can read. */

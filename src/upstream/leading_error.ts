@@ -20,15 +20,7 @@ const KINDS: Record<string, ErrorKind> = {
   request_too_large: "request_too_large",
 };
 
-/** Statuses of the kinds an in-band upstream error can have; the rest are a bad gateway. */
-const STATUS: Partial<Record<ErrorKind, number>> = {
-  overloaded: 529,
-  rate_limit: 429,
-  timeout: 504,
-  invalid_request: 400,
-  not_found: 404,
-  request_too_large: 413,
-};
+const decoder = new TextDecoder();
 
 /** The error the first event of `chunk` reports, or undefined when it is not an error event. */
 export function leadingError(
@@ -37,7 +29,7 @@ export function leadingError(
   upstream: string,
   apiKey?: string,
 ): GatewayError | undefined {
-  let text = new TextDecoder().decode(chunk);
+  let text = decoder.decode(chunk);
   // Most streams open with message_start or a first chunk; only text that mentions an error is parsed again.
   if (!text.includes("error")) return undefined;
   // The message goes to the client; an upstream that quotes the gateway's key must not hand it on.
@@ -61,5 +53,6 @@ export function leadingError(
   const message = typeof error.message === "string"
     ? error.message
     : `Upstream "${upstream}" failed its stream at once`;
-  return new GatewayError(kind, message, { status: STATUS[kind] ?? 502 });
+  // Each kind's own status (529, 429, 504, 400, 404, 413; anything unknown is a 502 "upstream").
+  return new GatewayError(kind, message);
 }
