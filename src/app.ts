@@ -177,6 +177,8 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       },
     };
     for (const observer of deps.observers) observer.start?.(exchange);
+    // The protocol errors are spoken in; known once the handler has run (a model listing follows the caller's group).
+    const errorProtocol = () => endpoint ? endpoint.errors(req, ctx.principal) : unknownPathProtocol(url.pathname);
     let response: Response;
     try {
       if (!endpoint) {
@@ -194,13 +196,13 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       }
       exchange.error = error.kind;
       deferred = false;
-      const protocol = endpoint ? endpoint.errors(req, ctx.principal) : unknownPathProtocol(url.pathname);
+      const protocol = errorProtocol();
       response = errorResponse(error, protocol, protocol === "anthropic" ? requestId : undefined);
       if (req.body && !req.bodyUsed) await req.body.cancel().catch(() => {});
     }
     exchange.status = response.status;
     response.headers.set("x-request-id", requestId);
-    if (endpoint?.errors(req, ctx.principal) === "anthropic" || unknownPathProtocol(url.pathname) === "anthropic") {
+    if (errorProtocol() === "anthropic") {
       response.headers.set("request-id", requestId);
     }
     answered = true;

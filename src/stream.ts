@@ -207,7 +207,10 @@ export function relayStream(
           }
           if (value.byteLength === 0) continue;
           send(controller, value);
-          tail = value.byteLength >= 4 ? value.subarray(value.byteLength - 4) : Uint8Array.from([...tail, ...value]);
+          // Only the last four bytes matter; a run of tiny chunks must not grow it.
+          tail = value.byteLength >= 4
+            ? value.subarray(value.byteLength - 4)
+            : Uint8Array.from([...tail, ...value]).slice(-4);
           // Usage is read from a decoded copy after the bytes are already on their way to the client.
           events(parser.push(decoder.decode(value, { stream: true })));
           if (meter?.state() === "finished") return finish(controller);
