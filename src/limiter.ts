@@ -28,6 +28,8 @@ interface Slot {
   limit: number;
   amount: number;
   resetAt: number;
+  /** How long KV keeps the counter: until a minute past its window, measured on the limiter's clock. */
+  expireIn: number;
 }
 
 /** The limits observer plus its shutdown. */
@@ -66,15 +68,11 @@ function slotsFor(
         limit,
         amount: unit === "requests" ? 1 : estimate,
         resetAt: end,
+        expireIn: Math.max(1000, end - now + 60_000),
       });
     }
   }
   return slots;
-}
-
-/** Counters outlive their window by a minute, then KV drops them. */
-function expiry(slot: Slot): number {
-  return Math.max(1000, slot.resetAt - Date.now() + 60_000);
 }
 
 /** Takes `amount` on every slot at once, or reports the first slot that has no room. */
@@ -88,7 +86,7 @@ async function reserve(kv: Deno.Kv, slots: Slot[]): Promise<{ slot: Slot; used: 
       // An idle window admits one request whatever its estimate, so no request is refused for good; the limit
       // then holds within that one request.
       if (used > 0 && used + slot.amount > slot.limit) return { slot, used };
-      op.check(entries[i]).set(slot.key, used + slot.amount, { expireIn: expiry(slot) });
+      op.check(entries[i]).set(slot.key, used + slot.amount, { expireIn: slot.expireIn });
     }
     if ((await op.commit()).ok) return undefined;
   }
@@ -103,7 +101,7 @@ async function adjust(kv: Deno.Kv, slot: Slot, delta: number): Promise<void> {
     const entry = await kv.get<number>(slot.key);
     if (entry.value === null) return;
     const value = Math.max(0, entry.value + delta);
-    if ((await kv.atomic().check(entry).set(slot.key, value, { expireIn: expiry(slot) }).commit()).ok) return;
+    if ((await kv.atomic().check(entry).set(slot.key, value, { expireIn: slot.expireIn }).commit()).ok) return;
   }
 }
 
@@ -148,6 +146,10 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
     if (tokenSlots.length > 0) reserved.set(exchange, { slots: tokenSlots, estimate });
   }
 
+  async function settled(): Promise<void> {
+    await Promise.all(charging);
+  }
+
   return {
     admit,
     finish(exchange) {
@@ -165,11 +167,8 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       charging.add(charge);
       charge.finally(() => charging.delete(charge));
     },
-    async settled() {
-      await Promise.all(charging);
-    },
-    async close() {
-      await Promise.all(charging);
-    },
+    settled,
+    // Nothing else is held open: closing is waiting for the charges in flight.
+    close: settled,
   };
 }

@@ -61,7 +61,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     closing: options.closing,
     operator,
   };
-  const adminKey = options.env("MODELGATE_ADMIN_KEY") || undefined;
+  const { adminKey } = operator;
   const required = config.metrics.require_admin_key;
   deps.ops = opsRoutes(deps, {
     metrics,

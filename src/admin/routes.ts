@@ -3,22 +3,10 @@
  * no key is configured) and thin handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
  */
 import type { Endpoint, RequestContext } from "../app.ts";
-import { readCredential } from "../auth.ts";
+import { readCredential, sameSecret } from "../auth.ts";
 import { GatewayError } from "../errors.ts";
 import { json, readJsonObject } from "../http.ts";
 import { type AdminService, adminService } from "./service.ts";
-
-/** True when `a` equals `b`, in time that does not depend on where they differ. */
-export async function sameSecret(a: string, b: string): Promise<boolean> {
-  const encoder = new TextEncoder();
-  // Hashing first gives equal lengths, so neither the length nor the first difference shows in the timing.
-  const [x, y] = await Promise.all(
-    [a, b].map(async (text) => new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)))),
-  );
-  let diff = 0;
-  for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
-  return diff === 0;
-}
 
 async function authorize(req: Request, ctx: RequestContext): Promise<AdminService> {
   const { deps } = ctx;

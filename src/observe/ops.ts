@@ -3,7 +3,7 @@
  * admin key), `GET /healthz` (liveness and per-upstream breaker state) and `GET /readyz` (KV, config, upstreams).
  */
 import type { Deps } from "../app.ts";
-import { readCredential } from "../auth.ts";
+import { readCredential, sameSecret } from "../auth.ts";
 import { json } from "../http.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
@@ -54,11 +54,11 @@ export function opsRoutes(
     );
   }
 
-  function metrics(req: Request): Response {
+  async function metrics(req: Request): Promise<Response> {
     if (options.metricsKeyMissing) {
       return json({ error: "Metrics need the admin key, but MODELGATE_ADMIN_KEY is not set" }, { status: 503 });
     }
-    if (options.metricsKey !== undefined && !sameSecret(readCredential(req.headers) ?? "", options.metricsKey)) {
+    if (options.metricsKey !== undefined && !await sameSecret(readCredential(req.headers) ?? "", options.metricsKey)) {
       return json({ error: "Metrics need the admin key as a bearer token" }, {
         status: 401,
         headers: { "www-authenticate": 'Bearer realm="modelgate metrics"' },
@@ -71,7 +71,7 @@ export function opsRoutes(
 
   return async function ops(req, path) {
     if (req.method !== "GET") return undefined;
-    if (path === "/metrics") return metrics(req);
+    if (path === "/metrics") return await metrics(req);
     if (path === "/healthz") return json(health(), { headers: NO_STORE });
     if (path === "/readyz") return await ready();
     return undefined;
@@ -88,13 +88,4 @@ async function kvReachable(kv: Deno.Kv, timeoutMs: number): Promise<boolean> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Compares two secrets in time that depends on their lengths only. */
-function sameSecret(given: string, expected: string): boolean {
-  const a = new TextEncoder().encode(given);
-  const b = new TextEncoder().encode(expected);
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < b.length; i++) diff |= (a[i] ?? 0) ^ b[i];
-  return diff === 0;
 }

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { Exchange } from "../../src/exchange.ts";
 import { countersOf, toLogEntry } from "../../src/usage_recorder.ts";
-import { sameSecret } from "../../src/admin/routes.ts";
+import { sameSecret } from "../../src/auth.ts";
 
 function exchange(extra: Partial<Exchange> = {}): Exchange {
   return {
