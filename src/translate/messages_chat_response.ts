@@ -21,7 +21,6 @@ import {
 } from "./shared.ts";
 import { readChatDelta, toolCallBuffer } from "./upstream_events.ts";
 
-/** The first choice's message of a chat completion, or an empty one. */
 /**
  * The stop reason of an answer. Some servers end tool calls with finish_reason "stop" (or none), and the calls are
  * what the client must act on; but a call cut by the output limit ("length") is a truncated answer, not a call.
@@ -31,6 +30,7 @@ function stopWithCalls(finish: unknown, hasCalls: boolean): string {
   return stopFromFinish(finish);
 }
 
+/** The first choice's message of a chat completion, or an empty one. */
 function firstChoice(body: JsonObject): { message: JsonObject; finish: unknown } {
   const choice = Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0] : {};
   return { message: isObject(choice.message) ? choice.message : {}, finish: choice.finish_reason };
@@ -100,6 +100,8 @@ export function chatToMessagesStream(state: MessagesChatState): StreamStep {
   let outputChars = 0;
   let started = false;
   let finished = false;
+  // Whether any tool call went out: the buffer is drained as calls complete, so its size cannot tell at the end.
+  let calledTools = false;
   let open: "text" | "thinking" | undefined;
   let index = 0;
   let finish: unknown;
@@ -147,6 +149,7 @@ export function chatToMessagesStream(state: MessagesChatState): StreamStep {
   function flushCalls(): SseMessage[] {
     const out = close();
     for (const call of calls.drain()) {
+      calledTools = true;
       const block = {
         type: "tool_use",
         id: sanitizeToolId(call.id, `toolu_${ctx.requestId}_${call.index}`),
@@ -168,7 +171,7 @@ export function chatToMessagesStream(state: MessagesChatState): StreamStep {
     const u = usageOrEstimate(usage, state, outputChars);
     out.push(event({
       type: "message_delta",
-      delta: { stop_reason: stopWithCalls(finish, calls.size > 0), stop_sequence: null },
+      delta: { stop_reason: stopWithCalls(finish, calledTools), stop_sequence: null },
       usage: anthropicUsage(u),
     }));
     out.push(event({ type: "message_stop" }));

@@ -78,7 +78,6 @@ export interface BufferedCall {
 /** Collects chat tool-call fragments per index; upstreams may interleave indices or send the name late. */
 export interface ToolCallBuffer {
   add(fragments: unknown): void;
-  readonly size: number;
   /** The complete calls in index order; the buffer is then empty. */
   drain(): BufferedCall[];
 }
@@ -98,9 +97,6 @@ export function toolCallBuffer(): ToolCallBuffer {
         if (typeof fn.arguments === "string") call.args += fn.arguments;
         calls.set(index, call);
       }
-    },
-    get size() {
-      return calls.size;
     },
     drain() {
       const out = [...calls.values()].sort((a, b) => a.index - b.index);

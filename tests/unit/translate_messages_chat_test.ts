@@ -183,6 +183,20 @@ Deno.test("messagesViaChat() shortens a long tool name for the upstream and rest
   assert.equal(got.tools[0].id, "c_1", "the id is sanitised");
 });
 
+Deno.test("messagesViaChat() stream says tool_use when tool calls end with finish_reason stop or none", () => {
+  for (const finish of ["stop", undefined]) {
+    const step = messagesViaChat(testContext()).stream!();
+    const call = { index: 0, id: "call_1", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } };
+    const events = [
+      { choices: [{ index: 0, delta: { role: "assistant", tool_calls: [call] } }] },
+      { choices: [{ index: 0, delta: {}, ...(finish ? { finish_reason: finish } : {}) }] },
+    ].flatMap((c) => step.next({ data: JSON.stringify(c) }));
+    events.push(...step.next({ data: "[DONE]" }), ...step.end());
+    const delta = JSON.parse(events.find((e) => e.event === "message_delta")!.data);
+    assert.equal(delta.delta.stop_reason, "tool_use", `finish_reason ${finish}`);
+  }
+});
+
 Deno.test("messagesViaChat() stream waits for the usage chunk that follows the finish chunk", () => {
   const step = messagesViaChat(testContext()).stream!();
   const events = [
