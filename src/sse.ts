@@ -53,10 +53,13 @@ export class SseParser {
     }
     if (this.#pendingCr && text.startsWith("\n")) text = text.slice(1);
     this.#pendingCr = false;
+    // What is kept from the last push is a line without its ending, so only the new text needs scanning; an event
+    // that arrives in many pieces is not rescanned from its start each time.
+    const scanFrom = this.#buffer.length;
     this.#buffer += text;
     const out: SseMessage[] = [];
     let start = 0;
-    for (let i = 0; i < this.#buffer.length; i++) {
+    for (let i = scanFrom; i < this.#buffer.length; i++) {
       const ch = this.#buffer.charCodeAt(i);
       if (ch !== 10 && ch !== 13) continue;
       this.#line(this.#buffer.slice(start, i), out);

@@ -8,6 +8,7 @@ import {
   anthropicImage,
   clampMaxTokens,
   joinText,
+  parseDataUrl,
   parseToolArguments,
   sanitizeToolId,
   thinkingFromEffort,
@@ -22,8 +23,8 @@ function partBlock(part: JsonObject, ctx: TranslateContext): JsonObject | undefi
     if (typeof image.url === "string") return anthropicImage(image.url);
   }
   if (part.type === "file" && isObject(part.file) && typeof part.file.file_data === "string") {
-    const match = /^data:([^;,]+);base64,(.*)$/s.exec(part.file.file_data);
-    if (match) return { type: "document", source: { type: "base64", media_type: match[1], data: match[2] } };
+    const file = parseDataUrl(part.file.file_data);
+    if (file) return { type: "document", source: { type: "base64", media_type: file.mediaType, data: file.data } };
   }
   ctx.log({ event: "translate_drop", field: `messages.content.${String(part.type)}`, reason: "no Anthropic form" });
   return undefined;

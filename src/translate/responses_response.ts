@@ -9,7 +9,14 @@ import { reasoningOf } from "./messages_chat_response.ts";
 import type { TranslateContext, Translation } from "./mod.ts";
 import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from "./responses_request.ts";
 import { type ResponsesEnd, type ResponsesWriter, responsesWriter } from "./responses_writer.ts";
-import { mergeAnthropicUsage, NO_USAGE, type Usage, usageFromAnthropic, usageFromChat } from "./shared.ts";
+import {
+  finishFromStop,
+  mergeAnthropicUsage,
+  NO_USAGE,
+  type Usage,
+  usageFromAnthropic,
+  usageFromChat,
+} from "./shared.ts";
 import { readAnthropicEvent, readChatDelta, toolCallBuffer } from "./upstream_events.ts";
 
 function endFromFinish(finish: unknown): ResponsesEnd {
@@ -17,9 +24,9 @@ function endFromFinish(finish: unknown): ResponsesEnd {
   return finish === "content_filter" ? "content_filter" : "completed";
 }
 
+/** Through the chat finish reason, so the stop-reason table stays in one place (shared.ts). */
 function endFromStop(stop: unknown): ResponsesEnd {
-  if (stop === "max_tokens" || stop === "model_context_window_exceeded") return "max_output_tokens";
-  return stop === "refusal" ? "content_filter" : "completed";
+  return endFromFinish(finishFromStop(stop));
 }
 
 /** A non-streamed chat completion as a Responses object. */
