@@ -99,7 +99,7 @@ export function cachedCredentials(store: Store, options: CacheOptions): CachedCr
 
   return {
     byHash: byHashCached,
-    bySecret: async (secret) => cached(bySecret, secret, async () => byHashCached(await hashToken(secret))),
+    bySecret: (secret) => cached(bySecret, secret, async () => byHashCached(await hashToken(secret))),
     refreshed: () => new Promise((resolve) => waiters.push(resolve)),
     async close() {
       closed = true;
