@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import type { Usage } from "./exchange.ts";
+import { estimatePromptTokens } from "./translate/shared.ts";
 import { isObject, type JsonObject, type Protocol } from "./types.ts";
 
 const Positive = z.number().int().positive();
@@ -58,10 +59,9 @@ export function totalTokens(usage: Usage | undefined): number {
  * prompt token plus the output cap the client asked for. The real usage replaces it after the call.
  */
 export function estimateRequestTokens(body: JsonObject): number {
-  const prompt = JSON.stringify([body.system ?? "", body.messages ?? body.input ?? "", body.tools ?? []]);
   const cap = [body.max_tokens, body.max_completion_tokens, body.max_output_tokens]
     .find((value) => typeof value === "number" && Number.isFinite(value) && value > 0) as number | undefined;
-  return Math.ceil(prompt.length / 4) + Math.ceil(cap ?? 0);
+  return estimatePromptTokens(body) + Math.ceil(cap ?? 0);
 }
 
 /** Limits with no field set count as none. */

@@ -4,6 +4,7 @@ import { readJsonBody, saneId } from "../http.ts";
 import { checkBody, type Operation } from "../protocols.ts";
 import { relay } from "../relay.ts";
 import { resolveRoutes } from "../routing.ts";
+import { estimatePromptTokens } from "../translate/shared.ts";
 import type { JsonObject, Protocol } from "../types.ts";
 
 /** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */
@@ -47,6 +48,5 @@ function sessionId(headers: Headers): string | undefined {
  * JSON is the usual approximation, and Claude Code only uses the figure to plan context.
  */
 function estimateTokens(body: JsonObject): number {
-  const prompt = JSON.stringify([body.system ?? "", body.messages, body.tools ?? []]);
-  return Math.max(1, Math.ceil(prompt.length / 4));
+  return Math.max(1, estimatePromptTokens(body));
 }

@@ -2,7 +2,7 @@
  * @module Building an Anthropic `messages` array from OpenAI-style history: same-role turns merge, tool results
  * lead the user turn that follows their tool calls, and the conversation starts with a user turn.
  */
-import type { JsonObject } from "../types.ts";
+import { isObject, type JsonObject } from "../types.ts";
 
 /** Collects content blocks into alternating user/assistant turns. */
 export interface AnthropicTurns {
@@ -46,6 +46,16 @@ export function toolResult(toolUseId: string, text: string): JsonObject {
   return text
     ? { type: "tool_result", tool_use_id: toolUseId, content: text }
     : { type: "tool_result", tool_use_id: toolUseId };
+}
+
+/** An Anthropic tool from an OpenAI function's parts (chat or Responses shape); no schema means "no arguments". */
+export function anthropicTool(name: unknown, parameters: unknown, description: unknown): JsonObject {
+  const tool: JsonObject = {
+    name,
+    input_schema: isObject(parameters) ? parameters : { type: "object", properties: {} },
+  };
+  if (typeof description === "string") tool.description = description;
+  return tool;
 }
 
 /** `tool_choice` from OpenAI's (chat or Responses shape) to Anthropic's, with `parallel_tool_calls:false` folded in. */

@@ -2,7 +2,7 @@
  * @module OpenAI Chat Completions request -> Anthropic Messages request (PROTOCOLS.md §6.2, reverse direction).
  */
 import { isObject, type JsonObject } from "../types.ts";
-import { anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
+import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
 import type { TranslateContext } from "./mod.ts";
 import {
   anthropicImage,
@@ -47,12 +47,7 @@ function anthropicTools(tools: unknown, ctx: TranslateContext): JsonObject[] | u
       ctx.log({ event: "translate_drop", field: "tools", tool: String(tool.type), reason: "not a function tool" });
       continue;
     }
-    const converted: JsonObject = {
-      name: fn.name,
-      input_schema: isObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
-    };
-    if (typeof fn.description === "string") converted.description = fn.description;
-    out.push(converted);
+    out.push(anthropicTool(fn.name, fn.parameters, fn.description));
   }
   return out.length > 0 ? out : undefined;
 }

@@ -44,6 +44,8 @@ export function messagesToChatResponse(body: JsonObject, ctx: TranslateContext):
  */
 export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolean): StreamStep {
   let id = `chatcmpl-${ctx.requestId}`;
+  // Every chunk of one completion carries the same creation time, as OpenAI's do.
+  const createdAt = created(ctx);
   let stopped = false;
   let stopReason: unknown;
   let usage: Usage = NO_USAGE;
@@ -55,7 +57,7 @@ export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolea
     const data: JsonObject = {
       id,
       object: "chat.completion.chunk",
-      created: created(ctx),
+      created: createdAt,
       model: ctx.model,
       choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
     };
@@ -67,7 +69,7 @@ export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolea
     stopped = true;
     const out = [chunk({}, finishFromStop(stopReason))];
     if (includeUsage) {
-      const data = { id, object: "chat.completion.chunk", created: created(ctx), model: ctx.model, choices: [] };
+      const data = { id, object: "chat.completion.chunk", created: createdAt, model: ctx.model, choices: [] };
       out.push({ data: JSON.stringify({ ...data, usage: chatUsage(usage) }) });
     }
     out.push({ data: "[DONE]" });

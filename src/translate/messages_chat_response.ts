@@ -9,6 +9,7 @@ import { messagesToChatRequest } from "./messages_chat_request.ts";
 import type { TranslateContext, Translation } from "./mod.ts";
 import {
   anthropicUsage,
+  estimatePromptTokens,
   estimateTokens,
   NO_USAGE,
   parseToolArguments,
@@ -210,8 +211,7 @@ export function messagesViaChat(ctx: TranslateContext): Translation {
   const state: MessagesChatState = { ctx, names: toolNames(), promptTokens: 0 };
   return {
     request(body) {
-      const prompt = JSON.stringify([body.system ?? "", body.messages, body.tools ?? []]);
-      state.promptTokens = estimateTokens(prompt.length);
+      state.promptTokens = estimatePromptTokens(body);
       return messagesToChatRequest(body, state);
     },
     response: (body) => chatToMessagesResponse(body, state),

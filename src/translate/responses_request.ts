@@ -4,7 +4,7 @@
  * and logged. Anthropic thinking survives a round trip sealed in a reasoning item's `encrypted_content`.
  */
 import { isObject, type JsonObject } from "../types.ts";
-import { anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
+import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
 import { anthropicSettings } from "./chat_messages_request.ts";
 import type { TranslateContext } from "./mod.ts";
 import { anthropicImage, clampMaxTokens, joinText, parseToolArguments, sanitizeToolId, unsupported } from "./shared.ts";
@@ -218,14 +218,9 @@ export function responsesToMessagesRequest(body: JsonObject, ctx: TranslateConte
     }, ctx),
   };
   if (system.length > 0) out.system = system;
-  const tools = functionTools(body.tools, ctx).map((tool) => {
-    const converted: JsonObject = {
-      name: tool.name,
-      input_schema: isObject(tool.parameters) ? tool.parameters : { type: "object", properties: {} },
-    };
-    if (typeof tool.description === "string") converted.description = tool.description;
-    return converted;
-  });
+  const tools = functionTools(body.tools, ctx).map((tool) =>
+    anthropicTool(tool.name, tool.parameters, tool.description)
+  );
   if (tools.length > 0) {
     out.tools = tools;
     const choice = anthropicToolChoice(body.tool_choice, body.parallel_tool_calls);

@@ -266,3 +266,10 @@ export function clampMaxTokens(value: unknown, ceiling: number | undefined): num
 export function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
+
+/** A request's prompt (system, messages or Responses input, tools) in estimated tokens. */
+export function estimatePromptTokens(body: JsonObject): number {
+  return estimateTokens(
+    JSON.stringify([body.system ?? "", body.messages ?? body.input ?? "", body.tools ?? []]).length,
+  );
+}
