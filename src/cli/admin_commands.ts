@@ -52,6 +52,13 @@ function limitFlags(args: Args): Partial<Record<keyof Limits, unknown>> | undefi
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** An update's limits: null with --clear-limits, the given flags over `current`, or undefined to leave them. */
+function limitsUpdate(args: Args, current: Limits | undefined) {
+  if (args.flags["clear-limits"]) return null;
+  const given = limitFlags(args);
+  return given && { ...current, ...given };
+}
+
 function expiry(args: Args): string | null | undefined {
   if (args.flags["no-expiry"]) return null;
   const expiresIn = flag(args, "expires-in");
@@ -116,9 +123,7 @@ export async function tokenCommand(args: Args, io: Io, help: string): Promise<nu
     case "update":
       return await withService(args, io, async (service) => {
         const current = await service.getToken(needId("update"));
-        const limits = args.flags["clear-limits"]
-          ? null
-          : limitFlags(args) && { ...current.limits, ...limitFlags(args) };
+        const limits = limitsUpdate(args, current.limits);
         const disabled = args.flags.disable ? true : args.flags.enable ? false : undefined;
         const input = {
           name: flag(args, "name"),
@@ -167,9 +172,7 @@ export async function groupCommand(args: Args, io: Io, help: string): Promise<nu
     case "update":
       return await withService(args, io, async (service) => {
         const current = await service.getGroup(name ?? "");
-        const limits = args.flags["clear-limits"]
-          ? null
-          : limitFlags(args) && { ...current.limits, ...limitFlags(args) };
+        const limits = limitsUpdate(args, current.limits);
         const group = await service.updateGroup(current.name, { listing: flag(args, "listing"), models, limits });
         io.err(`Updated group "${group.name}"`);
         return 0;
