@@ -4,15 +4,14 @@
  */
 import type { Operation } from "./protocols.ts";
 import type { Route } from "./routing.ts";
-import type { JsonObject, Protocol } from "./types.ts";
+import type { JsonObject, UpstreamProtocol } from "./types.ts";
 
 /** The version the seed names for requests that carry none. */
 export const DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
 
-const PATHS: Record<Protocol, Partial<Record<Operation, string>>> = {
+const PATHS: Record<UpstreamProtocol, Partial<Record<Operation, string>>> = {
   anthropic: { generate: "/messages", count_tokens: "/messages/count_tokens" },
   "openai-chat": { generate: "/chat/completions" },
-  "openai-responses": { generate: "/responses" },
 };
 
 /** Everything needed to build one upstream request. */

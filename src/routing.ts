@@ -5,13 +5,13 @@
 import type { Config, UpstreamConfig } from "./config.ts";
 import { GatewayError } from "./errors.ts";
 import type { Group } from "./store.ts";
-import type { Protocol } from "./types.ts";
+import type { UpstreamProtocol } from "./types.ts";
 
 /** One way to serve a public model id. */
 export interface Route {
   upstream: UpstreamConfig;
   /** The protocol the upstream speaks. */
-  protocol: Protocol;
+  protocol: UpstreamProtocol;
   /** The id the upstream knows the model by. */
   upstreamModel: string;
   /** The upstream's key, or undefined when its environment variable is unset (the route then answers 503). */
@@ -35,7 +35,7 @@ export interface RouteTable {
   models: ReadonlyMap<string, ModelInfo>;
 }
 
-const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], Protocol> = {
+const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], UpstreamProtocol> = {
   anthropic: "anthropic",
   openai: "openai-chat",
 };

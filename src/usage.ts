@@ -4,7 +4,7 @@
  */
 import type { Usage } from "./exchange.ts";
 import type { SseMessage } from "./sse.ts";
-import { isObject, type JsonObject, type Protocol } from "./types.ts";
+import { isObject, type JsonObject, type UpstreamProtocol } from "./types.ts";
 
 /** Collects usage from a stream, event by event. */
 export interface UsageMeter {
@@ -25,24 +25,20 @@ export interface UsageMeter {
 export type StreamState = "open" | "finishing" | "finished" | "errored";
 
 /** The upstream's own in-band error events per protocol. */
-const ERRORS: Record<Protocol, (message: SseMessage) => boolean> = {
+const ERRORS: Record<UpstreamProtocol, (message: SseMessage) => boolean> = {
   anthropic: (m) => m.event === "error",
   "openai-chat": (m) => m.data.startsWith('{"error"'),
-  "openai-responses": (m) => m.event === "error" || m.event === "response.failed",
 };
 
 /** The events after which a stream in each protocol is complete and nothing more will come. */
-const TERMINAL: Record<Protocol, (message: SseMessage) => boolean> = {
+const TERMINAL: Record<UpstreamProtocol, (message: SseMessage) => boolean> = {
   anthropic: (m) => m.event === "message_stop" || (m.event === undefined && m.data.includes('"message_stop"')),
   "openai-chat": (m) => m.data === "[DONE]",
-  "openai-responses": (m) =>
-    m.data === "[DONE]" || /^response\.(completed|incomplete|failed)$/.test(m.event ?? "") ||
-    /"type":\s*"response\.(completed|incomplete|failed)"/.test(m.data),
 };
 
 /** Events after which an end of the stream is acceptable though more may follow (chat's finish chunk: some
  * OpenAI-compatible servers end there without usage or [DONE]). */
-const FINISHING: Partial<Record<Protocol, (message: SseMessage) => boolean>> = {
+const FINISHING: Partial<Record<UpstreamProtocol, (message: SseMessage) => boolean>> = {
   "openai-chat": (m) => /"finish_reason":\s*"/.test(m.data),
 };
 
@@ -84,7 +80,7 @@ function parse(data: string): JsonObject | undefined {
 }
 
 /** A meter for an upstream speaking `protocol`. */
-export function usageMeter(protocol: Protocol): UsageMeter {
+export function usageMeter(protocol: UpstreamProtocol): UsageMeter {
   let seen: Usage | undefined;
   let state: StreamState = "open";
   const terminal = TERMINAL[protocol];

@@ -3,10 +3,10 @@
  * through (identity.ts); chat-to-chat also asks streams for usage so tokens are counted (chat_usage.ts), and
  * Messages-to-Anthropic drops thinking without a signature (anthropic_passthrough.ts).
  */
-import type { Protocol } from "../types.ts";
+import type { Protocol, UpstreamProtocol } from "../types.ts";
 import { anthropicPassthrough } from "./anthropic_passthrough.ts";
 import { chatPassthrough } from "./chat_usage.ts";
-import { identity, type Translator } from "./identity.ts";
+import type { Translator } from "./identity.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
 import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
@@ -20,12 +20,9 @@ export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>
 };
 
 /** The translator for a protocol pair, or undefined when the pair is not supported. */
-export function pickTranslator(client: Protocol, upstream: Protocol): Translator | undefined {
+export function pickTranslator(client: Protocol, upstream: UpstreamProtocol): Translator | undefined {
   if (client === "openai-chat" && upstream === "openai-chat") return chatPassthrough;
   if (client === "anthropic" && upstream === "anthropic") return anthropicPassthrough;
-  if (client === upstream) return identity;
   return TRANSLATORS[`${client}->${upstream}`];
 }
-
-export { identity };
 export type { TranslateContext, Translation, Translator } from "./identity.ts";
