@@ -213,3 +213,41 @@ export function anthropicMessage(text = "Hello"): Record<string, unknown> {
 export function fixture(name: string): string {
   return Deno.readTextFileSync(new URL(`./fixtures/${name}`, import.meta.url));
 }
+
+/** Resolves with the first non-undefined value `read` gives, checking after each macrotask; throws if it never comes. */
+export async function waitFor<T>(read: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 1000; i++) {
+    const value = read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  throw new Error("waitFor: condition never held");
+}
+
+/** Settles as `promise` does, or rejects naming `what` once `ms` pass first, so a test fails rather than hangs. */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The first event of an SSE text, with its blank-line terminator. */
+export function firstEvent(sse: string): string {
+  const end = sse.indexOf("\n\n");
+  if (end < 0) throw new Error("firstEvent: no complete event in the text");
+  return sse.slice(0, end + 2);
+}
+
+/** Reads what is left of a byte stream's reader, to its end, as text. */
+export async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value, { stream: true });
+  return text + decoder.decode();
+}

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { chatCompletion, fakeUpstream, hang, jsonReply, type Responder, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, fixture, messagesBody, startGateway } from "../_helpers.ts";
+import { anthropicMessage, firstEvent, fixture, messagesBody, startGateway } from "../_helpers.ts";
 import { SseParser } from "../../src/sse.ts";
 
 const ANTHROPIC_SSE = fixture("anthropic_text.sse");
@@ -24,7 +24,7 @@ function prng(seed: number): () => number {
 }
 
 function partialStream(text: string, tail: "cut" | "error", chat: boolean): Response {
-  const first = text.slice(0, text.indexOf("\n\n") + 2);
+  const first = firstEvent(text);
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     start(controller) {

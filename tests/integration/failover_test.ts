@@ -13,7 +13,16 @@ import {
   type Responder,
   sseReply,
 } from "../_fake_upstream.ts";
-import { anthropicMessage, fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
+import {
+  anthropicMessage,
+  firstEvent,
+  fixture,
+  messagesBody,
+  readRest,
+  readSse,
+  startGateway,
+  within,
+} from "../_helpers.ts";
 
 const ANTHROPIC_SSE = fixture("anthropic_text.sse");
 const CHAT_SSE = fixture("openai_chat_text.sse");
@@ -89,7 +98,7 @@ for (const protocol of PROTOCOLS) {
         const [first, second] = gw.exchanges.at(-1)!.attempts;
         assert.equal(first.outcome, fault.outcome);
         assert.equal(second.outcome, "ok");
-        if (fault.responder === hang) await upstream.requests[0].closed;
+        if (fault.responder === hang) await within(upstream.requests[0].closed, 2000, "the upstream request closing");
       });
     }
 
@@ -119,14 +128,14 @@ for (const protocol of PROTOCOLS) {
       authorization: `Bearer ${gw.tokens[protocol.token]}`,
     });
     const whole = protocol.name === "Messages" ? ANTHROPIC_SSE : CHAT_SSE;
-    const firstEvent = whole.slice(0, whole.indexOf("\n\n") + 2);
-    cut.send(firstEvent);
+    const first = firstEvent(whole);
+    cut.send(first);
     const res = await pending;
     const reader = res.body!.getReader();
     let text = new TextDecoder().decode((await reader.read()).value);
     cut.cut();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
-    assert.ok(text.startsWith(firstEvent));
+    text += await readRest(reader);
+    assert.ok(text.startsWith(first));
     const last = text.trimEnd().split("\n\n").at(-1)!;
     if (protocol.name === "Messages") {
       assert.match(last, /^event: error\ndata: \{"type":"error","error":\{"type":"api_error"/);
@@ -138,7 +147,7 @@ for (const protocol of PROTOCOLS) {
 
 Deno.test("an upstream's own in-stream error event reaches the client once, without failover", async () => {
   await using upstream = fakeUpstream();
-  const first = ANTHROPIC_SSE.slice(0, ANTHROPIC_SSE.indexOf("\n\n") + 2);
+  const first = firstEvent(ANTHROPIC_SSE);
   const error = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
   upstream.routes.set("POST /ha1/v1/messages", () => sseReply(first + error));
   upstream.routes.set("POST /ha2/v1/messages", () => sseReply(ANTHROPIC_SSE));

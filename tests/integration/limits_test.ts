@@ -1,7 +1,7 @@
 /** @module Limits over real HTTP: each kind, token and group scope, both error shapes, and parallel racers. */
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, messagesBody, startGateway } from "../_helpers.ts";
+import { anthropicMessage, messagesBody, startGateway, waitFor } from "../_helpers.ts";
 import { estimateRequestTokens, type Limits } from "../../src/limits.ts";
 import { requestLog } from "../../src/usage_query.ts";
 
@@ -203,9 +203,9 @@ Deno.test("two requests sharing a client's x-request-id are each charged their o
   await gw.store.updateToken(record.id, { limits: { tokens_per_day: 5000 } });
   const headers = { "x-api-key": secret, "x-request-id": "shared-id" };
   const small = gw.post("/v1/messages", messagesBody(), headers);
-  while (upstream.requests.length < 1) await new Promise((r) => setTimeout(r, 0));
+  await waitFor(() => upstream.requests[0]);
   const large = gw.post("/v1/messages", messagesBody({ max_tokens: 4000 }), headers);
-  while (upstream.requests.length < 2) await new Promise((r) => setTimeout(r, 0));
+  await waitFor(() => upstream.requests[1]);
   gates.small.resolve();
   await (await small).body?.cancel();
   await gw.deps.operator.limiter.settled();

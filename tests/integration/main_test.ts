@@ -1,7 +1,7 @@
 /** @module The real process: first start on the example config without keys, the token CLI, and graceful shutdown. */
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream } from "../_fake_upstream.ts";
-import { fixture, messagesBody, UPSTREAM_KEYS } from "../_helpers.ts";
+import { firstEvent, fixture, messagesBody, readRest, UPSTREAM_KEYS } from "../_helpers.ts";
 import { denoMain, runCommand, startProcess } from "../_process.ts";
 
 const EXAMPLE = Deno.readTextFileSync(new URL("../../config/gateway.example.yaml", import.meta.url));
@@ -63,20 +63,17 @@ groups: [{ name: default, listing: anthropic, models: [claude-test] }]
     body: JSON.stringify(messagesBody({ stream: true })),
   });
   const whole = fixture("anthropic_text.sse");
-  const first = whole.slice(0, whole.indexOf("\n\n") + 2);
+  const first = firstEvent(whole);
   stream.send(first);
   const reader = (await pending).body!.getReader();
-  let text = new TextDecoder().decode((await reader.read()).value);
-  const readRest = async () => {
-    for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
-    return text;
-  };
+  const text = new TextDecoder().decode((await reader.read()).value);
   return {
     gw,
     stream,
     whole,
     first,
-    readRest,
+    /** Everything the client received: the first read and the rest to the end. */
+    readRest: async () => text + await readRest(reader),
     async [Symbol.asyncDispose]() {
       await gw[Symbol.asyncDispose]();
       await upstream[Symbol.asyncDispose]();

@@ -5,7 +5,15 @@ import { parseConfig } from "../../src/config.ts";
 import { buildDeps } from "../../src/server.ts";
 import { createStore } from "../../src/store.ts";
 import { controlledStream, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
-import { anthropicMessage, fixture, messagesBody, startGateway, testConfigYaml, UPSTREAM_KEYS } from "../_helpers.ts";
+import {
+  anthropicMessage,
+  firstEvent,
+  fixture,
+  messagesBody,
+  startGateway,
+  testConfigYaml,
+  UPSTREAM_KEYS,
+} from "../_helpers.ts";
 import { parsePrometheusText, sampleValue } from "../_prom_text.ts";
 
 async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -63,7 +71,7 @@ Deno.test("GET /metrics shows a stream as in flight and open until it ends", asy
   upstream.routes.set("POST /anth/v1/messages", () => stream.response);
   await using gw = await startGateway(upstream.url);
   const whole = fixture("anthropic_text.sse");
-  const first = whole.slice(0, whole.indexOf("\n\n") + 2);
+  const first = firstEvent(whole);
   const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
   stream.send(first);
   const res = await pending;

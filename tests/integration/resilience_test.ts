@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, fixture, messagesBody, startGateway } from "../_helpers.ts";
+import { anthropicMessage, firstEvent, fixture, messagesBody, startGateway, waitFor, within } from "../_helpers.ts";
 import { SseParser } from "../../src/sse.ts";
 
 const ANTHROPIC_SSE = fixture("anthropic_text.sse");
-const FIRST = ANTHROPIC_SSE.slice(0, ANTHROPIC_SSE.indexOf("\n\n") + 2);
+const FIRST = firstEvent(ANTHROPIC_SSE);
 const OVERLOADED =
   'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
 
@@ -38,10 +38,10 @@ Deno.test("a probe whose client leaves frees the upstream for the next request",
     body: JSON.stringify(messagesBody()),
     signal: controller.signal,
   });
-  while (upstream.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 0));
+  await waitFor(() => upstream.requests[1]);
   controller.abort();
   await assert.rejects(probe);
-  await upstream.requests[1].closed;
+  await within(upstream.requests[1].closed, 2000, "the upstream request closing");
   const res = await gw.post("/v1/messages", messagesBody());
   assert.equal(res.status, 200, "the upstream is not left half-open for good");
   assert.equal((await res.json()).content[0].text, "back");
@@ -137,7 +137,7 @@ for (const c of HELD_OPEN) {
     const events = new SseParser().push(await (await gw.post(c.path, c.body)).text());
     assert.equal(events.at(-1)!.event, c.last);
     assert.ok(!events.some((e) => e.event === "error"));
-    await upstream.requests[0].closed;
+    await within(upstream.requests[0].closed, 2000, "the upstream request closing");
   });
 }
 
@@ -146,7 +146,7 @@ Deno.test("a passthrough chat stream gets keep-alive comments between events whi
   const held = controlledStream();
   upstream.routes.set("POST /oai/v1/chat/completions", () => held.response);
   await using gw = await startGateway(upstream.url, { extraYaml: "stream_keepalive_ms: 20\n" });
-  const first = fixture("openai_chat_text.sse").split("\n\n")[0] + "\n\n";
+  const first = firstEvent(fixture("openai_chat_text.sse"));
   held.send(first);
   const res = await gw.post("/v1/chat/completions", {
     model: "gpt-test",
@@ -159,7 +159,7 @@ Deno.test("a passthrough chat stream gets keep-alive comments between events whi
   assert.equal(decoder.decode((await reader.read()).value), first);
   assert.equal(decoder.decode((await reader.read()).value), ": keep-alive\n\n");
   await reader.cancel();
-  await upstream.requests[0].closed;
+  await within(upstream.requests[0].closed, 2000, "the upstream request closing");
 });
 
 Deno.test("thinking without a signature is kept from an Anthropic upstream; signed thinking passes", async () => {

@@ -1,11 +1,21 @@
 /** @module Streamed passthrough: bytes as they arrive, usage observed, disconnects, cuts and stalls reported in-band. */
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
+import {
+  anthropicMessage,
+  firstEvent,
+  fixture,
+  messagesBody,
+  readRest,
+  readSse,
+  startGateway,
+  waitFor,
+  within,
+} from "../_helpers.ts";
 import { SseParser } from "../../src/sse.ts";
 
 const FIXTURE = fixture("anthropic_text.sse");
-const FIRST_EVENT = FIXTURE.slice(0, FIXTURE.indexOf("\n\n") + 2);
+const FIRST_EVENT = firstEvent(FIXTURE);
 
 Deno.test("a stream reaches the client byte for byte, with SSE headers and usage recorded", async () => {
   await using upstream = fakeUpstream();
@@ -78,8 +88,7 @@ Deno.test("the first event reaches the client before the upstream has finished",
   assert.equal(first, FIRST_EVENT);
   stream.send(FIXTURE.slice(FIRST_EVENT.length));
   stream.end();
-  let rest = "";
-  for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
+  const rest = await readRest(reader);
   assert.equal(first + rest, FIXTURE);
 });
 
@@ -94,7 +103,7 @@ Deno.test("a client that disconnects cancels the upstream request", async () => 
   const reader = res.body!.getReader();
   await reader.read();
   await reader.cancel();
-  await upstream.requests[0].closed;
+  await within(upstream.requests[0].closed, 2000, "the upstream request closing");
   assert.equal(upstream.open(), 0);
   const exchange = await waitFor(() => gw.exchanges.at(-1));
   assert.equal(exchange.usage_complete, false);
@@ -118,7 +127,7 @@ for (const c of CUTS) {
     let text = "";
     while (text.length < partial.length) text += new TextDecoder().decode((await reader.read()).value);
     c.end(stream);
-    for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+    text += await readRest(reader);
     const events = new SseParser().push(text);
     assert.equal(events[0].event, "message_start");
     assert.equal(events.at(-1)!.event, "error");
@@ -138,19 +147,9 @@ Deno.test("an upstream that falls silent mid-stream is failed as a timeout after
   const events = await readSse(await pending);
   assert.equal(events.at(-1)!.event, "error");
   assert.equal(JSON.parse(events.at(-1)!.data).error.type, "timeout_error");
-  await upstream.requests[0].closed;
+  await within(upstream.requests[0].closed, 2000, "the upstream request closing");
   assert.equal(upstream.requests.length, 1, "no failover after the first byte");
 });
-
-/** Resolves with the first non-undefined value `read` gives, checking after each macrotask. */
-async function waitFor<T>(read: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 1000; i++) {
-    const value = read();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 0));
-  }
-  throw new Error("waitFor: condition never held");
-}
 
 Deno.test("a client that gives up on a non-streamed request closes the upstream request at once", async () => {
   await using upstream = fakeUpstream();
@@ -166,7 +165,7 @@ Deno.test("a client that gives up on a non-streamed request closes the upstream 
   await waitFor(() => upstream.requests[0]);
   controller.abort();
   await assert.rejects(pending);
-  await upstream.requests[0].closed;
+  await within(upstream.requests[0].closed, 2000, "the upstream request closing");
   assert.equal(upstream.open(), 0);
 });
 
@@ -205,7 +204,7 @@ Deno.test("clients that give up do not make a healthy upstream cool down", async
     await waitFor(() => upstream.requests[i]);
     controller.abort();
     await assert.rejects(pending);
-    await upstream.requests[i].closed;
+    await within(upstream.requests[i].closed, 2000, "the upstream request closing");
   }
   const res = await gw.post("/v1/messages", messagesBody());
   assert.equal(res.status, 200);

@@ -5,7 +5,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { fixture, startGateway, type TestGateway, UPSTREAM_KEYS } from "../_helpers.ts";
+import { firstEvent, fixture, startGateway, type TestGateway, UPSTREAM_KEYS, within } from "../_helpers.ts";
 
 const CHAT_PATH = "POST /oai/v1/chat/completions";
 
@@ -101,14 +101,14 @@ for (const c of ERRORS) {
   Deno.test(`Anthropic SDK raises ${c.sdkClass.name} when the chat upstream answers ${c.status}`, async () => {
     await using upstream = fakeUpstream();
     const body = { error: { message: "Slow down", type: "server_error", param: null, code: c.code } };
-    upstream.routes.set(CHAT_PATH, () => jsonReply(body, c.status, { "retry-after": "1" }));
+    upstream.routes.set(CHAT_PATH, () => jsonReply(body, c.status, { "retry-after": "60" }));
     await using gw = await startGateway(upstream.url);
     const stream = sayHi(gw);
     const err = await stream.finalMessage().then(() => undefined, (e) => e);
     assert.ok(err instanceof c.sdkClass, `got ${err}`);
     assert.equal(err.status, c.status);
     assert.equal(err.type, c.type);
-    assert.equal(err.headers.get("retry-after"), "1");
+    assert.equal(err.headers.get("retry-after"), "60");
   });
 
   Deno.test(`Anthropic SDK raises an in-band ${c.type} when the chat stream fails with ${c.code}`, async () => {
@@ -166,7 +166,7 @@ Deno.test("a client leaving a translated stream closes the upstream request", as
   const first = new TextDecoder().decode((await reader.read()).value);
   assert.match(first, /^event: message_start/);
   await reader.cancel();
-  await upstream.requests[0].closed;
+  await within(upstream.requests[0].closed, 2000, "the upstream request closing");
   assert.equal(upstream.open(), 0);
 });
 
@@ -196,7 +196,7 @@ const KEEP_ALIVE_CASES = [
     path: "/v1/chat/completions",
     model: "claude-test",
     upstreamPath: "POST /anth/v1/messages",
-    first: fixture("anthropic/text.sse").split("\n\n")[0] + "\n\n",
+    first: firstEvent(fixture("anthropic/text.sse")),
     body: {},
     keepAlive: ": keep-alive\n\n",
   },
@@ -220,6 +220,6 @@ for (const c of KEEP_ALIVE_CASES) {
     // Nothing more comes from the upstream, so the next bytes can only be the gateway's keep-alive.
     assert.equal(decoder.decode((await reader.read()).value), c.keepAlive);
     await reader.cancel();
-    await upstream.requests[0].closed;
+    await within(upstream.requests[0].closed, 2000, "the upstream request closing");
   });
 }

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { fixture, readSse, startGateway } from "../_helpers.ts";
 
 const MESSAGES_PATH = "POST /anth/v1/messages";
@@ -146,12 +146,9 @@ for (const c of ERRORS) {
 
   Deno.test(`Responses stream ends in response.failed and error when the Anthropic stream fails with ${c.type}`, async () => {
     await using upstream = fakeUpstream();
-    const reply = controlledStream();
-    upstream.routes.set(MESSAGES_PATH, () => reply.response);
+    const failing = fixture("anthropic/error_mid.sse").replace("overloaded_error", c.type);
+    upstream.routes.set(MESSAGES_PATH, () => sseReply(failing));
     await using gw = await startGateway(upstream.url);
-    // The gateway answers once the upstream's first chunk is in hand, so the upstream speaks first.
-    reply.send(fixture("anthropic/error_mid.sse").replace("overloaded_error", c.type));
-    reply.end();
     const stream = await client(gw.url, gw.tokens.oa).responses.create({
       model: "claude-test",
       input: "Hi",

@@ -1,22 +1,17 @@
 /** @module Usage accounting over real HTTP: the request log and the daily aggregates, streamed and not, both protocols. */
 import assert from "node:assert/strict";
-import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
+import { chatCompletion, controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { anthropicMessage, firstEvent, fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
 import { requestLog, usageTotals } from "../../src/usage_query.ts";
 import { usageKey } from "../../src/usage_recorder.ts";
 
 const today = () => new Date().toISOString().slice(0, 10);
 
-function chatCompletion() {
-  return {
-    id: "chatcmpl-1",
-    object: "chat.completion",
-    created: 1,
-    model: "gpt-test",
-    choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }],
-    usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16, prompt_tokens_details: { cached_tokens: 2 } },
-  };
-}
+/** A chat completion with the usage the OpenAI test below expects. */
+const CHAT_COMPLETION = {
+  ...chatCompletion(),
+  usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16, prompt_tokens_details: { cached_tokens: 2 } },
+};
 
 const CHAT_STREAM = [
   { choices: [{ index: 0, delta: { role: "assistant", content: "Hel" }, finish_reason: null }] },
@@ -82,7 +77,7 @@ Deno.test("OpenAI chat usage is recorded from a body and from a stream's usage c
   await using upstream = fakeUpstream();
   upstream.routes.set(
     "POST /oai/v1/chat/completions",
-    (seen) => seen.body?.stream ? sseReply(CHAT_STREAM) : jsonReply(chatCompletion()),
+    (seen) => seen.body?.stream ? sseReply(CHAT_STREAM) : jsonReply(CHAT_COMPLETION),
   );
   await using gw = await startGateway(upstream.url);
   const chat = { model: "gpt-test", messages: [{ role: "user", content: "Hi" }] };
@@ -114,7 +109,7 @@ Deno.test("a cut stream is recorded with what was seen and marked incomplete", a
   upstream.routes.set("POST /anth/v1/messages", () => stream.response);
   await using gw = await startGateway(upstream.url);
   const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
-  stream.send(fixture("anthropic_text.sse").split("\n\n")[0] + "\n\n");
+  stream.send(firstEvent(fixture("anthropic_text.sse")));
   const res = await pending;
   // The upstream breaks only once the client holds message_start, so the gateway has surely seen its usage.
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
