@@ -143,12 +143,13 @@ export function relayStream(
   }
   function finish(controller: ReadableStreamDefaultController<Uint8Array>): void {
     events(parser.push(decoder.decode() + "\n\n"));
-    if (step) {
-      const out = step.end().map(encodeSse).join("");
-      if (out) send(controller, encoder.encode(out));
-    } else if (meter?.state() === "open") {
+    // A translator ends in its own protocol, or throws its own error for a cut; in every case an upstream that never
+    // reached an acceptable end was cut, and the client must not get a normal ending.
+    const out = step ? step.end().map(encodeSse).join("") : "";
+    if (meter?.state() === "open") {
       throw new GatewayError("upstream", `Upstream "${options.upstreamName}" ended the stream before it finished`);
     }
+    if (out) send(controller, encoder.encode(out));
     controller.close();
     // The rest of the body (usually just the end of its chunked encoding) is read so the connection can serve the
     // next request; an upstream that holds it open after its last event is let go shortly.

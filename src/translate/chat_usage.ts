@@ -3,10 +3,8 @@
  * gets `stream_options.include_usage` on its way up (without it an OpenAI-compatible upstream reports none), and
  * the usage-only chunk this adds is kept from the client, which did not ask for it. Everything else passes as is.
  */
-import { GatewayError } from "../errors.ts";
 import type { SseMessage, StreamStep } from "../sse.ts";
 import { isObject } from "../types.ts";
-import { usageMeter } from "../usage.ts";
 import { identity, type TranslateContext, type Translation } from "./identity.ts";
 
 /** True for the `choices: []` chunk that carries only usage. */
@@ -20,20 +18,11 @@ function usageOnly(message: SseMessage): boolean {
   }
 }
 
+/** Drops the usage-only chunk; whether the stream ended or was cut is the relay's call (stream.ts). */
 function hideUsageChunk(): StreamStep {
-  // The relay's own reading of a chat stream decides whether it ended or was cut.
-  const meter = usageMeter("openai-chat");
   return {
-    next(message) {
-      meter.event(message);
-      return usageOnly(message) ? [] : [message];
-    },
-    end() {
-      if (meter.state() === "open") {
-        throw new GatewayError("upstream", "The upstream ended the stream before it finished");
-      }
-      return [];
-    },
+    next: (message) => usageOnly(message) ? [] : [message],
+    end: () => [],
   };
 }
 

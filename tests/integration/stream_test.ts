@@ -75,6 +75,25 @@ Deno.test("an OpenAI chat stream that did not ask for usage is counted, and the 
   assert.deepEqual(gw.exchanges.at(-1)!.usage, CHAT_USAGE);
 });
 
+Deno.test("a chat stream whose usage the gateway added still ends in an error when the upstream stops early", async () => {
+  await using upstream = fakeUpstream();
+  // The first content chunk, then a clean close: no finish_reason, no usage chunk, no [DONE].
+  const partial = firstEvent(fixture("openai_chat_text.sse"));
+  upstream.routes.set("POST /oai/v1/chat/completions", () => sseReply(partial));
+  await using gw = await startGateway(upstream.url);
+  const res = await gw.post("/v1/chat/completions", {
+    model: "gpt-test",
+    stream: true,
+    messages: [{ role: "user", content: "Hi" }],
+  }, { "x-api-key": "", authorization: `Bearer ${gw.tokens.oa}` });
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  assert.ok(text.startsWith(partial), "what the upstream sent reaches the client");
+  assert.ok(!text.includes("[DONE]"), "no normal ending");
+  assert.match(text, /"error":\{[^}]*ended the stream before it finished/);
+  assert.equal(gw.exchanges.at(-1)!.usage_complete, false);
+});
+
 Deno.test("the first event reaches the client before the upstream has finished", async () => {
   await using upstream = fakeUpstream();
   const stream = controlledStream();
