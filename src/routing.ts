@@ -35,6 +35,11 @@ export interface RouteTable {
   models: ReadonlyMap<string, ModelInfo>;
 }
 
+/** True when some upstream with a key serves `model` (groups may only name such models). */
+export function serves(table: RouteTable, model: string): boolean {
+  return (table.routes.get(model)?.length ?? 0) > 0;
+}
+
 const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], UpstreamProtocol> = {
   anthropic: "anthropic",
   openai: "openai-chat",

@@ -6,6 +6,7 @@ import type { Endpoint, RequestContext } from "../app.ts";
 import { readCredential, sameSecret } from "../auth.ts";
 import { GatewayError } from "../errors.ts";
 import { json, readJsonObject } from "../http.ts";
+import { serves } from "../routing.ts";
 import { type AdminService, adminService } from "./service.ts";
 
 async function authorize(req: Request, ctx: RequestContext): Promise<AdminService> {
@@ -25,7 +26,7 @@ async function authorize(req: Request, ctx: RequestContext): Promise<AdminServic
   return adminService({
     store: deps.store,
     config: deps.config,
-    served: (model) => (deps.table.routes.get(model)?.length ?? 0) > 0,
+    served: (model) => serves(deps.table, model),
     now: deps.now,
   });
 }

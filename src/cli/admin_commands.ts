@@ -5,7 +5,7 @@
 import { type AdminService, adminService } from "../admin/service.ts";
 import { loadConfigFrom } from "../config.ts";
 import { LIMIT_FIELDS, type Limits } from "../limits.ts";
-import { buildRouteTable } from "../routing.ts";
+import { buildRouteTable, serves } from "../routing.ts";
 import { kvLocation } from "../runtime.ts";
 import { openStore, seedGroups, type TokenRecord } from "../store.ts";
 import type { UsageRow } from "../usage_query.ts";
@@ -29,7 +29,7 @@ async function withService<T>(args: Args, io: Io, run: (service: AdminService) =
     return await run(adminService({
       store,
       config,
-      served: (model) => (table.routes.get(model)?.length ?? 0) > 0,
+      served: (model) => serves(table, model),
       now: () => new Date(),
     }));
   } finally {

@@ -65,7 +65,12 @@ export function createHealthBoard(policy: HealthPolicy, now: () => number): Heal
       return true;
     },
     success(upstream) {
-      breakers.set(upstream, { failures: 0, trips: 0, openUntil: 0, probing: false });
+      // Reset in place: this runs on every successful request.
+      const breaker = get(upstream);
+      breaker.failures = 0;
+      breaker.trips = 0;
+      breaker.openUntil = 0;
+      breaker.probing = false;
     },
     failure(upstream, retryAfterMs) {
       const breaker = get(upstream);
