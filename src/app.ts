@@ -15,6 +15,7 @@ import type { RouteTable } from "./routing.ts";
 import type { Store } from "./store.ts";
 import type { Protocol } from "./types.ts";
 import type { HealthBoard } from "./upstream/health.ts";
+import type { RetryBudget } from "./upstream/retry_budget.ts";
 
 /** Everything the app depends on, passed in. */
 export interface Deps {
@@ -24,8 +25,12 @@ export interface Deps {
   fetch: typeof fetch;
   now(): Date;
   log(line: Record<string, unknown>): void;
-  /** Per-upstream circuit breakers of this process. */
+  /** Health per deployment and per upstream in this process. */
   health: HealthBoard;
+  /** Limits the gateway's own retries to one deployment. */
+  retryBudget: RetryBudget;
+  /** Waits out an upstream's retry-after; tests pass one that only notes the wait. */
+  sleep(ms: number, signal: AbortSignal): Promise<boolean>;
   /** A number in [0, 1) for weighted upstream choice. */
   random(): number;
   /** Watchers of every exchange: logs, metrics, usage, limits. */

@@ -58,16 +58,27 @@ const Usage = z.strictObject({
   auth_refresh_ms: z.number().int().min(50).max(60_000).default(500),
 });
 
+const RetryBudget = z.strictObject({
+  /** Retries to one deployment per request it got in the window (0.2: one retry per five requests). */
+  ratio: z.number().min(0).max(10).default(0.2),
+  /** Retries to one deployment allowed in the window however few requests it got. */
+  min_retries: z.number().int().min(0).default(3),
+  /** The sliding window the counts are kept over. */
+  window_ms: z.number().int().min(1000).max(600_000).default(10_000),
+});
+
 const Routing = z.strictObject({
   /** Upstream attempts per request, failovers included. */
   max_attempts: z.number().int().min(1).max(10).default(3),
   /** Time budget for all attempts before the first byte reaches the client. */
   deadline_ms: z.number().int().positive().default(600_000),
-  /** Failures in a row that make an upstream cool down. */
+  /** Failing requests in a row that make a deployment (or, for connection failures, an upstream) cool down. */
   failure_threshold: z.number().int().positive().default(3),
   /** First cooldown; it doubles on each repeated trip up to `max_cooldown_ms`. */
   cooldown_ms: z.number().int().positive().default(10_000),
   max_cooldown_ms: z.number().int().positive().default(300_000),
+  /** Limits the gateway's own retries to the same deployment; moving on to another deployment is not limited. */
+  retry_budget: RetryBudget.default(RetryBudget.parse({})),
 });
 
 const Log = z.strictObject({

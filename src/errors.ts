@@ -127,6 +127,16 @@ export function errorBody(
   };
 }
 
+/**
+ * The status an error has for a client of `protocol`, adding to `headers` what it needs: 529 (overloaded) is
+ * Anthropic's own status, so OpenAI clients get 503, with `x-should-retry` when the upstream named no retry-after.
+ */
+export function statusForClient(status: number, protocol: Protocol, headers: Headers): number {
+  if (status !== 529 || protocol === "anthropic") return status;
+  if (!headers.has("retry-after") && !headers.has("retry-after-ms")) headers.set("x-should-retry", "true");
+  return 503;
+}
+
 /** A JSON error response in the protocol's shape, with the error's status and headers. */
 export function errorResponse(
   err: GatewayError,
@@ -136,7 +146,7 @@ export function errorResponse(
   const headers = new Headers(err.headers);
   headers.set("content-type", "application/json");
   return new Response(JSON.stringify(errorBody(err, protocol, requestId)), {
-    status: err.status,
+    status: statusForClient(err.status, protocol, headers),
     headers,
   });
 }

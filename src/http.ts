@@ -1,4 +1,4 @@
-/** @module Small HTTP helpers: a size-limited JSON body reader, JSON responses and request ids. */
+/** @module Small HTTP helpers: a size-limited JSON body reader, JSON responses, request ids and client timeouts. */
 import { GatewayError } from "./errors.ts";
 import { isObject, type JsonObject } from "./types.ts";
 
@@ -90,4 +90,13 @@ export function requestIdFrom(headers: Headers): string {
 export function newRequestId(): string {
   // randomUUID is native and cheaper than formatting random bytes in JS on every request.
   return `req_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+}
+
+/**
+ * How long the client waits for an answer, when it says so: the official Anthropic and OpenAI SDKs send their timeout
+ * in whole seconds as `x-stainless-timeout`. Under a second (sent as 0) or unreadable, nothing is known.
+ */
+export function clientTimeoutMs(headers: Headers): number | undefined {
+  const seconds = Number(headers.get("x-stainless-timeout") ?? NaN);
+  return Number.isInteger(seconds) && seconds >= 1 ? seconds * 1000 : undefined;
 }

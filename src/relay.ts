@@ -1,16 +1,20 @@
 /**
- * @module The upstream exchange with failover: try the model's upstreams in priority and weight order, skip
- * those cooling down, move on after a connect error, a timeout, 401/403, 429, 5xx or 529 until the attempts or
- * the deadline run out, and never retry once a byte has reached the client.
+ * @module The upstream exchange with failover: try the model's deployments in priority and weight order, skipping
+ * those that are cooling down or paused while another way is open; move on after a connect error, a timeout, 401/403,
+ * 429, 5xx or 529 until the attempts or the deadline run out; never retry once a byte has reached the client; and
+ * when the last attempt fails, answer with that upstream's own error.
  */
 import type { Config } from "./config.ts";
 import { GatewayError } from "./errors.ts";
 import type { Exchange } from "./exchange.ts";
+import { clientTimeoutMs } from "./http.ts";
 import type { Operation } from "./protocols.ts";
 import type { Route } from "./routing.ts";
 import type { JsonObject, Protocol } from "./types.ts";
 import { type AttemptResult, attemptUpstream } from "./upstream/attempt.ts";
-import type { HealthBoard } from "./upstream/health.ts";
+import type { HealthBoard, HealthEvent, HealthView } from "./upstream/health.ts";
+import { deploymentOf, type NextAttempt, pickNext } from "./upstream/pick.ts";
+import type { RetryBudget } from "./upstream/retry_budget.ts";
 import { orderCandidates } from "./upstream/select.ts";
 
 /** What the relay needs from the app. */
@@ -19,9 +23,13 @@ export interface RelayDeps {
   now(): Date;
   log(line: Record<string, unknown>): void;
   health: HealthBoard;
+  /** Limits the gateway's own retries to one deployment. */
+  retryBudget: RetryBudget;
   config: Config;
   /** Returns a number in [0, 1) for the weighted choice. */
   random(): number;
+  /** Waits `ms` (an upstream's retry-after) unless `signal` aborts first; resolves false when it did. */
+  sleep(ms: number, signal: AbortSignal): Promise<boolean>;
   /** Aborted when the process must stop serving; in-flight upstream calls end with it. */
   closing?: AbortSignal;
 }
@@ -41,8 +49,8 @@ export interface RelayRequest {
   deferFinish(): () => void;
 }
 
-/** Waits `ms` unless `signal` aborts first; returns false when aborted. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+/** Waits `ms` unless `signal` aborts first; resolves false when it did. The relay's default {@linkcode RelayDeps.sleep}. */
+export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
@@ -69,61 +77,63 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
   const candidates = keyed.length === 1 ? keyed : orderCandidates(keyed, deps.random);
   const started = deps.now().getTime();
   const deadline = started + deps.config.routing.deadline_ms;
+  // A pause is waited out only when the client will still be there: the SDKs say how long they wait.
+  const clientDeadline = Math.min(deadline, started + (clientTimeoutMs(call.req.headers) ?? Infinity));
+  const health = deps.health.forRequest();
+  const tried = new Map<Route, AttemptResult>();
   let last: AttemptResult | undefined;
-  let next = 0;
-  // An upstream that answered 429 or 529 is not asked again at once; only after its retry-after, if any.
-  let avoid: string | undefined;
+  let waited = false;
   for (let attempt = 0; attempt < deps.config.routing.max_attempts; attempt++) {
-    const remaining = deadline - deps.now().getTime();
-    if (remaining <= 0) break;
-    let route = pickAvailable(candidates, next, deps.health, avoid);
-    if (!route && last?.retryAfterMs !== undefined) {
-      // Every candidate is paused; the upstream asked for a pause, and it is honoured when the deadline allows.
-      const waitMs = deps.health.waitMs(candidates.map((r) => r.upstream.name));
-      if (waitMs < remaining && await pause(waitMs, call.req.signal)) {
-        route = pickAvailable(candidates, next, deps.health);
-      }
+    const now = deps.now().getTime();
+    if (deadline - now <= 0) break;
+    const next = pickNext(candidates, tried, {
+      health,
+      budget: deps.retryBudget,
+      now,
+      remainingMs: clientDeadline - now,
+      mayWait: !waited,
+    });
+    if (!next) break;
+    if (next.waitMs > 0) {
+      if (!await deps.sleep(next.waitMs, call.req.signal)) break;
+      waited = true;
     }
-    if (!route) break;
-    const name = route.upstream.name;
-    next = candidates.indexOf(route) + 1;
-    try {
-      last = await attemptUpstream(deps, call, route, deadline);
-    } catch (err) {
-      // A request the upstream never saw (a translation refused it) tells nothing about the upstream.
-      deps.health.release(name);
-      throw err;
-    }
-    if (last.outcome === "cancelled") deps.health.release(name);
-    call.exchange.attempts.push({ upstream: name, outcome: last.outcome, status: last.status });
-    call.exchange.upstream = name;
+    last = await attemptDeployment(deps, call, health, next, deadline);
+    tried.set(next.route, last);
     if (last.response) return last.response;
     if (!last.retryable || call.req.signal.aborted) break;
-    avoid = last.retrySame === false ? name : undefined;
   }
-  if (last) {
-    // A passthrough error body is returned rather than thrown; the exchange still records the failure's kind.
-    if (last.outcome !== "ok") call.exchange.error = last.outcome;
-    return last.fail();
-  }
-  const waitMs = deps.health.waitMs(candidates.map((route) => route.upstream.name));
-  throw new GatewayError(
-    "unavailable",
-    `Every upstream for model "${call.body.model}" is cooling down after failures; try again shortly`,
-    { headers: { "retry-after": String(Math.max(1, Math.ceil(waitMs / 1000))) } },
-  );
+  if (!last) throw new GatewayError("unavailable", "The request ended before an upstream was tried");
+  // A passthrough error body is returned rather than thrown; the exchange still records the failure's kind.
+  if (last.outcome !== "ok") call.exchange.error = last.outcome;
+  return last.fail();
 }
 
-/** The first candidate from `start` on (wrapping around), other than `avoid`, that its breaker lets through. */
-function pickAvailable(
-  candidates: readonly Route[],
-  start: number,
-  health: HealthBoard,
-  avoid?: string,
-): Route | undefined {
-  for (let i = 0; i < candidates.length; i++) {
-    const route = candidates[(start + i) % candidates.length];
-    if (route.upstream.name !== avoid && health.tryAcquire(route.upstream.name)) return route;
+/** One attempt at the chosen deployment, with its outcome reported to the request's view of the board. */
+async function attemptDeployment(
+  deps: RelayDeps,
+  call: RelayRequest,
+  health: HealthView,
+  next: NextAttempt,
+  deadline: number,
+): Promise<AttemptResult> {
+  const { route } = next;
+  const deployment = deploymentOf(route);
+  // Without a pass (every way is cooling, or a pause was waited out) the request goes anyway, as no probe.
+  const admission = next.admission ?? health.force(deployment);
+  const report = (event: HealthEvent, pauseMs?: number) => {
+    if (pauseMs !== undefined) health.pause(deployment, pauseMs);
+    health.record(admission, event);
+  };
+  let result: AttemptResult;
+  try {
+    result = await attemptUpstream(deps, call, { route, deadline, report });
+  } catch (err) {
+    // A request the upstream never saw (a translation refused it) tells nothing about the deployment.
+    report("neutral");
+    throw err;
   }
-  return undefined;
+  call.exchange.attempts.push({ upstream: route.upstream.name, outcome: result.outcome, status: result.status });
+  call.exchange.upstream = route.upstream.name;
+  return result;
 }

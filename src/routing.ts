@@ -7,8 +7,10 @@ import { GatewayError } from "./errors.ts";
 import type { Group } from "./store.ts";
 import type { UpstreamProtocol } from "./types.ts";
 
-/** One way to serve a public model id. */
+/** One way to serve a public model id: a deployment, whose health is tracked on its own. */
 export interface Route {
+  /** The public model id. */
+  model: string;
   upstream: UpstreamConfig;
   /** The protocol the upstream speaks. */
   protocol: UpstreamProtocol;
@@ -54,6 +56,7 @@ export function buildRouteTable(config: Config, env: (name: string) => string | 
     for (const entry of upstream.models) {
       const model = typeof entry === "string" ? { id: entry } : entry;
       const route = {
+        model: model.id,
         upstream,
         protocol: UPSTREAM_PROTOCOL[upstream.protocol],
         upstreamModel: "upstream_id" in model && model.upstream_id ? model.upstream_id : model.id,
@@ -74,6 +77,16 @@ export function buildRouteTable(config: Config, env: (name: string) => string | 
     }
   }
   return { routes, models };
+}
+
+/** Each upstream's public model ids, in config order: its deployments, as health reports them. */
+export function deploymentsByUpstream(config: Config): Map<string, string[]> {
+  const layout = new Map<string, string[]>();
+  for (const upstream of config.upstreams) {
+    const ids = upstream.models.map((model) => typeof model === "string" ? model : model.id);
+    layout.set(upstream.name, [...new Set(ids)]);
+  }
+  return layout;
 }
 
 /** Upstreams whose key is missing, for the start-up warning. */

@@ -10,10 +10,12 @@ import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { createOperator } from "./operator.ts";
-import { buildRouteTable, upstreamsWithoutKey } from "./routing.ts";
+import { buildRouteTable, deploymentsByUpstream, upstreamsWithoutKey } from "./routing.ts";
 import { kvLocation, logSettings } from "./runtime.ts";
 import { openStore, seedGroups, type Store } from "./store.ts";
+import { sleep } from "./relay.ts";
 import { createHealthBoard } from "./upstream/health.ts";
+import { createRetryBudget } from "./upstream/retry_budget.ts";
 
 /** Output channels and environment of the process. */
 export interface ServeIo {
@@ -31,6 +33,8 @@ export interface BuildDepsOptions {
   fetch?: typeof fetch;
   /** The clock; tests freeze it so limit windows cannot roll over mid-test. */
   now?(): Date;
+  /** Waits out an upstream's retry-after; tests observe the wait instead of spending it. */
+  sleep?(ms: number, signal: AbortSignal): Promise<boolean>;
 }
 
 /**
@@ -42,7 +46,13 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   const now = options.now ?? (() => new Date());
   const operator = createOperator(config, store, { env: options.env, log: options.log, now: () => now().getTime() });
   const table = buildRouteTable(config, options.env);
-  const metrics = createMetrics({ models: table.models.keys(), upstreams: config.upstreams.map((u) => u.name) });
+  const health = createHealthBoard(config.routing, () => now().getTime());
+  const layout = deploymentsByUpstream(config);
+  const metrics = createMetrics({
+    models: table.models.keys(),
+    upstreams: layout.keys(),
+    health: () => health.snapshot(layout),
+  });
   const deps: Deps = {
     config,
     table,
@@ -50,7 +60,9 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     fetch: options.fetch ?? globalThis.fetch,
     now,
     log: options.log,
-    health: createHealthBoard(config.routing, () => now().getTime()),
+    health,
+    retryBudget: createRetryBudget(config.routing.retry_budget, () => now().getTime()),
+    sleep: options.sleep ?? sleep,
     random: Math.random,
     observers: [
       ...operator.observers,

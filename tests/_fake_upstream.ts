@@ -99,6 +99,12 @@ export function sseReply(text: string): Response {
   return new Response(text, { headers: { "content-type": "text/event-stream" } });
 }
 
+/** Answers the first request with `first` and every later one with `then`. */
+export function firstThen(first: Responder, then: Responder): Responder {
+  let calls = 0;
+  return (seen, req) => ++calls === 1 ? first(seen, req) : then(seen, req);
+}
+
 /** Never answers until the gateway gives up on the request. */
 export function hang(seen: SeenRequest): Promise<Response> {
   return seen.closed.then(() => new Response(null, { status: 499 }));

@@ -18,7 +18,9 @@ export function testConfigYaml(upstreamUrl: string, options: GatewayOptions = {}
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
 max_body_bytes: ${options.maxBodyBytes ?? 1048576}
-routing: { deadline_ms: 5000, failure_threshold: ${options.failureThreshold ?? 3} }
+routing: { deadline_ms: 5000, failure_threshold: ${options.failureThreshold ?? 3}${
+    options.routing ? `, ${options.routing}` : ""
+  } }
 upstreams:
   - name: anth
     protocol: anthropic
@@ -71,6 +73,7 @@ upstreams:
     base_url: ${upstreamUrl}/hb2/v1
     api_key_env: TEST_OPENAI_KEY
     models: [gpt-ha]
+${options.extraUpstreams ?? ""}
 groups:
   - { name: default, listing: anthropic, models: [claude-test, alias, claude-nokey, gpt-test, claude-ha] }
   - { name: oa, listing: openai, models: [gpt-test, claude-test, gpt-ha] }
@@ -95,6 +98,10 @@ export interface GatewayOptions {
   env?: Record<string, string>;
   /** YAML list items appended to `groups:`. */
   extraGroups?: string;
+  /** YAML list items appended to `upstreams:`. */
+  extraUpstreams?: string;
+  /** More `routing:` entries in flow style, e.g. `retry_budget: { ratio: 0 }`. */
+  routing?: string;
   /** Usage flush interval; long by default so tests flush when they choose. */
   flushMs?: number;
 }
@@ -129,6 +136,8 @@ export interface StartOptions extends GatewayOptions {
   admin?: boolean;
   /** The gateway's clock. */
   now?(): Date;
+  /** How the gateway waits out a retry-after; tests note the wait and move their clock instead. */
+  sleep?(ms: number, signal: AbortSignal): Promise<boolean>;
 }
 
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
@@ -152,6 +161,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     env,
     log: (line) => logs.push(line),
     now: options.now,
+    sleep: options.sleep,
     observers: [{ finish: (exchange) => exchanges.push(structuredClone(exchange)) }],
   });
   const app = createApp(deps);

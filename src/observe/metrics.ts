@@ -4,12 +4,15 @@
  * can neither grow the page without bound nor put a secret on it.
  */
 import type { Exchange, Observer } from "../exchange.ts";
-import { createRegistry } from "./prometheus.ts";
+import type { HealthState, UpstreamHealth } from "../upstream/health.ts";
+import { createRegistry, type Labels, type Registry } from "./prometheus.ts";
 
-/** What the metrics need to know of the config: the names label values may take. */
+/** What the metrics need to know of the config: the names label values may take, and where health is read. */
 export interface MetricsScope {
   models: Iterable<string>;
   upstreams: Iterable<string>;
+  /** Health per upstream and deployment (configured names only), read at scrape time. */
+  health?(): Record<string, UpstreamHealth>;
 }
 
 /** A per-app metrics set: an observer that feeds it and the page it renders. */
@@ -67,14 +70,17 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     "Time from a request's arrival to the first byte of its response",
     TTFB_BUCKETS,
   );
-  const attempts = registry.counter("modelgate_upstream_attempts_total", "Upstream attempts by upstream and outcome");
+  const attempts = registry.counter(
+    "modelgate_upstream_attempts_total",
+    "Upstream attempts by upstream, public model and outcome",
+  );
   const failures = registry.counter(
     "modelgate_upstream_failures_total",
-    "Failed upstream attempts by upstream and error kind",
+    "Failed upstream attempts by upstream, public model and error kind",
   );
   const failovers = registry.counter(
     "modelgate_upstream_failovers_total",
-    "Requests moved on to another attempt, by the upstream that failed",
+    "Requests moved on to another attempt, by the upstream and public model that failed",
   );
   const tokens = registry.counter(
     "modelgate_tokens_total",
@@ -90,6 +96,8 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     return [[{}, open]];
   });
 
+  if (scope.health) healthGauges(registry, scope.health);
+
   function finish(exchange: Exchange): void {
     live.delete(exchange);
     const route = exchange.route;
@@ -100,9 +108,9 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     if (exchange.ttfb_ms !== undefined) ttfb.observe({ route, model: modelLabel }, exchange.ttfb_ms / 1000);
     exchange.attempts.forEach((attempt, i) => {
       const name = upstream(attempt.upstream);
-      attempts.inc({ upstream: name, outcome: kind(attempt.outcome) });
-      if (attempt.outcome !== "ok") failures.inc({ upstream: name, kind: kind(attempt.outcome) });
-      if (i < exchange.attempts.length - 1) failovers.inc({ upstream: name });
+      attempts.inc({ upstream: name, model: modelLabel, outcome: kind(attempt.outcome) });
+      if (attempt.outcome !== "ok") failures.inc({ upstream: name, model: modelLabel, kind: kind(attempt.outcome) });
+      if (i < exchange.attempts.length - 1) failovers.inc({ upstream: name, model: modelLabel });
     });
     const usage = exchange.usage;
     if (usage) {
@@ -122,4 +130,38 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     observer: { start: (exchange) => void live.add(exchange), finish },
     render: () => registry.render(),
   };
+}
+
+/** Gauges of health per upstream and per deployment; their labels are the configured names the snapshot holds. */
+function healthGauges(registry: Registry, read: () => Record<string, UpstreamHealth>): void {
+  type Row = [Labels, number];
+  const upstreamRows = (value: (state: HealthState) => number) => () =>
+    Object.entries(read()).map(([upstream, state]): Row => [{ upstream }, value(state)]);
+  const deploymentRows = (value: (state: HealthState) => number) => () =>
+    Object.entries(read()).flatMap(([upstream, { models }]) =>
+      Object.entries(models).map(([model, state]): Row => [{ upstream, model }, value(state)])
+    );
+  const available = (state: HealthState) => state.state === "ok" ? 1 : 0;
+  const failing = (state: HealthState) => state.recent_failures;
+  const skipped = "0 while it is cooling down, probing or paused";
+  registry.gauge(
+    "modelgate_upstream_available",
+    `1 when an upstream as a whole takes requests in its normal order; ${skipped}`,
+    upstreamRows(available),
+  );
+  registry.gauge(
+    "modelgate_upstream_recent_failures",
+    "Failing requests in a row of an upstream as a whole (connection failures, its key refused)",
+    upstreamRows(failing),
+  );
+  registry.gauge(
+    "modelgate_deployment_available",
+    `1 when a deployment (a public model on an upstream) takes requests in its normal order; ${skipped}`,
+    deploymentRows(available),
+  );
+  registry.gauge(
+    "modelgate_deployment_recent_failures",
+    "Failing requests in a row of a deployment (a public model on an upstream)",
+    deploymentRows(failing),
+  );
 }

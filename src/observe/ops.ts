@@ -1,10 +1,12 @@
 /**
  * @module The operator's endpoints outside /v1 auth: `GET /metrics` (Prometheus text, optionally behind the
- * admin key), `GET /healthz` (liveness and per-upstream breaker state) and `GET /readyz` (KV, config, upstreams).
+ * admin key), `GET /healthz` (liveness, and health per upstream and per deployment) and `GET /readyz` (KV, config,
+ * upstreams).
  */
 import type { Deps } from "../app.ts";
 import { readCredential, sameSecret } from "../auth.ts";
 import { json } from "../http.ts";
+import { deploymentsByUpstream } from "../routing.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
 /** Options for {@linkcode opsRoutes}. */
@@ -25,27 +27,31 @@ export function opsRoutes(
   deps: Deps,
   options: OpsOptions,
 ): (req: Request, path: string) => Promise<Response | undefined> {
-  const upstreamNames = deps.config.upstreams.map((upstream) => upstream.name);
+  const layout = deploymentsByUpstream(deps.config);
   const keyed = new Set<string>();
   for (const routes of deps.table.routes.values()) {
     for (const route of routes) if (route.apiKey !== undefined) keyed.add(route.upstream.name);
   }
 
   function health(): Record<string, unknown> {
-    const snapshot = deps.health.snapshot(upstreamNames);
+    const snapshot = deps.health.snapshot(layout);
     const upstreams: Record<string, unknown> = {};
-    for (const name of upstreamNames) upstreams[name] = { ...snapshot[name], has_key: keyed.has(name) };
+    for (const [name, { models, ...own }] of Object.entries(snapshot)) {
+      upstreams[name] = { ...own, has_key: keyed.has(name), models };
+    }
     return { status: "ok", upstreams };
   }
 
   async function ready(): Promise<Response> {
-    const snapshot = deps.health.snapshot(upstreamNames);
-    const usable = upstreamNames.filter((name) => keyed.has(name) && snapshot[name].state !== "cooling_down");
+    // A model that fails does not make the instance unready (every instance sees the same provider); an upstream this
+    // instance cannot reach at all does.
+    const snapshot = deps.health.snapshot(layout);
+    const usable = [...layout.keys()].filter((name) => keyed.has(name) && snapshot[name].state !== "cooling_down");
     const kv = await kvReachable(deps.store.kv, options.kvTimeoutMs ?? 2000);
     const checks = {
       config: deps.table.routes.size > 0 ? "ok" : "no models",
       kv: kv ? "ok" : "unreachable",
-      upstreams: usable.length > 0 ? "ok" : "none usable (no key, or cooling down after failures)",
+      upstreams: usable.length > 0 ? "ok" : "none usable (no key, or unreachable and cooling down)",
     };
     const isReady = Object.values(checks).every((check) => check === "ok");
     return json(

@@ -2,7 +2,7 @@
  * @module Turning one upstream's answer into the client's response: a stream piped as it arrives, a JSON body
  * passed or translated, or a classified failure that says whether the next upstream may do better.
  */
-import { GatewayError, kindForStatus } from "../errors.ts";
+import { GatewayError, kindForStatus, statusForClient } from "../errors.ts";
 import { json } from "../http.ts";
 import type { RelayDeps, RelayRequest } from "../relay.ts";
 import type { Route } from "../routing.ts";
@@ -12,6 +12,16 @@ import type { Translation } from "../translate/mod.ts";
 import { isObject, type JsonObject } from "../types.ts";
 import { usageMeter } from "../usage.ts";
 import type { ChunkReader } from "./body_reader.ts";
+import type { HealthEvent } from "./health.ts";
+
+/** One attempt as the relay planned it. */
+export interface AttemptPlan {
+  route: Route;
+  /** Epoch milliseconds by which the answer must have started. */
+  deadline: number;
+  /** Tells the deployment's health what the attempt showed; `pauseMs` is the upstream's retry-after, if any. */
+  report(event: HealthEvent, pauseMs?: number): void;
+}
 
 /** How one attempt ended. */
 export interface AttemptResult {
@@ -23,7 +33,7 @@ export interface AttemptResult {
   response?: Response;
   /** True when the next upstream may do better. */
   retryable: boolean;
-  /** False when the same upstream must not be asked again at once (it said 429 or 529). */
+  /** False when the same deployment must not be asked again at once (it said 429 or 529). */
   retrySame?: boolean;
   /** The upstream's own retry-after, in milliseconds. */
   retryAfterMs?: number;
@@ -66,11 +76,10 @@ export function failed(route: Route, error: GatewayError, extra: Partial<Attempt
   };
 }
 /** A stream that failed with its first event: classified like the same error as an HTTP answer. */
-export function answerRefused(deps: RelayDeps, route: Route, error: GatewayError): AttemptResult {
-  const name = route.upstream.name;
-  noteHealth(deps, name, error.status, undefined);
+export function answerRefused(plan: AttemptPlan, error: GatewayError): AttemptResult {
+  noteHealth(plan, error.status, undefined);
   return {
-    ...failed(route, error, { status: error.status }),
+    ...failed(plan.route, error, { status: error.status }),
     retryable: retryableStatus(error.status),
     retrySame: error.status !== 429 && error.status !== 529,
   };
@@ -80,11 +89,12 @@ export function answerRefused(deps: RelayDeps, route: Route, error: GatewayError
 export function streamResponse(
   deps: RelayDeps,
   call: RelayRequest,
-  route: Route,
+  plan: AttemptPlan,
   reader: ChunkReader,
   first: Uint8Array,
   options: { step?: StreamStep; upstream: AbortController; release(): void },
 ): Response {
+  const { route } = plan;
   const name = route.upstream.name;
   const done = call.deferFinish();
   const meter = usageMeter(route.protocol);
@@ -99,11 +109,10 @@ export function streamResponse(
     onFirstByte: () => call.exchange.ttfb_ms ??= deps.now().getTime() - call.exchange.started_at,
     onEnd(end) {
       options.release();
-      if (end.error) {
-        call.exchange.error = end.error.kind;
-        // A stream ended by the gateway's own shutdown says nothing about the upstream's health.
-        if (!deps.closing?.aborted) deps.health.failure(name);
-      } else if (!end.cancelled) deps.health.success(name);
+      if (end.error) call.exchange.error = end.error.kind;
+      // A stream the client left, or that the gateway's own shutdown ended, says nothing about the deployment.
+      const untold = end.cancelled || deps.closing?.aborted;
+      plan.report(untold ? "neutral" : end.error ? "model_failed" : "ok");
       call.exchange.usage = meter.usage();
       call.exchange.usage_complete = !end.error && !end.cancelled;
       done();
@@ -111,16 +120,20 @@ export function streamResponse(
   });
   return new Response(body, { status: 200, headers: SSE_HEADERS });
 }
+/** A complete (non-streamed) upstream answer and how to read it. */
+export interface JsonAnswer {
+  res: Response;
+  text: string;
+  translation: Translation;
+  /** True when the upstream speaks the client's protocol, so its bodies may pass unchanged. */
+  passthrough: boolean;
+}
+
 /** The client's response to a complete (non-streamed) upstream answer, or a classified failure. */
-export function finishJson(
-  deps: RelayDeps,
-  call: RelayRequest,
-  route: Route,
-  res: Response,
-  text: string,
-  translation: Translation,
-  passthrough: boolean,
-): AttemptResult {
+export function finishJson(deps: RelayDeps, call: RelayRequest, plan: AttemptPlan, answer: JsonAnswer): AttemptResult {
+  const { route } = plan;
+  const { res, translation, passthrough } = answer;
+  let { text } = answer;
   const name = route.upstream.name;
   // An upstream error may quote the key it was sent; the client must never see the gateway's key.
   if (!res.ok && route.apiKey && text.includes(route.apiKey)) text = text.replaceAll(route.apiKey, "[redacted]");
@@ -132,7 +145,7 @@ export function finishJson(
   }
   const base = { upstream: name, status: res.status };
   if (res.ok && isObject(body)) {
-    deps.health.success(name);
+    plan.report("ok");
     const meter = usageMeter(route.protocol);
     meter.body(body);
     call.exchange.usage = meter.usage();
@@ -149,12 +162,12 @@ export function finishJson(
     if (value !== null) headers.set(header, value);
   }
   if (res.status === 401 || res.status === 403) {
-    deps.health.failure(name);
+    plan.report("upstream_failed");
     return failed(route, new GatewayError("upstream", `Upstream "${name}" rejected the gateway's credentials`), base);
   }
   const retryAfter = retryAfterMs(res.headers, deps.now().getTime());
   if (!isObject(body)) {
-    noteHealth(deps, name, res.ok ? 502 : res.status, retryAfter);
+    noteHealth(plan, res.ok ? 502 : res.status, retryAfter);
     // A client error keeps its status (the body is not shown: it may be an HTML page naming the upstream).
     const clientError = !res.ok && !retryableStatus(res.status);
     const error = new GatewayError(
@@ -171,7 +184,7 @@ export function finishJson(
   }
   // Here the body is a JSON object and the status is an error.
   const retryable = retryableStatus(res.status);
-  noteHealth(deps, name, res.status, retryAfter);
+  noteHealth(plan, res.status, retryAfter);
   const error = new GatewayError(
     kindForStatus(res.status),
     upstreamMessage(body) ?? `Upstream answered ${res.status}`,
@@ -183,7 +196,7 @@ export function finishJson(
   );
   // A well-formed error body from an upstream of the client's own protocol is exactly what that client expects.
   const keep = passthrough && isErrorEnvelope(body, call.client);
-  const fail = keep ? () => json(body, { status: res.status, headers }) : () => {
+  const fail = keep ? () => json(body, { status: statusForClient(res.status, call.client, headers), headers }) : () => {
     throw error;
   };
   const retrySame = res.status !== 429 && res.status !== 529;
@@ -212,13 +225,11 @@ function upstreamCode(body: JsonObject): string | undefined {
 }
 
 /**
- * What a failed answer says about the upstream: a 429 pauses it for its retry-after (it is busy, not broken),
- * other retryable statuses count as failures, and a client error shows it works.
+ * What a failed answer says: a status the next try may do better at is about the model (its retry-after, if any, is
+ * the upstream's instruction to leave the deployment alone that long); any other is about the request, and only shows
+ * that the upstream answers.
  */
-function noteHealth(deps: RelayDeps, name: string, status: number, retryAfter: number | undefined): void {
-  if (status === 429) {
-    if (retryAfter !== undefined) deps.health.pause(name, retryAfter);
-    else deps.health.release(name);
-  } else if (retryableStatus(status)) deps.health.failure(name, status === 529 ? retryAfter : undefined);
-  else deps.health.success(name);
+function noteHealth(plan: AttemptPlan, status: number, retryAfter: number | undefined): void {
+  if (retryableStatus(status)) plan.report("model_failed", retryAfter);
+  else plan.report("answered");
 }

@@ -5,24 +5,23 @@
 import { GatewayError } from "../errors.ts";
 import { buildUpstreamRequest } from "../providers.ts";
 import type { RelayDeps, RelayRequest } from "../relay.ts";
-import type { Route } from "../routing.ts";
 import { pickTranslator } from "../translate/mod.ts";
-import { answerRefused, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
+import { answerRefused, type AttemptPlan, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
 
-export type { AttemptResult };
+export type { AttemptPlan, AttemptResult };
 
-/** Sends the request to one upstream. Never throws for upstream trouble; throws only for a bad client request. */
-export async function attemptUpstream(
-  deps: RelayDeps,
-  call: RelayRequest,
-  route: Route,
-  deadline: number,
-): Promise<AttemptResult> {
+/**
+ * Sends the request to one deployment and reports what its answer showed to `plan.report`. Never throws for upstream
+ * trouble; throws only for a bad client request.
+ */
+export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan: AttemptPlan): Promise<AttemptResult> {
+  const { route, deadline } = plan;
   const name = route.upstream.name;
   const translator = pickTranslator(call.client, route.protocol);
   if (!translator) {
+    plan.report("neutral");
     const error = new GatewayError("unavailable", `Model "${call.body.model}" cannot be reached in this protocol`);
     return failed(route, error);
   }
@@ -69,16 +68,17 @@ export async function attemptUpstream(
   );
   const headersTimer = setTimeout(timeout("in time"), headersMs);
 
-  const upstreamFailed = (err: unknown): AttemptResult => {
+  /** A failure without a full answer, while awaiting `stage`: no status line at all points at the whole upstream. */
+  const upstreamFailed = (err: unknown, stage: "status" | "body"): AttemptResult => {
     // A client that went away, or a gateway that is shutting down, says nothing about the upstream's health.
     if (call.req.signal.aborted || deps.closing?.aborted) {
+      plan.report("neutral");
       const error = new GatewayError("unavailable", "The request ended before the upstream answered");
       return { ...failed(route, error), outcome: "cancelled", retryable: false };
     }
     const reason = controller.signal.reason;
-    const error = controller.signal.aborted && reason instanceof GatewayError
-      ? reason
-      : new GatewayError("upstream", `Cannot reach upstream "${name}"`);
+    const timedOut = controller.signal.aborted && reason instanceof GatewayError;
+    const error = timedOut ? reason : new GatewayError("upstream", `Cannot reach upstream "${name}"`);
     // The fetch error text names the upstream URL, so only its class reaches the log.
     deps.log({
       request_id: call.requestId,
@@ -86,7 +86,8 @@ export async function attemptUpstream(
       upstream: name,
       error: String((err as Error)?.name),
     });
-    deps.health.failure(name);
+    // A model may be slow on its own; a connection that fails before any status line fails every model there.
+    plan.report(timedOut || stage === "body" ? "model_failed" : "upstream_failed");
     return failed(route, error);
   };
   try {
@@ -95,7 +96,7 @@ export async function attemptUpstream(
       res = await deps.fetch(url, { ...init, signal: controller.signal });
     } catch (err) {
       release();
-      return upstreamFailed(err);
+      return upstreamFailed(err, "status");
     }
     const isStream = (res.headers.get("content-type") ?? "").includes("text/event-stream");
     if (res.ok && isStream && res.body) {
@@ -106,11 +107,11 @@ export async function attemptUpstream(
         first = await reader.read();
       } catch (err) {
         release();
-        return upstreamFailed(err);
+        return upstreamFailed(err, "body");
       }
       if (first.done) {
         release();
-        deps.health.failure(name);
+        plan.report("model_failed");
         return failed(
           route,
           new GatewayError("upstream", `Upstream "${name}" ended the stream before sending anything`),
@@ -121,14 +122,14 @@ export async function attemptUpstream(
         // Nothing has reached the client: this is a failed attempt with a real status, not a 200 with an error.
         release();
         reader.cancel().catch(() => {});
-        return answerRefused(deps, route, refused);
+        return answerRefused(plan, refused);
       }
       clearTimeout(headersTimer);
       const totalLeft = Math.max(1, route.upstream.total_timeout_ms - (deps.now().getTime() - startedAt));
       totalTimer = setTimeout(timeout("within its total time limit"), totalLeft);
-      // Whether the upstream is well is known when the stream ends; until then it is only answering.
-      deps.health.started(name);
-      const response = streamResponse(deps, call, route, reader, first.value, {
+      // Whether the deployment is well is known when the stream ends; until then it is only answering.
+      plan.report("started");
+      const response = streamResponse(deps, call, plan, reader, first.value, {
         step: translation.stream?.(),
         upstream: controller,
         release,
@@ -140,10 +141,10 @@ export async function attemptUpstream(
       text = await res.text();
     } catch (err) {
       release();
-      return upstreamFailed(err);
+      return upstreamFailed(err, "body");
     }
     release();
-    return finishJson(deps, call, route, res, text, translation, passthrough);
+    return finishJson(deps, call, plan, { res, text, translation, passthrough });
   } finally {
     clearTimeout(headersTimer);
   }

@@ -1,124 +1,227 @@
 /**
- * @module Per-upstream health as a circuit breaker: after `failure_threshold` failures in a row an upstream is
- * skipped for a cooldown that doubles on each repeated trip (up to a cap); when it ends, one probe request is
- * let through (half-open) and its success closes the breaker. State is per process and held by the caller.
+ * @module Health per deployment (one public model on one upstream) in one process: a breaker per deployment for
+ * failures that are about the model, a breaker per upstream for failures that are about the upstream as a whole, and
+ * the pauses upstreams ask for with `retry-after`, kept apart from both. Pure: the clock is injected, the caller holds
+ * the board, and nothing here refuses a request: the relay decides what a cooling deployment means.
  */
+import {
+  type Breaker,
+  breakerState,
+  closeBreaker,
+  failBreaker,
+  liftCooldown,
+  newBreaker,
+  releaseProbe,
+} from "./breaker.ts";
+import type { BreakerPolicy } from "./breaker.ts";
 
-/** Breaker settings, from the config's `routing` section. */
-export interface HealthPolicy {
-  failure_threshold: number;
-  cooldown_ms: number;
-  max_cooldown_ms: number;
+export type { BreakerPolicy };
+
+/** One public model on one upstream. */
+export interface Deployment {
+  upstream: string;
+  model: string;
 }
 
-/** One upstream's state as `GET /healthz` shows it. */
-export interface UpstreamHealth {
-  state: "ok" | "cooling_down" | "probing";
-  /** ISO time until which the upstream is skipped, while cooling down. */
+/** The key a deployment's state is kept under (model ids may contain any character but NUL). */
+export function deploymentKey(deployment: Deployment): string {
+  return `${deployment.upstream}\u0000${deployment.model}`;
+}
+
+/**
+ * What an attempt showed. What a failure says decides where it counts: about the model (5xx, 529, 429, a timeout, a
+ * stream that failed at once or later) for the deployment only; about the upstream (unreachable, reset before the
+ * status line, the gateway's key refused) for every deployment of that upstream.
+ */
+export type HealthEvent =
+  /** The request went well. */
+  | "ok"
+  /** A stream began: the deployment answers, and the verdict waits for the stream's end. */
+  | "started"
+  /** The upstream answered, but about the request rather than the model (400, 404, 413, 422). */
+  | "answered"
+  | "model_failed"
+  | "upstream_failed"
+  /** Nothing was learned: the client left, the gateway is stopping, or nothing was sent. */
+  | "neutral";
+
+/** A request's pass to a deployment: which breakers it is the one trial request (probe) of. */
+export interface Admission {
+  deployment: Deployment;
+  key: string;
+  probesUpstream: boolean;
+  probesDeployment: boolean;
+}
+
+/** Where a deployment stands, for choosing among deployments none of which may be tried now. */
+export interface Standing {
+  /** When it may be tried in its normal order again (now, when a probe is out). */
+  readyAt: number;
+  /** True when only an upstream's retry-after pause holds it back. */
+  pausedOnly: boolean;
+  /** The latest failure of the deployment or its upstream (0: none). */
+  lastFailureAt: number;
+}
+
+/** A deployment's or an upstream's state as `GET /healthz` shows it. */
+export interface HealthState {
+  /** `paused` is a deployment waiting out an upstream's retry-after. */
+  state: "ok" | "cooling_down" | "probing" | "paused";
+  /** ISO time until which it is skipped while another way is open. */
   cooling_until: string | null;
-  /** Failures in a row. */
+  /** Failing requests in a row. */
   recent_failures: number;
 }
 
-interface Breaker {
-  failures: number;
-  trips: number;
-  openUntil: number;
-  probing: boolean;
+/** An upstream's own state with its deployments' beside it. */
+export interface UpstreamHealth extends HealthState {
+  models: Record<string, HealthState>;
 }
 
-/** The health of every upstream in one process. */
-export interface HealthBoard {
-  /** True when a request may go to this upstream now; a half-open upstream admits one probe at a time. */
-  tryAcquire(upstream: string): boolean;
-  success(upstream: string): void;
-  /** Records a failure; `retryAfterMs` from the upstream extends the cooldown when it is longer. */
-  failure(upstream: string, retryAfterMs?: number): void;
+/** What a relay needs of the board for one request. */
+export interface HealthView {
+  /** A pass when the deployment may be tried in its normal order now (taking a probe slot when one is due). */
+  admit(deployment: Deployment): Admission | undefined;
+  /** A pass that probes nothing, for a request that has no better way to go. */
+  force(deployment: Deployment): Admission;
+  standing(deployment: Deployment): Standing;
+  /** Records what the attempt under `admission` showed; each admission's probes are settled by its first event. */
+  record(admission: Admission, event: HealthEvent): void;
+  /** The upstream asked the deployment to be left alone for `ms` (its retry-after); no failure is implied. */
+  pause(deployment: Deployment, ms: number): void;
+}
+
+/** The health of every deployment and upstream in one process. */
+export interface HealthBoard extends HealthView {
   /**
-   * A stream began: a probe has shown the upstream answers, so the breaker closes and others may use it, but the
-   * failures in a row stand until the stream ends well ({@linkcode success}) or not ({@linkcode failure}).
+   * A view for one request, which counts at most one failure against each deployment and each upstream: a request
+   * retried three times is one failing request, so no single request trips a breaker by retrying.
    */
-  started(upstream: string): void;
-  /** The upstream asked for a pause (a 429's retry-after): skipped until then, without counting a failure. */
-  pause(upstream: string, ms: number): void;
-  /** An attempt ended without telling anything about the upstream (the client left): frees a probe slot. */
-  release(upstream: string): void;
-  /** Milliseconds until the first skipped upstream among `upstreams` may be tried again (0 if one may now). */
-  waitMs(upstreams: readonly string[]): number;
-  snapshot(upstreams: readonly string[]): Record<string, UpstreamHealth>;
+  forRequest(): HealthView;
+  /** The state of each upstream in `layout` (upstream name -> its public model ids), in that order. */
+  snapshot(layout: ReadonlyMap<string, readonly string[]>): Record<string, UpstreamHealth>;
+}
+
+interface DeploymentEntry {
+  breaker: Breaker;
+  /** Until when the upstream asked to be left alone (0: no pause). */
+  pausedUntil: number;
 }
 
 /** Creates a board; `now` is injected so tests control time. */
-export function createHealthBoard(policy: HealthPolicy, now: () => number): HealthBoard {
-  const breakers = new Map<string, Breaker>();
-  const get = (name: string): Breaker => {
-    let breaker = breakers.get(name);
-    if (!breaker) breakers.set(name, breaker = { failures: 0, trips: 0, openUntil: 0, probing: false });
+export function createHealthBoard(policy: BreakerPolicy, now: () => number): HealthBoard {
+  const upstreams = new Map<string, Breaker>();
+  const deployments = new Map<string, DeploymentEntry>();
+  const upstreamOf = (name: string): Breaker => {
+    let breaker = upstreams.get(name);
+    if (!breaker) upstreams.set(name, breaker = newBreaker());
     return breaker;
   };
-  return {
-    tryAcquire(upstream) {
-      const breaker = get(upstream);
-      if (breaker.openUntil === 0) return true;
-      if (now() < breaker.openUntil || breaker.probing) return false;
-      breaker.probing = true;
-      return true;
+  const entryOf = (key: string): DeploymentEntry => {
+    let entry = deployments.get(key);
+    if (!entry) deployments.set(key, entry = { breaker: newBreaker(), pausedUntil: 0 });
+    return entry;
+  };
+  /** When a breaker lets a request through again: 0 when it does now, `at` when a probe is out. */
+  const blockedUntil = (breaker: Breaker, at: number): number => {
+    const state = breakerState(breaker, at);
+    return state === "open" ? breaker.openUntil : state === "probing" ? at : 0;
+  };
+
+  const board: HealthBoard = {
+    admit(deployment) {
+      const key = deploymentKey(deployment);
+      const entry = entryOf(key);
+      const upstream = upstreamOf(deployment.upstream);
+      const at = now();
+      if (entry.pausedUntil > at) return undefined;
+      const upstreamState = breakerState(upstream, at);
+      const deploymentState = breakerState(entry.breaker, at);
+      const passable = (state: string) => state === "closed" || state === "half_open";
+      if (!passable(upstreamState) || !passable(deploymentState)) return undefined;
+      const admission = {
+        deployment,
+        key,
+        probesUpstream: upstreamState === "half_open",
+        probesDeployment: deploymentState === "half_open",
+      };
+      if (admission.probesUpstream) upstream.probing = true;
+      if (admission.probesDeployment) entry.breaker.probing = true;
+      return admission;
     },
-    success(upstream) {
-      // Reset in place: this runs on every successful request.
-      const breaker = get(upstream);
-      breaker.failures = 0;
-      breaker.trips = 0;
-      breaker.openUntil = 0;
-      breaker.probing = false;
+    force(deployment) {
+      return { deployment, key: deploymentKey(deployment), probesUpstream: false, probesDeployment: false };
     },
-    failure(upstream, retryAfterMs) {
-      const breaker = get(upstream);
-      breaker.failures++;
-      const halfOpen = breaker.probing;
-      breaker.probing = false;
-      if (!halfOpen && breaker.failures < policy.failure_threshold && retryAfterMs === undefined) return;
-      if (halfOpen || breaker.failures >= policy.failure_threshold) breaker.trips++;
-      const cooldown = breaker.trips === 0
-        ? 0
-        : Math.min(policy.max_cooldown_ms, policy.cooldown_ms * 2 ** (breaker.trips - 1));
-      breaker.openUntil = Math.max(breaker.openUntil, now() + Math.max(cooldown, retryAfterMs ?? 0));
+    standing(deployment) {
+      const entry = entryOf(deploymentKey(deployment));
+      const upstream = upstreamOf(deployment.upstream);
+      const at = now();
+      const breakersUntil = Math.max(blockedUntil(upstream, at), blockedUntil(entry.breaker, at));
+      const pausedUntil = entry.pausedUntil > at ? entry.pausedUntil : 0;
+      return {
+        readyAt: Math.max(at, breakersUntil, pausedUntil),
+        pausedOnly: breakersUntil === 0 && pausedUntil > 0,
+        lastFailureAt: Math.max(upstream.lastFailureAt, entry.breaker.lastFailureAt),
+      };
     },
-    started(upstream) {
-      const breaker = get(upstream);
-      breaker.openUntil = 0;
-      breaker.probing = false;
+    record(admission, event) {
+      const upstream = upstreamOf(admission.deployment.upstream);
+      const breaker = entryOf(admission.key).breaker;
+      const at = now();
+      // Every event but the two below shows the upstream answering, which closes its breaker.
+      if (event === "upstream_failed") failBreaker(upstream, policy, at, admission.probesUpstream);
+      else if (event !== "neutral") closeBreaker(upstream);
+      else if (admission.probesUpstream) releaseProbe(upstream);
+      if (event === "ok") closeBreaker(breaker);
+      else if (event === "started") liftCooldown(breaker);
+      else if (event === "model_failed") failBreaker(breaker, policy, at, admission.probesDeployment);
+      else if (admission.probesDeployment) releaseProbe(breaker);
+      admission.probesUpstream = false;
+      admission.probesDeployment = false;
     },
-    pause(upstream, ms) {
-      const breaker = get(upstream);
-      breaker.probing = false;
-      breaker.openUntil = Math.max(breaker.openUntil, now() + ms);
+    pause(deployment, ms) {
+      const entry = entryOf(deploymentKey(deployment));
+      entry.pausedUntil = Math.max(entry.pausedUntil, now() + ms);
     },
-    release(upstream) {
-      get(upstream).probing = false;
+    forRequest() {
+      const counted = new Set<string>();
+      return {
+        ...board,
+        record(admission, event) {
+          // A second failure in one request says nothing new; the answer still shows the upstream works.
+          const key = event === "upstream_failed" ? admission.deployment.upstream : admission.key;
+          if (event === "model_failed" || event === "upstream_failed") {
+            if (counted.has(key)) event = event === "model_failed" ? "answered" : "neutral";
+            else counted.add(key);
+          }
+          board.record(admission, event);
+        },
+      };
     },
-    waitMs(upstreams) {
-      let wait = Infinity;
-      for (const name of upstreams) {
-        const breaker = get(name);
-        // A probe in flight settles soon; a second is a fair hint for a client's retry.
-        const until = breaker.openUntil === 0 ? 0 : breaker.probing ? 1000 : breaker.openUntil - now();
-        wait = Math.min(wait, Math.max(0, until));
-      }
-      return wait === Infinity ? 0 : wait;
-    },
-    snapshot(upstreams) {
+    snapshot(layout) {
+      const at = now();
       const out: Record<string, UpstreamHealth> = {};
-      for (const name of upstreams) {
-        const breaker = get(name);
-        const cooling = breaker.openUntil !== 0 && now() < breaker.openUntil;
-        out[name] = {
-          state: breaker.probing ? "probing" : cooling ? "cooling_down" : "ok",
-          cooling_until: cooling ? new Date(breaker.openUntil).toISOString() : null,
-          recent_failures: breaker.failures,
-        };
+      for (const [name, models] of layout) {
+        const upstream = stateOf(upstreamOf(name), 0, at);
+        const states: Record<string, HealthState> = {};
+        for (const model of models) {
+          const entry = entryOf(deploymentKey({ upstream: name, model }));
+          states[model] = stateOf(entry.breaker, entry.pausedUntil, at);
+        }
+        out[name] = { ...upstream, models: states };
       }
       return out;
     },
+  };
+  return board;
+}
+
+function stateOf(breaker: Breaker, pausedUntil: number, at: number): HealthState {
+  const state = breakerState(breaker, at);
+  const until = state === "open" ? breaker.openUntil : pausedUntil > at ? pausedUntil : 0;
+  return {
+    state: state === "open" ? "cooling_down" : state === "probing" ? "probing" : until ? "paused" : "ok",
+    cooling_until: until ? new Date(until).toISOString() : null,
+    recent_failures: breaker.failures,
   };
 }

@@ -7,6 +7,7 @@ import {
   chatCompletion,
   controlledStream,
   fakeUpstream,
+  firstThen,
   hang,
   jsonReply,
   resetServer,
@@ -173,15 +174,13 @@ Deno.test("a single upstream is retried up to max_attempts and its last error re
 
 Deno.test("an upstream's short retry-after is waited out and the retry succeeds", async () => {
   await using upstream = fakeUpstream();
-  let calls = 0;
+  const busy = { type: "error", error: { type: "overloaded_error", message: "busy" } };
   upstream.routes.set(
     "POST /anth/v1/messages",
-    () =>
-      ++calls === 1
-        ? jsonReply({ type: "error", error: { type: "overloaded_error", message: "busy" } }, 529, {
-          "retry-after-ms": "30",
-        })
-        : jsonReply(anthropicMessage("second try")),
+    firstThen(
+      () => jsonReply(busy, 529, { "retry-after-ms": "30" }),
+      () => jsonReply(anthropicMessage("second try")),
+    ),
   );
   await using gw = await startGateway(upstream.url);
   const res = await gw.post("/v1/messages", messagesBody());

@@ -4,9 +4,10 @@ import { createApp } from "../../src/app.ts";
 import { parseConfig } from "../../src/config.ts";
 import { buildDeps } from "../../src/server.ts";
 import { createStore } from "../../src/store.ts";
-import { controlledStream, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { controlledStream, fakeUpstream, jsonReply, resetServer } from "../_fake_upstream.ts";
 import {
   anthropicMessage,
+  BULK_MODELS,
   firstEvent,
   fixture,
   messagesBody,
@@ -46,23 +47,40 @@ Deno.test("GET /metrics counts requests by route, status, model and upstream, an
   assert.equal(sampleValue(page, "modelgate_time_to_first_byte_seconds_count", { model: "claude-test" }), 2);
 });
 
-Deno.test("GET /metrics counts upstream failures by kind and failovers", async () => {
+Deno.test("GET /metrics counts upstream failures by kind and failovers, per deployment", async () => {
   await using upstream = fakeUpstream();
-  // A 529 is not asked of the same upstream again at once, so the attempts alternate between the two.
+  // A 529 without retry-after is not asked of the same deployment again in the request.
   for (const path of ["/ha1/v1/messages", "/ha2/v1/messages"]) {
     upstream.routes.set(`POST ${path}`, () => jsonReply({ type: "error" }, 529));
   }
   await using gw = await startGateway(upstream.url);
   await (await gw.post("/v1/messages", messagesBody({ model: "claude-ha" }))).body?.cancel();
   const page = await scrape(gw.url);
-  assert.deepEqual(upstream.requests.map((r) => r.path), ["/ha1/v1/messages", "/ha2/v1/messages", "/ha1/v1/messages"]);
+  assert.deepEqual(upstream.requests.map((r) => r.path), ["/ha1/v1/messages", "/ha2/v1/messages"]);
   const failures = (name: string) =>
-    sampleValue(page, "modelgate_upstream_failures_total", { upstream: name, kind: "overloaded" });
-  assert.equal(failures("ha1"), 2);
+    sampleValue(page, "modelgate_upstream_failures_total", { upstream: name, model: "claude-ha", kind: "overloaded" });
+  assert.equal(failures("ha1"), 1);
   assert.equal(failures("ha2"), 1);
-  assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "ha1" }), 1);
-  assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "ha2" }), 1);
+  assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "ha1", model: "claude-ha" }), 1);
+  assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "ha2" }), undefined);
   assert.equal(sampleValue(page, "modelgate_request_errors_total", { route: "/v1/messages", kind: "overloaded" }), 1);
+});
+
+Deno.test("GET /metrics shows health per upstream and per deployment, labelled by configured names only", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error" }, 500));
+  await using gw = await startGateway(upstream.url, { failureThreshold: 1 });
+  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  await (await gw.post("/v1/messages", messagesBody({ model: "x".repeat(300) }))).body?.cancel();
+  const page = await scrape(gw.url);
+  const deployment = (model: string) => ({ upstream: "anth", model });
+  assert.equal(sampleValue(page, "modelgate_deployment_available", deployment("claude-test")), 0);
+  assert.equal(sampleValue(page, "modelgate_deployment_recent_failures", deployment("claude-test")), 1);
+  assert.equal(sampleValue(page, "modelgate_deployment_available", deployment("alias")), 1);
+  assert.equal(sampleValue(page, "modelgate_upstream_available", { upstream: "anth" }), 1);
+  assert.equal(sampleValue(page, "modelgate_upstream_recent_failures", { upstream: "anth" }), 0);
+  const models = new Set(page.get("modelgate_deployment_available")!.samples.map((sample) => sample.labels.model));
+  assert.equal(models.size, 2 + 1 + 1 + BULK_MODELS.length + 1 + 1, "one series per configured model id");
 });
 
 Deno.test("GET /metrics shows a stream as in flight and open until it ends", async () => {
@@ -116,7 +134,7 @@ Deno.test("GET /metrics refuses everyone when the admin key is required but not 
   assert.match((await res.json()).error, /MODELGATE_ADMIN_KEY/);
 });
 
-Deno.test("GET /healthz shows every upstream ok, with whether it has a key", async () => {
+Deno.test("GET /healthz shows every upstream ok, with whether it has a key and its deployments", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url);
   const { status, body } = await getJson(`${gw.url}/healthz`);
@@ -124,24 +142,31 @@ Deno.test("GET /healthz shows every upstream ok, with whether it has a key", asy
   assert.equal(body.status, "ok");
   const upstreams = body.upstreams as Record<string, Record<string, unknown>>;
   assert.deepEqual(Object.keys(upstreams), ["anth", "oai", "nokey", "bulk", "ha1", "ha2", "hb1", "hb2"]);
-  assert.deepEqual(upstreams.anth, { state: "ok", cooling_until: null, recent_failures: 0, has_key: true });
+  const ok = { state: "ok", cooling_until: null, recent_failures: 0 };
+  assert.deepEqual(upstreams.anth, { ...ok, has_key: true, models: { "claude-test": ok, alias: ok } });
   assert.equal(upstreams.nokey.has_key, false);
+  assert.deepEqual(Object.keys(upstreams.bulk.models as object), BULK_MODELS);
 });
 
-Deno.test("GET /healthz shows a failing upstream cooling down, and /readyz stays ready while another is usable", async () => {
+Deno.test("GET /healthz shows a failing deployment cooling down beside its upstream, and /readyz stays ready", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error" }, 500));
   await using gw = await startGateway(upstream.url);
-  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  // Each request counts once however often it was retried: the default threshold of 3 takes three requests.
+  for (let i = 0; i < 3; i++) await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
   const { status, body } = await getJson(`${gw.url}/healthz`);
   assert.equal(status, 200, "liveness does not depend on upstreams");
-  const anth = (body.upstreams as Record<string, Record<string, unknown>>).anth;
-  assert.equal(anth.state, "cooling_down");
-  assert.equal(anth.recent_failures, 3);
-  assert.ok(Date.parse(anth.cooling_until as string) > Date.now());
+  type Upstream = { state: string; recent_failures: number; models: Record<string, Record<string, unknown>> };
+  const anth = (body.upstreams as Record<string, Upstream>).anth;
+  const failing = anth.models["claude-test"];
+  assert.equal(failing.state, "cooling_down");
+  assert.equal(failing.recent_failures, 3);
+  assert.ok(Date.parse(failing.cooling_until as string) > Date.now());
+  assert.deepEqual(anth.models.alias, { state: "ok", cooling_until: null, recent_failures: 0 });
+  assert.deepEqual([anth.state, anth.recent_failures], ["ok", 0], "the upstream as a whole answers");
   const ready = await getJson(`${gw.url}/readyz`);
-  assert.equal(ready.status, 200);
-  assert.deepEqual(ready.body.usable_upstreams, ["oai", "bulk", "ha1", "ha2", "hb1", "hb2"]);
+  assert.equal(ready.status, 200, "a failing model does not make the instance unready");
+  assert.deepEqual(ready.body.usable_upstreams, ["anth", "oai", "bulk", "ha1", "ha2", "hb1", "hb2"]);
 });
 
 Deno.test("GET /readyz is 200 when KV answers, the config is loaded and an upstream is usable", async () => {
@@ -165,28 +190,30 @@ Deno.test("GET /readyz is 503 when no upstream has a key", async () => {
   assert.match((body.checks as Record<string, string>).upstreams, /none usable/);
 });
 
-Deno.test("GET /readyz is 503 when every keyed upstream is cooling down", async () => {
-  await using upstream = fakeUpstream();
-  upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error" }, 500));
-  upstream.routes.set("POST /oai/v1/chat/completions", () => jsonReply({ error: { message: "down" } }, 500));
-  for (const path of ["/ha1/v1/messages", "/ha2/v1/messages"]) {
-    upstream.routes.set(`POST ${path}`, () => jsonReply({}, 500));
+Deno.test("GET /readyz is 503 when every keyed upstream cannot be reached and is cooling down", async () => {
+  await using reset = resetServer();
+  await using gw = await startGateway(reset.url, { failureThreshold: 1 });
+  const chat = (model: string) => ({ model, messages: [{ role: "user", content: "Hi" }] });
+  const calls = [
+    gw.post("/v1/messages", messagesBody()),
+    gw.post("/v1/messages", messagesBody({ model: "claude-ha" })),
+    gw.post("/v1/chat/completions", chat("gpt-test"), { "x-api-key": gw.tokens.oa }),
+    gw.post("/v1/chat/completions", chat("gpt-ha"), { "x-api-key": gw.tokens.oa }),
+    gw.post("/v1/messages", messagesBody({ model: "bulk-00" }), { "x-api-key": gw.tokens.bulk }),
+  ];
+  for (const call of calls) {
+    const res = await call;
+    assert.equal(res.status, 502);
+    await res.body?.cancel();
   }
-  for (const path of ["/hb1/v1/chat/completions", "/hb2/v1/chat/completions"]) {
-    upstream.routes.set(`POST ${path}`, () => jsonReply({}, 500));
-  }
-  await using gw = await startGateway(upstream.url, { failureThreshold: 1 });
-  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
-  await (await gw.post("/v1/messages", messagesBody({ model: "claude-ha" }))).body?.cancel();
-  const chat = { model: "gpt-test", messages: [{ role: "user", content: "Hi" }] };
-  await (await gw.post("/v1/chat/completions", chat, { "x-api-key": gw.tokens.oa })).body?.cancel();
-  await (await gw.post("/v1/chat/completions", { ...chat, model: "gpt-ha" }, { "x-api-key": gw.tokens.oa })).body
-    ?.cancel();
-  await (await gw.post("/v1/messages", messagesBody({ model: "bulk-00" }), { "x-api-key": gw.tokens.bulk })).body
-    ?.cancel();
   const { status, body } = await getJson(`${gw.url}/readyz`);
   assert.equal(status, 503);
   assert.deepEqual(body.usable_upstreams, []);
+  const health = await getJson(`${gw.url}/healthz`);
+  const anth = (health.body.upstreams as Record<string, { state: string; models: Record<string, { state: string }> }>)
+    .anth;
+  assert.equal(anth.state, "cooling_down");
+  assert.equal(anth.models["claude-test"].state, "ok", "a connection failure is the upstream's, not the model's");
 });
 
 Deno.test("GET /readyz is 503 when KV cannot be reached", async () => {

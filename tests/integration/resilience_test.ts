@@ -4,7 +4,7 @@
  * that keep their connection open after the last event.
  */
 import assert from "node:assert/strict";
-import { controlledStream, fakeUpstream, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { controlledStream, fakeUpstream, firstThen, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, firstEvent, fixture, messagesBody, startGateway, waitFor, within } from "../_helpers.ts";
 import { SseParser } from "../../src/sse.ts";
 
@@ -19,32 +19,34 @@ function manualClock() {
   return { now: () => new Date(at), advance: (ms: number) => void (at += ms) };
 }
 
-Deno.test("a probe whose client leaves frees the upstream for the next request", async () => {
+Deno.test("a probe whose client leaves frees the deployment for the next request's probe", async () => {
   await using upstream = fakeUpstream();
   let call = 0;
-  upstream.routes.set("POST /anth/v1/messages", (seen) => {
+  upstream.routes.set("POST /ha1/v1/messages", (seen) => {
     call++;
     if (call === 1) return jsonReply({ type: "error", error: { type: "api_error", message: "x" } }, 500);
     return call === 2 ? hang(seen) : jsonReply(anthropicMessage("back"));
   });
+  upstream.routes.set("POST /ha2/v1/messages", () => jsonReply(anthropicMessage("from ha2")));
   const clock = manualClock();
   await using gw = await startGateway(upstream.url, { failureThreshold: 1, now: clock.now });
-  await (await gw.post("/v1/messages", messagesBody())).body?.cancel();
+  const body = messagesBody({ model: "claude-ha" });
+  await (await gw.post("/v1/messages", body)).body?.cancel();
   clock.advance(60_000);
   const controller = new AbortController();
   const probe = fetch(`${gw.url}/v1/messages`, {
     method: "POST",
     headers: { "x-api-key": gw.tokens.default, "content-type": "application/json" },
-    body: JSON.stringify(messagesBody()),
+    body: JSON.stringify(body),
     signal: controller.signal,
   });
-  await waitFor(() => upstream.requests[1]);
+  const probeSeen = await waitFor(() => upstream.requests.filter((r) => r.path === "/ha1/v1/messages")[1]);
   controller.abort();
   await assert.rejects(probe);
-  await within(upstream.requests[1].closed, 2000, "the upstream request closing");
-  const res = await gw.post("/v1/messages", messagesBody());
-  assert.equal(res.status, 200, "the upstream is not left half-open for good");
-  assert.equal((await res.json()).content[0].text, "back");
+  await within(probeSeen.closed, 2000, "the upstream request closing");
+  const res = await gw.post("/v1/messages", body);
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).content[0].text, "back", "the deployment is not left half-open for good");
 });
 
 Deno.test("an upstream whose streams keep failing after they start cools down", async () => {
@@ -73,15 +75,14 @@ Deno.test("an error as a stream's first event fails over, and is an HTTP error w
   assert.deepEqual((await alone.json()).error, { type: "overloaded_error", message: "Overloaded" });
 });
 
-Deno.test("a 429 is not re-sent to the same upstream at once and does not cool it down", async () => {
+Deno.test("a 429 is not re-sent to the same deployment at once, and the next request still reaches it", async () => {
   await using upstream = fakeUpstream();
-  let calls = 0;
   upstream.routes.set(
     "POST /anth/v1/messages",
-    () =>
-      ++calls === 1
-        ? jsonReply({ type: "error", error: { type: "rate_limit_error", message: "Slow down" } }, 429)
-        : jsonReply(anthropicMessage()),
+    firstThen(
+      () => jsonReply({ type: "error", error: { type: "rate_limit_error", message: "Slow down" } }, 429),
+      () => jsonReply(anthropicMessage()),
+    ),
   );
   await using gw = await startGateway(upstream.url, { failureThreshold: 1 });
   const limited = await gw.post("/v1/messages", messagesBody());
@@ -89,7 +90,7 @@ Deno.test("a 429 is not re-sent to the same upstream at once and does not cool i
   await limited.body?.cancel();
   assert.equal(upstream.requests.length, 1);
   const next = await gw.post("/v1/messages", messagesBody());
-  assert.equal(next.status, 200, "a 429 is the upstream being busy, not broken");
+  assert.equal(next.status, 200, "a single deployment is never refused by its own breaker");
   await next.body?.cancel();
 });
 

@@ -225,6 +225,12 @@ Deno.test("clients that give up do not make a healthy upstream cool down", async
     await assert.rejects(pending);
     await within(upstream.requests[i].closed, 2000, "the upstream request closing");
   }
+  const health = await (await fetch(`${gw.url}/healthz`)).json();
+  assert.deepEqual(health.upstreams.anth.models["claude-test"], {
+    state: "ok",
+    cooling_until: null,
+    recent_failures: 0,
+  });
   const res = await gw.post("/v1/messages", messagesBody());
   assert.equal(res.status, 200);
   await res.body?.cancel();

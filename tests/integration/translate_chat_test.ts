@@ -65,10 +65,11 @@ Deno.test("OpenAI SDK chat.completions.create reads an Anthropic upstream's whol
   assert.equal(upstream.requests[0].body?.max_tokens, 32);
 });
 
+// OpenAI clients know no 529: an overload reaches them as 503, with a hint that a retry may succeed.
 const ERRORS = [
-  { status: 429, type: "rate_limit_error", sdkClass: OpenAI.RateLimitError },
-  { status: 529, type: "overloaded_error", sdkClass: OpenAI.InternalServerError },
-  { status: 500, type: "api_error", sdkClass: OpenAI.InternalServerError },
+  { status: 429, type: "rate_limit_error", sdkClass: OpenAI.RateLimitError, clientStatus: 429 },
+  { status: 529, type: "overloaded_error", sdkClass: OpenAI.InternalServerError, clientStatus: 503 },
+  { status: 500, type: "api_error", sdkClass: OpenAI.InternalServerError, clientStatus: 500 },
 ];
 
 for (const c of ERRORS) {
@@ -83,7 +84,8 @@ for (const c of ERRORS) {
       messages: [{ role: "user", content: "Hi" }],
     }).then(() => undefined, (e) => e);
     assert.ok(err instanceof c.sdkClass, `got ${err}`);
-    assert.equal(err.status, c.status);
+    assert.equal(err.status, c.clientStatus);
+    if (c.status === 529) assert.equal(err.headers.get("x-should-retry"), "true");
     assert.match(err.message, /Try later/);
     assert.ok(err.error && typeof err.error === "object" && "type" in err.error, "an OpenAI error envelope");
   });

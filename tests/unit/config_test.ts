@@ -54,6 +54,21 @@ const CASES = [
     want: /upstreams\[0\]\.weight/,
   },
   { name: "an unknown routing key", yaml: BASE + "routing: { retries: 2 }\n", want: /routing: .*"retries"/ },
+  {
+    name: "an unknown retry budget key",
+    yaml: BASE + "routing: { retry_budget: { percent: 20 } }\n",
+    want: /routing\.retry_budget: .*"percent"/,
+  },
+  {
+    name: "a negative retry budget ratio",
+    yaml: BASE + "routing: { retry_budget: { ratio: -0.1 } }\n",
+    want: /routing\.retry_budget\.ratio/,
+  },
+  {
+    name: "a retry budget window under a second",
+    yaml: BASE + "routing: { retry_budget: { window_ms: 10 } }\n",
+    want: /routing\.retry_budget\.window_ms/,
+  },
   { name: "invalid YAML", yaml: "upstreams: [", want: /invalid YAML/ },
 ];
 for (const c of CASES) {
@@ -72,6 +87,9 @@ Deno.test("parseConfig() fills defaults and trims a trailing slash from base_url
   assert.equal(config.upstreams[0].base_url, "https://api.example.test/v1");
   assert.deepEqual(config.listen, { host: "127.0.0.1", port: 8787 });
   assert.equal(config.routing.max_attempts, 3);
+  assert.deepEqual(config.routing.retry_budget, { ratio: 0.2, min_retries: 3, window_ms: 10_000 });
+  const partial = parseConfig(BASE + "routing: { retry_budget: { ratio: 0 } }\n", "cfg.yaml");
+  assert.deepEqual(partial.routing.retry_budget, { ratio: 0, min_retries: 3, window_ms: 10_000 });
   assert.equal(config.max_body_bytes, 32 * 1024 * 1024);
   assert.equal(config.upstreams[0].priority, 0);
 });
