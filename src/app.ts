@@ -2,20 +2,20 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
+import { authenticate, type Principal, readCredential } from "./access/auth.ts";
+import type { Operator } from "./access/operator.ts";
+import type { Store } from "./access/store.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
-import { authenticate, type Principal, readCredential } from "./auth.ts";
-import type { Config } from "./config.ts";
-import { errorResponse, GatewayError, toGatewayError } from "./errors.ts";
-import type { Exchange, Observer } from "./exchange.ts";
+import type { Config } from "./core/config.ts";
+import { errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
+import type { Exchange, Observer } from "./core/exchange.ts";
+import { requestIdFrom } from "./core/http.ts";
+import type { Protocol } from "./core/types.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
-import { requestIdFrom } from "./http.ts";
-import type { Operator } from "./operator.ts";
-import type { RouteTable } from "./routing.ts";
-import type { Store } from "./store.ts";
-import type { Protocol } from "./types.ts";
-import type { HealthBoard } from "./upstream/health.ts";
-import type { RetryBudget } from "./upstream/retry_budget.ts";
+import type { HealthBoard } from "./relay/health.ts";
+import type { RetryBudget } from "./relay/retry_budget.ts";
+import type { RouteTable } from "./relay/routing.ts";
 
 /** Everything the app depends on, passed in. */
 export interface Deps {

@@ -2,20 +2,20 @@
  * @module The composition root of `serve`: load the config, open KV, build the app, bind the port, and on
  * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
  */
+import { createOperator } from "./access/operator.ts";
+import { openStore, seedGroups, type Store } from "./access/store.ts";
 import { createApp, type Deps } from "./app.ts";
-import { type Config, loadConfigFrom } from "./config.ts";
-import { GatewayError } from "./errors.ts";
-import type { Observer } from "./exchange.ts";
+import { type Config, loadConfigFrom } from "./core/config.ts";
+import { GatewayError } from "./core/errors.ts";
+import type { Observer } from "./core/exchange.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { opsRoutes } from "./observe/ops.ts";
-import { createOperator } from "./operator.ts";
-import { buildRouteTable, deploymentsByUpstream, upstreamsWithoutKey } from "./routing.ts";
+import { createHealthBoard } from "./relay/health.ts";
+import { sleep } from "./relay/relay.ts";
+import { createRetryBudget } from "./relay/retry_budget.ts";
+import { buildRouteTable, deploymentsByUpstream, upstreamsWithoutKey } from "./relay/routing.ts";
 import { kvLocation, logSettings } from "./runtime.ts";
-import { openStore, seedGroups, type Store } from "./store.ts";
-import { sleep } from "./relay.ts";
-import { createHealthBoard } from "./upstream/health.ts";
-import { createRetryBudget } from "./upstream/retry_budget.ts";
 
 /** Output channels and environment of the process. */
 export interface ServeIo {

@@ -3,7 +3,7 @@
  * Claude Code and Codex rely on (PROTOCOLS.md §1.7, §4.3, §5.4) and reduce an answer to a protocol-neutral summary.
  */
 import assert from "node:assert/strict";
-import type { SseMessage } from "../src/sse.ts";
+import type { SseMessage } from "../src/core/sse.ts";
 
 /** What an answer says, whatever protocol carried it. */
 export interface Summary {

@@ -1,7 +1,7 @@
 /** @module Shared pieces of the translator unit tests: a deterministic context, sample requests, a stream driver. */
-import { translateSse } from "../src/stream.ts";
+import type { Protocol } from "../src/core/types.ts";
+import { translateSse } from "../src/relay/stream.ts";
 import type { TranslateContext, Translator } from "../src/translate/mod.ts";
-import type { Protocol } from "../src/types.ts";
 
 /** A deterministic context; `logs` collects what the translator reports dropping. */
 export function testContext(logs: Record<string, unknown>[] = []): TranslateContext {

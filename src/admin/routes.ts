@@ -2,11 +2,11 @@
  * @module The admin API's endpoints under /admin: the admin key check (constant time; the API answers 404 when
  * no key is configured) and thin handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
  */
+import { readCredential, sameSecret } from "../access/auth.ts";
 import type { Endpoint, RequestContext } from "../app.ts";
-import { readCredential, sameSecret } from "../auth.ts";
-import { GatewayError } from "../errors.ts";
-import { json, readJsonObject } from "../http.ts";
-import { serves } from "../routing.ts";
+import { GatewayError } from "../core/errors.ts";
+import { json, readJsonObject } from "../core/http.ts";
+import { serves } from "../relay/routing.ts";
 import { type AdminService, adminService } from "./service.ts";
 
 async function authorize(req: Request, ctx: RequestContext): Promise<AdminService> {

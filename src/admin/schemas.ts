@@ -3,9 +3,9 @@
  * function that turns a failed parse into a 400 naming the field.
  */
 import { z } from "zod";
-import { GatewayError } from "../errors.ts";
-import { LimitsSchema } from "../limits.ts";
-import { valueAt } from "../protocols.ts";
+import { LimitsSchema } from "../access/limits.ts";
+import { GatewayError } from "../core/errors.ts";
+import { valueAt } from "../core/protocols.ts";
 
 const Name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 letters, digits, '_', '.' or '-'");
 const Label = z.string().min(1).max(100);

@@ -3,12 +3,12 @@
  * with the admin schemas, failures are GatewayErrors (400 naming the field, 404, 409), results are plain JSON.
  * Groups defined in the config file are read-only here: the config rewrites them at every start.
  */
+import type { Group, Store, TokenPatch, TokenRecord } from "../access/store.ts";
 import { parseDuration } from "../cli/args.ts";
-import type { Config } from "../config.ts";
-import { GatewayError } from "../errors.ts";
-import type { Group, Store, TokenPatch, TokenRecord } from "../store.ts";
-import { type RequestLogEntry } from "../usage_recorder.ts";
-import { requestLog, type UsageRow, usageTotals } from "../usage_query.ts";
+import type { Config } from "../core/config.ts";
+import { GatewayError } from "../core/errors.ts";
+import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
+import { type RequestLogEntry } from "../usage/recorder.ts";
 import { GroupCreate, GroupUpdate, LogQuery, parseInput, TokenCreate, TokenUpdate, UsageQuery } from "./schemas.ts";
 
 /** What the service works on. */

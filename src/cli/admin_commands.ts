@@ -2,14 +2,14 @@
  * @module The CLI's operator commands (token, group, usage) over the same service as the admin API: flags
  * become the API's JSON input, results print as tables for people or as JSON with --json.
  */
+import { LIMIT_FIELDS, type Limits } from "../access/limits.ts";
+import { openStore, seedGroups, type TokenRecord } from "../access/store.ts";
 import { type AdminService, adminService } from "../admin/service.ts";
-import { loadConfigFrom } from "../config.ts";
-import { LIMIT_FIELDS, type Limits } from "../limits.ts";
-import { buildRouteTable, serves } from "../routing.ts";
+import { loadConfigFrom } from "../core/config.ts";
+import { buildRouteTable, serves } from "../relay/routing.ts";
 import { kvLocation } from "../runtime.ts";
-import { openStore, seedGroups, type TokenRecord } from "../store.ts";
-import type { UsageRow } from "../usage_query.ts";
-import type { RequestLogEntry } from "../usage_recorder.ts";
+import type { UsageRow } from "../usage/query.ts";
+import type { RequestLogEntry } from "../usage/recorder.ts";
 import { type Args, parseDuration } from "./args.ts";
 import type { Io } from "./commands.ts";
 

@@ -2,7 +2,7 @@
  * @module Structured logging: one line per request (an exchange observer) and the gateway's event lines, both
  * filtered by level and written as JSON or, for people at a terminal, as a short readable line.
  */
-import type { Exchange, Observer } from "../exchange.ts";
+import type { Exchange, Observer } from "../core/exchange.ts";
 
 /** Severity, lowest first. */
 export type LogLevel = "debug" | "info" | "warn" | "error";

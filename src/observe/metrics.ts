@@ -3,8 +3,8 @@
  * set (configured model ids and upstream names, endpoint patterns, status codes, error kinds), so client input
  * can neither grow the page without bound nor put a secret on it.
  */
-import type { Exchange, Observer } from "../exchange.ts";
-import type { HealthState, UpstreamHealth } from "../upstream/health.ts";
+import type { Exchange, Observer } from "../core/exchange.ts";
+import type { HealthState, UpstreamHealth } from "../relay/health.ts";
 import { createRegistry, type Labels, type Registry } from "./prometheus.ts";
 
 /** What the metrics need to know of the config: the names label values may take, and where health is read. */

@@ -3,10 +3,10 @@
  * admin key), `GET /healthz` (liveness, and health per upstream and per deployment) and `GET /readyz` (KV, config,
  * upstreams).
  */
+import { readCredential, sameSecret } from "../access/auth.ts";
 import type { Deps } from "../app.ts";
-import { readCredential, sameSecret } from "../auth.ts";
-import { json } from "../http.ts";
-import { deploymentsByUpstream } from "../routing.ts";
+import { json } from "../core/http.ts";
+import { deploymentsByUpstream } from "../relay/routing.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
 /** Options for {@linkcode opsRoutes}. */

@@ -3,7 +3,7 @@
  * another model through this gateway has no signature, and the real API rejects such a block, so it is removed
  * from the history on the way up. Everything else (signed thinking included) passes byte for byte.
  */
-import { isObject, type JsonObject } from "../types.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import { identity, type TranslateContext, type Translation } from "./identity.ts";
 
 /** True for a thinking block the real API cannot verify. */

@@ -2,7 +2,7 @@
  * @module Building an Anthropic `messages` array from OpenAI-style history: same-role turns merge, tool results
  * lead the user turn that follows their tool calls, and the conversation starts with a user turn.
  */
-import { isObject, type JsonObject } from "../types.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 
 /** Collects content blocks into alternating user/assistant turns. */
 export interface AnthropicTurns {

@@ -1,7 +1,7 @@
 /**
  * @module OpenAI Chat Completions request -> Anthropic Messages request (PROTOCOLS.md §6.2, reverse direction).
  */
-import { isObject, type JsonObject } from "../types.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
 import type { TranslateContext } from "./mod.ts";
 import {

@@ -2,9 +2,9 @@
  * @module Anthropic Messages answer -> OpenAI Chat Completions answer, non-streamed and streamed, plus the
  * chat <- Anthropic translator that ties both directions together.
  */
-import { GatewayError } from "../errors.ts";
-import type { SseMessage, StreamStep } from "../sse.ts";
-import { isObject, type JsonObject } from "../types.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { SseMessage, StreamStep } from "../core/sse.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import { chatToMessagesRequest } from "./chat_messages_request.ts";
 import type { TranslateContext, Translation } from "./mod.ts";
 import { chatUsage, finishFromStop, mergeAnthropicUsage, NO_USAGE, type Usage, usageFromAnthropic } from "./shared.ts";

@@ -3,8 +3,8 @@
  * gets `stream_options.include_usage` on its way up (without it an OpenAI-compatible upstream reports none), and
  * the usage-only chunk this adds is kept from the client, which did not ask for it. Everything else passes as is.
  */
-import type { SseMessage, StreamStep } from "../sse.ts";
-import { isObject } from "../types.ts";
+import type { SseMessage, StreamStep } from "../core/sse.ts";
+import { isObject } from "../core/types.ts";
 import { identity, type TranslateContext, type Translation } from "./identity.ts";
 
 /** True for the `choices: []` chunk that carries only usage. */
@@ -18,7 +18,7 @@ function usageOnly(message: SseMessage): boolean {
   }
 }
 
-/** Drops the usage-only chunk; whether the stream ended or was cut is the relay's call (stream.ts). */
+/** Drops the usage-only chunk; whether the stream ended or was cut is the relay's call (relay/stream.ts). */
 function hideUsageChunk(): StreamStep {
   return {
     next: (message) => usageOnly(message) ? [] : [message],

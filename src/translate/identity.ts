@@ -2,8 +2,8 @@
  * @module The translator interface, and passthrough as its identity: the upstream speaks the client's protocol,
  * so only the model id changes (and only when aliased) and stream bytes are left alone.
  */
-import type { StreamStep } from "../sse.ts";
-import type { JsonObject } from "../types.ts";
+import type { StreamStep } from "../core/sse.ts";
+import type { JsonObject } from "../core/types.ts";
 
 /** What a translation knows about the request it serves. */
 export interface TranslateContext {

@@ -1,8 +1,8 @@
 /**
  * @module Anthropic Messages request -> OpenAI Chat Completions request (PROTOCOLS.md §6.1).
  */
+import { isObject, type JsonObject } from "../core/types.ts";
 import type { TranslateContext } from "./mod.ts";
-import { isObject, type JsonObject } from "../types.ts";
 import {
   clampMaxTokens,
   effortFromBudget,

@@ -2,9 +2,9 @@
  * @module OpenAI Chat Completions answer -> Anthropic Messages answer, non-streamed and streamed
  * (PROTOCOLS.md §6.2 and §6.3), plus the Messages <- chat translator that ties both directions together.
  */
-import { GatewayError } from "../errors.ts";
-import type { SseMessage, StreamStep } from "../sse.ts";
-import { isObject, type JsonObject } from "../types.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { SseMessage, StreamStep } from "../core/sse.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import { messagesToChatRequest } from "./messages_chat_request.ts";
 import type { TranslateContext, Translation } from "./mod.ts";
 import {

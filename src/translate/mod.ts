@@ -3,11 +3,11 @@
  * through (identity.ts); chat-to-chat also asks streams for usage so tokens are counted (chat_usage.ts), and
  * Messages-to-Anthropic drops thinking without a signature (anthropic_passthrough.ts).
  */
-import type { Protocol, UpstreamProtocol } from "../types.ts";
+import type { Protocol, UpstreamProtocol } from "../core/types.ts";
 import { anthropicPassthrough } from "./anthropic_passthrough.ts";
+import { chatViaMessages } from "./chat_messages_response.ts";
 import { chatPassthrough } from "./chat_usage.ts";
 import type { Translator } from "./identity.ts";
-import { chatViaMessages } from "./chat_messages_response.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
 import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
 

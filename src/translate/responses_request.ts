@@ -3,7 +3,7 @@
  * Codex CLI uses (input items, instructions, function tools, reasoning items), with everything else dropped
  * and logged. Anthropic thinking survives a round trip sealed in a reasoning item's `encrypted_content`.
  */
-import { isObject, type JsonObject } from "../types.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
 import { anthropicSettings } from "./chat_messages_request.ts";
 import type { TranslateContext } from "./mod.ts";

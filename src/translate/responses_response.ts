@@ -2,9 +2,9 @@
  * @module Chat Completions or Anthropic Messages answers -> OpenAI Responses answers, non-streamed and streamed,
  * and the two Responses translators (client Responses -> chat upstream, client Responses -> Anthropic upstream).
  */
-import { GatewayError } from "../errors.ts";
-import type { StreamStep } from "../sse.ts";
-import { isObject, type JsonObject } from "../types.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { StreamStep } from "../core/sse.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import { reasoningOf } from "./messages_chat_response.ts";
 import type { TranslateContext, Translation } from "./mod.ts";
 import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from "./responses_request.ts";

@@ -3,9 +3,9 @@
  * their full event sequence, contiguous `sequence_number`s from 0, and a terminal event carrying `response.id`
  * and integer usage (PROTOCOLS.md §5.3 and §5.4). Both Responses translators drive it.
  */
-import type { GatewayError } from "../errors.ts";
-import type { SseMessage } from "../sse.ts";
-import type { JsonObject } from "../types.ts";
+import type { GatewayError } from "../core/errors.ts";
+import type { SseMessage } from "../core/sse.ts";
+import type { JsonObject } from "../core/types.ts";
 import type { TranslateContext } from "./mod.ts";
 import { responsesUsage, type Usage } from "./shared.ts";
 

@@ -2,8 +2,8 @@
  * @module Mapping tables and helpers every translator shares: stop/finish reasons, usage arithmetic,
  * OpenAI-safe tool names and ids, and tolerant reading of tool-call arguments.
  */
-import { GatewayError } from "../errors.ts";
-import { isObject, type JsonObject } from "../types.ts";
+import { GatewayError } from "../core/errors.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 
 /** Anthropic `stop_reason` -> OpenAI chat `finish_reason` (PROTOCOLS.md §6.2, reverse direction). */
 export const FINISH_BY_STOP: Record<string, string> = {

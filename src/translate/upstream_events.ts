@@ -2,9 +2,9 @@
  * @module Reading upstream stream events for translators: chat chunks and Anthropic events as JSON, and the
  * upstream's in-band errors as GatewayErrors so the client gets its own protocol's error event.
  */
-import { type ErrorKind, GatewayError } from "../errors.ts";
-import type { SseMessage } from "../sse.ts";
-import { isObject, type JsonObject } from "../types.ts";
+import { type ErrorKind, GatewayError } from "../core/errors.ts";
+import type { SseMessage } from "../core/sse.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 
 /** Parses one event's JSON payload; anything else means the upstream stream is broken. */
 function parsePayload(message: SseMessage): JsonObject {

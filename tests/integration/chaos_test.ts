@@ -4,9 +4,9 @@
  * well-formed error in the client's protocol, and nothing may be left open afterwards.
  */
 import assert from "node:assert/strict";
+import { SseParser } from "../../src/core/sse.ts";
 import { chatCompletion, fakeUpstream, hang, jsonReply, type Responder, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, firstEvent, fixture, messagesBody, startGateway } from "../_helpers.ts";
-import { SseParser } from "../../src/sse.ts";
 
 const ANTHROPIC_SSE = fixture("anthropic_text.sse");
 const CHAT_SSE = fixture("openai_chat_text.sse");

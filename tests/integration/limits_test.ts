@@ -1,9 +1,9 @@
 /** @module Limits over real HTTP: each kind, token and group scope, both error shapes, and parallel racers. */
 import assert from "node:assert/strict";
+import { estimateRequestTokens, type Limits } from "../../src/access/limits.ts";
+import { requestLog } from "../../src/usage/query.ts";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, startGateway, waitFor } from "../_helpers.ts";
-import { estimateRequestTokens, type Limits } from "../../src/limits.ts";
-import { requestLog } from "../../src/usage_query.ts";
 
 /** Every answer uses 30 tokens; a messagesBody() request is estimated at about 27 before the call. */
 function thirtyTokens() {

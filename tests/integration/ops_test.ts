@@ -1,9 +1,9 @@
 /** @module GET /metrics, /healthz and /readyz: contents, the optional admin key, and good and bad states. */
 import assert from "node:assert/strict";
+import { createStore } from "../../src/access/store.ts";
 import { createApp } from "../../src/app.ts";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/core/config.ts";
 import { buildDeps } from "../../src/server.ts";
-import { createStore } from "../../src/store.ts";
 import { controlledStream, fakeUpstream, jsonReply, resetServer } from "../_fake_upstream.ts";
 import {
   anthropicMessage,

@@ -4,9 +4,9 @@
  * that keep their connection open after the last event.
  */
 import assert from "node:assert/strict";
+import { SseParser } from "../../src/core/sse.ts";
 import { controlledStream, fakeUpstream, firstThen, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, firstEvent, fixture, messagesBody, startGateway, waitFor, within } from "../_helpers.ts";
-import { SseParser } from "../../src/sse.ts";
 
 const ANTHROPIC_SSE = fixture("anthropic_text.sse");
 const FIRST = firstEvent(ANTHROPIC_SSE);

@@ -1,5 +1,6 @@
 /** @module Streamed passthrough: bytes as they arrive, usage observed, disconnects, cuts and stalls reported in-band. */
 import assert from "node:assert/strict";
+import { SseParser } from "../../src/core/sse.ts";
 import { controlledStream, fakeUpstream, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
 import {
   anthropicMessage,
@@ -12,7 +13,6 @@ import {
   waitFor,
   within,
 } from "../_helpers.ts";
-import { SseParser } from "../../src/sse.ts";
 
 const FIXTURE = fixture("anthropic_text.sse");
 const FIRST_EVENT = firstEvent(FIXTURE);

@@ -1,9 +1,9 @@
 /** @module Usage accounting over real HTTP: the request log and the daily aggregates, streamed and not, both protocols. */
 import assert from "node:assert/strict";
+import { requestLog, usageTotals } from "../../src/usage/query.ts";
+import { usageKey } from "../../src/usage/recorder.ts";
 import { chatCompletion, controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, firstEvent, fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
-import { requestLog, usageTotals } from "../../src/usage_query.ts";
-import { usageKey } from "../../src/usage_recorder.ts";
 
 const today = () => new Date().toISOString().slice(0, 10);
 

@@ -1,6 +1,6 @@
 /** @module Unit tests for reading a client's credential from its headers. */
 import assert from "node:assert/strict";
-import { readCredential } from "../../src/auth.ts";
+import { readCredential } from "../../src/access/auth.ts";
 
 const CASES: { name: string; headers: Record<string, string>; want: string | undefined }[] = [
   { name: "reads x-api-key", headers: { "x-api-key": "sk-a" }, want: "sk-a" },

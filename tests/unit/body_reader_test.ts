@@ -1,6 +1,6 @@
 /** Tests for the upstream body reader: exact-size owned chunks through a reused buffer, and the fallback. */
 import assert from "node:assert/strict";
-import { chunkReader } from "../../src/upstream/body_reader.ts";
+import { chunkReader } from "../../src/relay/body_reader.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

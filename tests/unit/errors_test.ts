@@ -1,7 +1,7 @@
 /** @module Unit tests for rendering the gateway's one error type in each client protocol. */
 import assert from "node:assert/strict";
-import { errorBody, type ErrorKind, errorResponse, GatewayError, kindForStatus } from "../../src/errors.ts";
-import { errorEvents } from "../../src/sse.ts";
+import { errorBody, type ErrorKind, errorResponse, GatewayError, kindForStatus } from "../../src/core/errors.ts";
+import { errorEvents } from "../../src/core/sse.ts";
 
 const KINDS: { kind: ErrorKind; status: number; anthropic: string; openai: string }[] = [
   { kind: "invalid_request", status: 400, anthropic: "invalid_request_error", openai: "invalid_request_error" },

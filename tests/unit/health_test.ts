@@ -1,6 +1,6 @@
 /** @module Unit tests for health per deployment: the breakers of deployments and upstreams, pauses and probes. */
 import assert from "node:assert/strict";
-import { createHealthBoard, type Deployment, type HealthEvent } from "../../src/upstream/health.ts";
+import { createHealthBoard, type Deployment, type HealthEvent } from "../../src/relay/health.ts";
 
 const A: Deployment = { upstream: "u", model: "a" };
 const B: Deployment = { upstream: "u", model: "b" };

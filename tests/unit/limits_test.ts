@@ -1,6 +1,6 @@
 /** @module Pure limit helpers: windows, the token estimate and the 429 headers per protocol. */
 import assert from "node:assert/strict";
-import { estimateRequestTokens, rateLimitHeaders, totalTokens, windowOf } from "../../src/limits.ts";
+import { estimateRequestTokens, rateLimitHeaders, totalTokens, windowOf } from "../../src/access/limits.ts";
 
 const AT = Date.parse("2026-02-28T23:59:30.500Z");
 

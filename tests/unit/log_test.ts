@@ -1,7 +1,7 @@
 /** @module Log levels and formats, the access line's fields, and the runtime settings read from the environment. */
 import assert from "node:assert/strict";
-import type { Exchange } from "../../src/exchange.ts";
-import { requestIdFrom } from "../../src/http.ts";
+import type { Exchange } from "../../src/core/exchange.ts";
+import { requestIdFrom } from "../../src/core/http.ts";
 import { batchedWriter, createLogger, type LogSettings, requestLine } from "../../src/observe/log.ts";
 import { defaultArgs, kvLocation, logSettings } from "../../src/runtime.ts";
 

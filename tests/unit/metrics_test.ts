@@ -1,6 +1,6 @@
 /** @module Gateway metrics from exchanges: counts, failovers, tokens, live gauges, and labels from bounded sets. */
 import assert from "node:assert/strict";
-import type { Exchange } from "../../src/exchange.ts";
+import type { Exchange } from "../../src/core/exchange.ts";
 import { createMetrics } from "../../src/observe/metrics.ts";
 import { parsePrometheusText, sampleValue } from "../_prom_text.ts";
 

@@ -1,6 +1,6 @@
 /** @module The config's log and metrics sections, and where the config comes from (env YAML, flag, file). */
 import assert from "node:assert/strict";
-import { ConfigError, loadConfigFrom, parseConfig } from "../../src/config.ts";
+import { ConfigError, loadConfigFrom, parseConfig } from "../../src/core/config.ts";
 
 const BASE = `
 upstreams:

@@ -1,11 +1,11 @@
 /** @module Unit tests for choosing the deployment of a request's next attempt. */
 import assert from "node:assert/strict";
-import { parseConfig } from "../../src/config.ts";
-import { buildRouteTable, type Route } from "../../src/routing.ts";
-import type { AttemptResult } from "../../src/upstream/answer.ts";
-import { createHealthBoard } from "../../src/upstream/health.ts";
-import { deploymentOf, pickNext } from "../../src/upstream/pick.ts";
-import { createRetryBudget } from "../../src/upstream/retry_budget.ts";
+import { parseConfig } from "../../src/core/config.ts";
+import type { AttemptResult } from "../../src/relay/answer.ts";
+import { createHealthBoard } from "../../src/relay/health.ts";
+import { deploymentOf, pickNext } from "../../src/relay/pick.ts";
+import { createRetryBudget } from "../../src/relay/retry_budget.ts";
+import { buildRouteTable, type Route } from "../../src/relay/routing.ts";
 
 const CONFIG = parseConfig(
   `

@@ -1,8 +1,8 @@
 /** @module Unit tests for building upstream requests: which headers cross, and which never do. */
 import assert from "node:assert/strict";
-import { parseConfig } from "../../src/config.ts";
-import { buildUpstreamRequest } from "../../src/providers.ts";
-import { buildRouteTable } from "../../src/routing.ts";
+import { parseConfig } from "../../src/core/config.ts";
+import { buildUpstreamRequest } from "../../src/providers/mod.ts";
+import { buildRouteTable } from "../../src/relay/routing.ts";
 
 const CONFIG = parseConfig(
   `

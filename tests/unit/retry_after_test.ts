@@ -1,6 +1,6 @@
 /** @module Unit tests for reading an upstream's retry-after. */
 import assert from "node:assert/strict";
-import { retryAfterMs } from "../../src/upstream/answer.ts";
+import { retryAfterMs } from "../../src/relay/answer.ts";
 
 const NOW = Date.parse("2026-11-22T12:00:00Z");
 const CASES: { name: string; headers: Record<string, string>; want: number | undefined }[] = [

@@ -1,6 +1,6 @@
 /** @module Unit tests for the retry budget per deployment. */
 import assert from "node:assert/strict";
-import { createRetryBudget } from "../../src/upstream/retry_budget.ts";
+import { createRetryBudget } from "../../src/relay/retry_budget.ts";
 
 function budget(ratio: number, minRetries: number) {
   let clock = 5_000_000;

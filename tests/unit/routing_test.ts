@@ -1,9 +1,9 @@
 /** @module Unit tests for the route table, model resolution, pagination and endpoint matching. */
 import assert from "node:assert/strict";
 import { matchEndpoint } from "../../src/app.ts";
-import { parseConfig } from "../../src/config.ts";
-import { GatewayError } from "../../src/errors.ts";
-import { buildRouteTable, listModels, paginate, resolveRoutes } from "../../src/routing.ts";
+import { parseConfig } from "../../src/core/config.ts";
+import { GatewayError } from "../../src/core/errors.ts";
+import { buildRouteTable, listModels, paginate, resolveRoutes } from "../../src/relay/routing.ts";
 
 const CONFIG = parseConfig(
   `

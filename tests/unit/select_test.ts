@@ -1,6 +1,6 @@
 /** @module Unit tests for the order in which upstreams are tried. */
 import assert from "node:assert/strict";
-import { orderCandidates } from "../../src/upstream/select.ts";
+import { orderCandidates } from "../../src/relay/select.ts";
 
 const C = (name: string, priority: number, weight = 1) => ({ name, priority, weight });
 

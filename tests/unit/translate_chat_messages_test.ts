@@ -1,6 +1,6 @@
 /** @module Chat client -> Anthropic upstream: the request mapping and the usage chunk rule. */
 import assert from "node:assert/strict";
-import { GatewayError } from "../../src/errors.ts";
+import { GatewayError } from "../../src/core/errors.ts";
 import { chatViaMessages } from "../../src/translate/chat_messages_response.ts";
 import { testContext } from "../_translate_helpers.ts";
 

@@ -3,8 +3,8 @@
  * bytes are cut, including inside a multi-byte character and between CR and LF.
  */
 import assert from "node:assert/strict";
+import type { Protocol } from "../../src/core/types.ts";
 import { TRANSLATORS } from "../../src/translate/mod.ts";
-import type { Protocol } from "../../src/types.ts";
 import { fixture } from "../_helpers.ts";
 import { translateFixture } from "../_translate_helpers.ts";
 

@@ -3,9 +3,9 @@
  * whole, must reach the client as a valid answer in its own protocol that says the same thing.
  */
 import assert from "node:assert/strict";
+import { SseParser } from "../../src/core/sse.ts";
+import type { Protocol } from "../../src/core/types.ts";
 import { TRANSLATORS } from "../../src/translate/mod.ts";
-import { SAMPLE_REQUESTS, testContext, translateFixture } from "../_translate_helpers.ts";
-import type { Protocol } from "../../src/types.ts";
 import {
   readAnthropicJson,
   readAnthropicStream,
@@ -16,7 +16,7 @@ import {
   type Summary,
 } from "../_client_readers.ts";
 import { fixture } from "../_helpers.ts";
-import { SseParser } from "../../src/sse.ts";
+import { SAMPLE_REQUESTS, testContext, translateFixture } from "../_translate_helpers.ts";
 
 const STREAM_READERS: Record<Protocol, (events: ReturnType<SseParser["push"]>) => Summary> = {
   anthropic: readAnthropicStream,

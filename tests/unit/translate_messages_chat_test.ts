@@ -1,8 +1,8 @@
 /** @module Messages client -> chat upstream: the request mapping, tool-name restoration and the stream's state rules. */
 import assert from "node:assert/strict";
-import { SseParser } from "../../src/sse.ts";
-import type { TranslateContext } from "../../src/translate/mod.ts";
+import { SseParser } from "../../src/core/sse.ts";
 import { messagesViaChat } from "../../src/translate/messages_chat_response.ts";
+import type { TranslateContext } from "../../src/translate/mod.ts";
 import { readAnthropicStream } from "../_client_readers.ts";
 import { testContext } from "../_translate_helpers.ts";
 

@@ -1,6 +1,6 @@
 /** @module Responses client -> chat or Anthropic upstream: input items, tools, refusals and the thinking round trip. */
 import assert from "node:assert/strict";
-import { GatewayError } from "../../src/errors.ts";
+import { GatewayError } from "../../src/core/errors.ts";
 import { responsesViaChat, responsesViaMessages } from "../../src/translate/responses_response.ts";
 import { fixture } from "../_helpers.ts";
 import { testContext } from "../_translate_helpers.ts";

@@ -4,10 +4,10 @@
  * GatewayError (a 400 naming the field), never a TypeError.
  */
 import assert from "node:assert/strict";
-import { GatewayError } from "../../src/errors.ts";
-import { checkBody } from "../../src/protocols.ts";
+import { GatewayError } from "../../src/core/errors.ts";
+import { checkBody } from "../../src/core/protocols.ts";
+import type { JsonObject, Protocol } from "../../src/core/types.ts";
 import { TRANSLATORS } from "../../src/translate/mod.ts";
-import type { JsonObject, Protocol } from "../../src/types.ts";
 import { testContext } from "../_translate_helpers.ts";
 
 const ODD_VALUES: unknown[] = [null, 0, 1.5, -1, "", "x", true, [], [null], [1, "a"], {}, { type: "x" }];

@@ -1,8 +1,8 @@
 /** @module Pure parts of usage accounting: which exchanges are recorded and what each adds to the totals. */
 import assert from "node:assert/strict";
-import type { Exchange } from "../../src/exchange.ts";
-import { countersOf, toLogEntry } from "../../src/usage_recorder.ts";
-import { sameSecret } from "../../src/auth.ts";
+import { sameSecret } from "../../src/access/auth.ts";
+import type { Exchange } from "../../src/core/exchange.ts";
+import { countersOf, toLogEntry } from "../../src/usage/recorder.ts";
 
 function exchange(extra: Partial<Exchange> = {}): Exchange {
   return {

@@ -2,9 +2,9 @@
  * @module An upstream stream whose very first event is an error: nothing has reached the client yet, so it is
  * a failed attempt (with an HTTP status the SDKs can retry on, or another upstream), not a 200 with an error inside.
  */
-import { type ErrorKind, GatewayError } from "../errors.ts";
-import { SseParser } from "../sse.ts";
-import { isObject, type Protocol } from "../types.ts";
+import { type ErrorKind, GatewayError } from "../core/errors.ts";
+import { SseParser } from "../core/sse.ts";
+import { isObject, type Protocol } from "../core/types.ts";
 
 /** Anthropic error types and OpenAI error codes or types, by the kind they mean (PROTOCOLS.md §2, §4.4). */
 const KINDS: Record<string, ErrorKind> = {

@@ -4,7 +4,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { LimitsSchema } from "./limits.ts";
+import { LimitsSchema } from "../access/limits.ts";
 
 const Model = z.union([
   z.string().min(1),

@@ -1,5 +1,5 @@
 /** @module Client credentials: reading them from headers and resolving them to a live token and its group. */
-import { GatewayError } from "./errors.ts";
+import { GatewayError } from "../core/errors.ts";
 import { type Group, hashToken, type Store, type TokenRecord } from "./store.ts";
 
 export { hashToken };

@@ -2,13 +2,13 @@
  * @module One upstream attempt: translate the request, send it with the upstream's key under its timeouts,
  * and classify the answer as a response for the client or a failure that may fail over to the next upstream.
  */
-import { GatewayError } from "../errors.ts";
-import { buildUpstreamRequest } from "../providers.ts";
-import type { RelayDeps, RelayRequest } from "../relay.ts";
+import { GatewayError } from "../core/errors.ts";
+import { buildUpstreamRequest } from "../providers/mod.ts";
 import { pickTranslator } from "../translate/mod.ts";
 import { answerRefused, type AttemptPlan, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
+import type { RelayDeps, RelayRequest } from "./relay.ts";
 
 export type { AttemptPlan, AttemptResult };
 

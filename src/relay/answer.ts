@@ -2,17 +2,17 @@
  * @module Turning one upstream's answer into the client's response: a stream piped as it arrives, a JSON body
  * passed or translated, or a classified failure that says whether the next upstream may do better.
  */
-import { GatewayError, kindForStatus, statusForClient } from "../errors.ts";
-import { json } from "../http.ts";
-import type { RelayDeps, RelayRequest } from "../relay.ts";
-import type { Route } from "../routing.ts";
-import type { StreamStep } from "../sse.ts";
-import { relayStream } from "../stream.ts";
+import { GatewayError, kindForStatus, statusForClient } from "../core/errors.ts";
+import { json } from "../core/http.ts";
+import type { StreamStep } from "../core/sse.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import type { Translation } from "../translate/mod.ts";
-import { isObject, type JsonObject } from "../types.ts";
-import { usageMeter } from "../usage.ts";
+import { usageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
 import type { HealthEvent } from "./health.ts";
+import type { RelayDeps, RelayRequest } from "./relay.ts";
+import type { Route } from "./routing.ts";
+import { relayStream } from "./stream.ts";
 
 /** One attempt as the relay planned it. */
 export interface AttemptPlan {

@@ -3,9 +3,9 @@
  * reserves before its call, and the rate-limit headers of each client protocol.
  */
 import { z } from "zod";
-import type { Usage } from "./exchange.ts";
-import { estimatePromptTokens } from "./translate/shared.ts";
-import { isObject, type JsonObject, type Protocol } from "./types.ts";
+import type { Usage } from "../core/exchange.ts";
+import { isObject, type JsonObject, type Protocol } from "../core/types.ts";
+import { estimatePromptTokens } from "../translate/shared.ts";
 
 const Positive = z.number().int().positive();
 

@@ -2,10 +2,10 @@
  * @module Model routing as data: the table of which upstreams serve each public model id, built once from
  * the config, plus the group check and the model listing with Anthropic-style pagination.
  */
-import type { Config, UpstreamConfig } from "./config.ts";
-import { GatewayError } from "./errors.ts";
-import type { Group } from "./store.ts";
-import type { UpstreamProtocol } from "./types.ts";
+import type { Group } from "../access/store.ts";
+import type { Config, UpstreamConfig } from "../core/config.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { UpstreamProtocol } from "../core/types.ts";
 
 /** One way to serve a public model id: a deployment, whose health is tracked on its own. */
 export interface Route {

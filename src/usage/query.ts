@@ -1,5 +1,5 @@
 /** @module Reading usage back: totals per token, group, model, session or day over a date range, and the log. */
-import { type Counter, COUNTERS, type Dimension, type RequestLogEntry } from "./usage_recorder.ts";
+import { type Counter, COUNTERS, type Dimension, type RequestLogEntry } from "./recorder.ts";
 
 /** What totals are grouped by: an aggregation dimension, or the day. */
 export type GroupBy = Dimension | "day";

@@ -3,7 +3,7 @@
  * Keys: ["token_hash", hash] -> TokenRecord (the one read auth needs), ["token", id] -> hash, ["group", name] -> Group,
  * and ["auth_version"], bumped in the same atomic write as every token or group change so caches can notice.
  */
-import type { GroupConfig } from "./config.ts";
+import type { GroupConfig } from "../core/config.ts";
 import type { Limits } from "./limits.ts";
 
 /** A token as stored; the secret itself is never kept. */

@@ -4,9 +4,11 @@
  * versionstamps, so instances sharing the KV never both take the last unit. After the call the estimate is
  * replaced by the real usage (or refunded when nothing was used).
  */
+import { GatewayError } from "../core/errors.ts";
+import type { Exchange, Observer } from "../core/exchange.ts";
+import type { JsonObject } from "../core/types.ts";
+import { COUNT_TOKENS_ROUTE } from "../usage/recorder.ts";
 import type { Principal } from "./auth.ts";
-import { GatewayError } from "./errors.ts";
-import type { Exchange, Observer } from "./exchange.ts";
 import {
   type Breach,
   estimateRequestTokens,
@@ -17,8 +19,6 @@ import {
   totalTokens,
   windowOf,
 } from "./limits.ts";
-import type { JsonObject } from "./types.ts";
-import { COUNT_TOKENS_ROUTE } from "./usage_recorder.ts";
 
 /** One counter a request counts against. */
 interface Slot {

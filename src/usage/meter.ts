@@ -2,9 +2,9 @@
  * @module Reading token usage from an upstream's answer in its own protocol: a non-streamed body, or the
  * stream's events as they pass (Anthropic usage is cumulative; OpenAI chat sends one usage chunk).
  */
-import type { Usage } from "./exchange.ts";
-import type { SseMessage } from "./sse.ts";
-import { isObject, type JsonObject, type UpstreamProtocol } from "./types.ts";
+import type { Usage } from "../core/exchange.ts";
+import type { SseMessage } from "../core/sse.ts";
+import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
 
 /** Collects usage from a stream, event by event. */
 export interface UsageMeter {

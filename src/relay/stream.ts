@@ -3,11 +3,11 @@
  * step), usage and completion are observed on the way, silence longer than the idle limit fails the stream,
  * and any failure after the first byte becomes the client protocol's in-band error with no normal ending.
  */
-import { GatewayError, toGatewayError } from "./errors.ts";
-import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } from "./sse.ts";
-import type { Protocol } from "./types.ts";
-import type { ChunkReader } from "./upstream/body_reader.ts";
-import type { UsageMeter } from "./usage.ts";
+import { GatewayError, toGatewayError } from "../core/errors.ts";
+import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } from "../core/sse.ts";
+import type { Protocol } from "../core/types.ts";
+import type { UsageMeter } from "../usage/meter.ts";
+import type { ChunkReader } from "./body_reader.ts";
 
 /** How a relayed stream ended. */
 export interface StreamEnd {

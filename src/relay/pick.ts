@@ -4,10 +4,10 @@
  * the first attempt still goes to the one that is ready first (waiting out a retry-after pause it can afford), so a
  * cooldown reorders and skips but never refuses a request; a later attempt waits out at most one pause.
  */
-import type { Route } from "../routing.ts";
 import type { AttemptResult } from "./answer.ts";
 import { type Admission, type Deployment, deploymentKey, type HealthView, type Standing } from "./health.ts";
 import type { RetryBudget } from "./retry_budget.ts";
+import type { Route } from "./routing.ts";
 
 /** The next attempt: where, after how long a wait, and under which pass (none: sent without one, probing nothing). */
 export interface NextAttempt {

@@ -2,12 +2,12 @@
  * @module The operator's side of one gateway instance, assembled from the config: the token cache, the limits
  * and usage observers, and the admin key. `close()` stops them in order at shutdown.
  */
+import type { Config } from "../core/config.ts";
+import type { Observer } from "../core/exchange.ts";
+import { type UsageRecorder, usageRecorder } from "../usage/recorder.ts";
 import { type CachedCredentials, cachedCredentials } from "./auth_cache.ts";
-import type { Config } from "./config.ts";
-import type { Observer } from "./exchange.ts";
 import { createLimiter, type Limiter } from "./limiter.ts";
 import type { Store } from "./store.ts";
-import { type UsageRecorder, usageRecorder } from "./usage_recorder.ts";
 
 /** What the operator side adds to an instance. */
 export interface Operator {

@@ -4,18 +4,18 @@
  * 429, 5xx or 529 until the attempts or the deadline run out; never retry once a byte has reached the client; and
  * when the last attempt fails, answer with that upstream's own error.
  */
-import type { Config } from "./config.ts";
-import { GatewayError } from "./errors.ts";
-import type { Exchange } from "./exchange.ts";
-import { clientTimeoutMs } from "./http.ts";
-import type { Operation } from "./protocols.ts";
+import type { Config } from "../core/config.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { Exchange } from "../core/exchange.ts";
+import { clientTimeoutMs } from "../core/http.ts";
+import type { Operation } from "../core/protocols.ts";
+import type { JsonObject, Protocol } from "../core/types.ts";
+import { type AttemptResult, attemptUpstream } from "./attempt.ts";
+import type { HealthBoard, HealthEvent, HealthView } from "./health.ts";
+import { deploymentOf, type NextAttempt, pickNext } from "./pick.ts";
+import type { RetryBudget } from "./retry_budget.ts";
 import type { Route } from "./routing.ts";
-import type { JsonObject, Protocol } from "./types.ts";
-import { type AttemptResult, attemptUpstream } from "./upstream/attempt.ts";
-import type { HealthBoard, HealthEvent, HealthView } from "./upstream/health.ts";
-import { deploymentOf, type NextAttempt, pickNext } from "./upstream/pick.ts";
-import type { RetryBudget } from "./upstream/retry_budget.ts";
-import { orderCandidates } from "./upstream/select.ts";
+import { orderCandidates } from "./select.ts";
 
 /** What the relay needs from the app. */
 export interface RelayDeps {

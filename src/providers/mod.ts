@@ -2,9 +2,9 @@
  * @module Transport per upstream protocol: the URL, the upstream's own credentials and the client headers
  * that may cross. The client's token never does.
  */
-import type { Operation } from "./protocols.ts";
-import type { Route } from "./routing.ts";
-import type { JsonObject, UpstreamProtocol } from "./types.ts";
+import type { Operation } from "../core/protocols.ts";
+import type { JsonObject, UpstreamProtocol } from "../core/types.ts";
+import type { Route } from "../relay/routing.ts";
 
 /** The version the seed names for requests that carry none. */
 export const DEFAULT_ANTHROPIC_VERSION = "2023-06-01";

@@ -4,7 +4,7 @@
  * and session. Both are batched in memory and written about once a second with KV atomic sums, off the request
  * path; `close()` writes what is left. A crash loses at most one interval of counts.
  */
-import type { Exchange, Observer } from "./exchange.ts";
+import type { Exchange, Observer } from "../core/exchange.ts";
 
 /** One request as the log keeps it. */
 export interface RequestLogEntry {
