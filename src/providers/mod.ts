@@ -1,22 +1,33 @@
 /**
  * @module Transport per upstream protocol: the URL, the upstream's own credentials and the client headers
- * that may cross. The client's token never does.
+ * that may cross. The client's token never does. Each protocol's transport lives in its own file.
  */
+import type { UpstreamConfig } from "../core/config.ts";
 import type { Operation } from "../core/protocols.ts";
 import type { JsonObject, UpstreamProtocol } from "../core/types.ts";
-import type { Route } from "../relay/routing.ts";
+import { anthropic } from "./anthropic.ts";
+import { openai } from "./openai.ts";
 
-/** The version the seed names for requests that carry none. */
-export const DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
+/** What one upstream protocol adds to a request: the paths it serves and its headers. */
+interface Transport {
+  paths: Partial<Record<Operation, string>>;
+  /** Sets the upstream's own credentials and the protocol headers that may cross from the client's headers. */
+  headers(headers: Headers, apiKey: string, client: Headers): void;
+}
 
-const PATHS: Record<UpstreamProtocol, Partial<Record<Operation, string>>> = {
-  anthropic: { generate: "/messages", count_tokens: "/messages/count_tokens" },
-  "openai-chat": { generate: "/chat/completions" },
-};
+const TRANSPORTS: Record<UpstreamProtocol, Transport> = { anthropic, "openai-chat": openai };
+
+/** The upstream a call goes to; a route of the route table is one. */
+export interface Target {
+  upstream: Pick<UpstreamConfig, "base_url">;
+  protocol: UpstreamProtocol;
+  /** The upstream's key; undefined when its environment variable is unset. */
+  apiKey: string | undefined;
+}
 
 /** Everything needed to build one upstream request. */
 export interface UpstreamCall {
-  route: Route;
+  route: Target;
   operation: Operation;
   /** The JSON body, or bytes already serialized (a passthrough body that needs no change). */
   body: JsonObject | Uint8Array<ArrayBuffer>;
@@ -29,23 +40,11 @@ export interface UpstreamCall {
 
 /** Builds the upstream URL and headers; pure apart from serializing the body. */
 export function buildUpstreamRequest(call: UpstreamCall): { url: string; init: RequestInit } {
-  const { route, clientHeaders } = call;
+  const { route } = call;
+  const transport = TRANSPORTS[route.protocol];
   const headers = new Headers({ "content-type": "application/json", "x-request-id": call.requestId });
-  if (route.protocol === "anthropic") {
-    headers.set("x-api-key", route.apiKey ?? "");
-    // vendorx-* is the seed's spelling of the same headers: forward it as sent and let it stand in for the real one.
-    const version = clientHeaders.get("anthropic-version") ?? clientHeaders.get("vendorx-version");
-    headers.set("anthropic-version", version ?? DEFAULT_ANTHROPIC_VERSION);
-    const beta = clientHeaders.get("anthropic-beta") ?? clientHeaders.get("vendorx-beta");
-    if (beta !== null) headers.set("anthropic-beta", beta);
-    for (const name of ["vendorx-version", "vendorx-beta"]) {
-      const value = clientHeaders.get(name);
-      if (value !== null) headers.set(name, value);
-    }
-  } else {
-    headers.set("authorization", `Bearer ${route.apiKey ?? ""}`);
-  }
-  const path = PATHS[route.protocol][call.operation];
+  transport.headers(headers, route.apiKey ?? "", call.clientHeaders);
+  const path = transport.paths[call.operation];
   if (!path) throw new RangeError(`Cannot build upstream request: ${route.protocol} has no ${call.operation}`);
   return {
     url: `${route.upstream.base_url}${path}${call.search}`,

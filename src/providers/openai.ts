@@ -1,0 +1,12 @@
+/**
+ * @module Transport to an upstream that speaks OpenAI Chat Completions (OpenAI and every compatible service): its
+ * path and its key as a bearer token. No client header crosses.
+ */
+
+/** Chat completions only: such upstreams have no token-counting endpoint. */
+export const openai = {
+  paths: { generate: "/chat/completions" },
+  headers(headers: Headers, apiKey: string): void {
+    headers.set("authorization", `Bearer ${apiKey}`);
+  },
+};
