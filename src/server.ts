@@ -4,10 +4,11 @@
  */
 import { createOperator } from "./access/operator.ts";
 import { openStore, seedGroups, type Store } from "./access/store.ts";
-import { createApp, type Deps } from "./app.ts";
+import { createApp } from "./app.ts";
 import { type Config, loadConfigFrom } from "./core/config.ts";
 import { GatewayError } from "./core/errors.ts";
 import type { Observer } from "./core/exchange.ts";
+import type { Deps } from "./handlers/context.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { opsRoutes } from "./observe/ops.ts";

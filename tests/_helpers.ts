@@ -1,9 +1,10 @@
 /** @module Test wiring: the gateway over real HTTP on port 0, a fixed test config, seeded tokens and SSE readers. */
 import { createStore, seedGroups, type Store } from "../src/access/store.ts";
-import { createApp, type Deps } from "../src/app.ts";
+import { createApp } from "../src/app.ts";
 import { parseConfig } from "../src/core/config.ts";
 import type { Exchange } from "../src/core/exchange.ts";
 import { type SseMessage, SseParser } from "../src/core/sse.ts";
+import type { Deps } from "../src/handlers/context.ts";
 import { buildDeps } from "../src/server.ts";
 
 /** The upstream keys of the test config; tests assert that they, and never the client's token, go upstream. */

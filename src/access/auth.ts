@@ -1,6 +1,7 @@
 /** @module Client credentials: reading them from headers and resolving them to a live token and its group. */
 import { GatewayError } from "../core/errors.ts";
-import { type Group, hashToken, type Store, type TokenRecord } from "./store.ts";
+import type { Group, Principal, TokenRecord } from "../core/principal.ts";
+import { hashToken, type Store } from "./store.ts";
 
 export { hashToken };
 
@@ -22,12 +23,6 @@ export async function sameSecret(a: string, b: string): Promise<boolean> {
   let diff = 0;
   for (let i = 0; i < x.length; i++) diff |= x[i] ^ y[i];
   return diff === 0;
-}
-
-/** Who is calling: the token record and the group that decides its models. */
-export interface Principal {
-  token: TokenRecord;
-  group: Group;
 }
 
 /** A token as found, with its group, or null for the group when it no longer exists. */

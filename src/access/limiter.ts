@@ -4,17 +4,17 @@
  * versionstamps, so instances sharing the KV never both take the last unit. After the call the estimate is
  * replaced by the real usage (or refunded when nothing was used).
  */
+import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
+import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import { COUNT_TOKENS_ROUTE } from "../usage/recorder.ts";
-import type { Principal } from "./auth.ts";
 import {
   type Breach,
   estimateRequestTokens,
   hasLimits,
   LIMIT_FIELDS,
-  type Limits,
   rateLimitHeaders,
   totalTokens,
   windowOf,

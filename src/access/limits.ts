@@ -1,24 +1,11 @@
 /**
- * @module Limits as data: their schema, the fixed UTC windows they count in, the token estimate a request
- * reserves before its call, and the rate-limit headers of each client protocol.
+ * @module Limits as enforced: what each field counts, the fixed UTC windows they count in, the token estimate a
+ * request reserves before its call, and the rate-limit headers of each client protocol (the schema is in core/config).
  */
-import { z } from "zod";
+import type { Limits } from "../core/config.ts";
 import type { Usage } from "../core/exchange.ts";
 import { isObject, type JsonObject, type Protocol } from "../core/types.ts";
 import { estimatePromptTokens } from "../translate/shared.ts";
-
-const Positive = z.number().int().positive();
-
-/** Optional caps on a token or a group; an absent field means no cap. */
-export const LimitsSchema = z.strictObject({
-  requests_per_minute: Positive.optional(),
-  tokens_per_minute: Positive.optional(),
-  tokens_per_day: Positive.optional(),
-  tokens_per_month: Positive.optional(),
-});
-
-/** Limits as stored on a token or a group. */
-export type Limits = z.infer<typeof LimitsSchema>;
 
 /** A counting window; every window is aligned to UTC. */
 export type Window = "minute" | "day" | "month";

@@ -3,29 +3,14 @@
  * Keys: ["token_hash", hash] -> TokenRecord (the one read auth needs), ["token", id] -> hash, ["group", name] -> Group,
  * and ["auth_version"], bumped in the same atomic write as every token or group change so caches can notice.
  */
-import type { GroupConfig } from "../core/config.ts";
-import type { Limits } from "./limits.ts";
-
-/** A token as stored; the secret itself is never kept. */
-export interface TokenRecord {
-  id: string;
-  name: string;
-  group: string;
-  created_at: string;
-  expires_at: string | null;
-  disabled: boolean;
-  /** Caps on this token alone; absent when it has none. */
-  limits?: Limits;
-}
+import type { Limits } from "../core/config.ts";
+import type { Group, TokenRecord } from "../core/principal.ts";
 
 /** The fields of a token an operator may change after creation. */
 export type TokenPatch = Partial<Pick<TokenRecord, "name" | "group" | "expires_at" | "disabled" | "limits">>;
 
 /** The key bumped with every token or group write. */
 export const AUTH_VERSION_KEY: Deno.KvKey = ["auth_version"];
-
-/** A group as stored: the models it enables and its listing shape. */
-export type Group = GroupConfig;
 
 /** Options for {@linkcode Store.createToken}. */
 export interface CreateTokenOptions {

@@ -3,9 +3,9 @@
  * no key is configured) and thin handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
  */
 import { readCredential, sameSecret } from "../access/auth.ts";
-import type { Endpoint, RequestContext } from "../app.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json, readJsonObject } from "../core/http.ts";
+import type { Endpoint, RequestContext } from "../handlers/context.ts";
 import { serves } from "../relay/routing.ts";
 import { type AdminService, adminService } from "./service.ts";
 

@@ -3,7 +3,7 @@
  * function that turns a failed parse into a 400 naming the field.
  */
 import { z } from "zod";
-import { LimitsSchema } from "../access/limits.ts";
+import { LimitsSchema } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import { valueAt } from "../core/protocols.ts";
 

@@ -3,10 +3,11 @@
  * with the admin schemas, failures are GatewayErrors (400 naming the field, 404, 409), results are plain JSON.
  * Groups defined in the config file are read-only here: the config rewrites them at every start.
  */
-import type { Group, Store, TokenPatch, TokenRecord } from "../access/store.ts";
-import { parseDuration } from "../cli/args.ts";
+import type { Store, TokenPatch } from "../access/store.ts";
 import type { Config } from "../core/config.ts";
+import { parseDuration } from "../core/duration.ts";
 import { GatewayError } from "../core/errors.ts";
+import type { Group, TokenRecord } from "../core/principal.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/recorder.ts";
 import { GroupCreate, GroupUpdate, LogQuery, parseInput, TokenCreate, TokenUpdate, UsageQuery } from "./schemas.ts";

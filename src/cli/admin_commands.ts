@@ -2,16 +2,17 @@
  * @module The CLI's operator commands (token, group, usage) over the same service as the admin API: flags
  * become the API's JSON input, results print as tables for people or as JSON with --json.
  */
-import { LIMIT_FIELDS, type Limits } from "../access/limits.ts";
-import { openStore, seedGroups, type TokenRecord } from "../access/store.ts";
+import { LIMIT_FIELDS } from "../access/limits.ts";
+import { openStore, seedGroups } from "../access/store.ts";
 import { type AdminService, adminService } from "../admin/service.ts";
-import { loadConfigFrom } from "../core/config.ts";
+import { type Limits, loadConfigFrom } from "../core/config.ts";
+import { parseDuration } from "../core/duration.ts";
+import type { TokenRecord } from "../core/principal.ts";
 import { buildRouteTable, serves } from "../relay/routing.ts";
 import { kvLocation } from "../runtime.ts";
 import type { UsageRow } from "../usage/query.ts";
 import type { RequestLogEntry } from "../usage/recorder.ts";
-import { type Args, parseDuration } from "./args.ts";
-import type { Io } from "./commands.ts";
+import type { Args, Io } from "./args.ts";
 
 /** Renders rows as aligned columns; the first row is the header. */
 export function table(rows: string[][]): string {

@@ -1,9 +1,19 @@
-/** @module Command-line parsing: positional words and `--flag value` / `--flag=value` / boolean flags. */
+/**
+ * @module Command-line parsing (positional words and `--flag value` / `--flag=value` / boolean flags) and the
+ * streams a command writes to.
+ */
 
 /** Parsed command line. */
 export interface Args {
   words: string[];
   flags: Record<string, string | true>;
+}
+
+/** Where a command writes: the secret or data goes to `out`, human text to `err`. */
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  env(name: string): string | undefined;
 }
 
 const BOOLEAN_FLAGS = new Set(["help", "json", "disable", "enable", "clear-limits", "no-expiry"]);
@@ -28,15 +38,4 @@ export function parseArgs(argv: readonly string[]): Args {
     }
   }
   return { words, flags };
-}
-
-const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-
-/** Parses a duration such as `30d`, `12h`, `45m`, `90s` or `2w` into milliseconds. */
-export function parseDuration(text: string): number {
-  const match = /^(\d+)([smhdw])$/.exec(text.trim());
-  if (!match || Number(match[1]) === 0) {
-    throw new RangeError(`Cannot parse duration "${text}": use a positive number and s, m, h, d or w, e.g. 30d`);
-  }
-  return Number(match[1]) * UNITS[match[2]];
 }

@@ -1,14 +1,7 @@
 /** @module The CLI's entry: help for each command, `serve`, and dispatch to the operator commands. */
 import { serve } from "../server.ts";
 import { groupCommand, tokenCommand, usageCommand } from "./admin_commands.ts";
-import type { Args } from "./args.ts";
-
-/** Where a command writes: the secret or data goes to `out`, human text to `err`. */
-export interface Io {
-  out(text: string): void;
-  err(text: string): void;
-  env(name: string): string | undefined;
-}
+import type { Args, Io } from "./args.ts";
 
 const LIMIT_FLAGS = `Limit flags (each optional; a token and its group are both enforced):
   --requests-per-minute N  --tokens-per-minute N  --tokens-per-day N  --tokens-per-month N`;

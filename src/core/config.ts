@@ -1,10 +1,22 @@
 /**
- * @module The gateway's YAML config: a strict zod schema, cross-checks, and errors that name the file,
- * the YAML path and the problem.
+ * @module The gateway's YAML config: a strict zod schema (with the limits that tokens and groups share),
+ * cross-checks, and errors that name the file, the YAML path and the problem.
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { LimitsSchema } from "../access/limits.ts";
+
+const Positive = z.number().int().positive();
+
+/** Optional caps on a token or a group; an absent field means no cap. The admin API checks them the same way. */
+export const LimitsSchema = z.strictObject({
+  requests_per_minute: Positive.optional(),
+  tokens_per_minute: Positive.optional(),
+  tokens_per_day: Positive.optional(),
+  tokens_per_month: Positive.optional(),
+});
+
+/** Limits as stored on a token or a group. */
+export type Limits = z.infer<typeof LimitsSchema>;
 
 const Model = z.union([
   z.string().min(1),

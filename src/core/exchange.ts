@@ -2,7 +2,7 @@
  * @module One request's record as it passes through the gateway (who, which model, which upstream, how it
  * ended, what it used), and the observers that consume it: logs, metrics, usage accounting and limits.
  */
-import type { Principal } from "../access/auth.ts";
+import type { Principal } from "./principal.ts";
 import type { JsonObject, Protocol } from "./types.ts";
 
 /** Token counts as the upstream reported them; prompt total = input + cache_read + cache_creation. */

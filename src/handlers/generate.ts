@@ -1,11 +1,11 @@
 /** @module POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses. */
-import type { RequestContext } from "../app.ts";
 import { readJsonBody, saneId } from "../core/http.ts";
 import { checkBody, type Operation } from "../core/protocols.ts";
 import type { JsonObject, Protocol } from "../core/types.ts";
 import { relay } from "../relay/relay.ts";
 import { resolveRoutes } from "../relay/routing.ts";
 import { estimatePromptTokens } from "../translate/shared.ts";
+import type { RequestContext } from "./context.ts";
 
 /** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */
 export function generate(protocol: Protocol, operation: Operation) {

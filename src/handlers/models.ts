@@ -1,10 +1,10 @@
 /** @module GET /v1/models and /v1/models/{id}: the models the token's group enables, in the group's shape. */
-import type { Principal } from "../access/auth.ts";
-import type { RequestContext } from "../app.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
+import type { Principal } from "../core/principal.ts";
 import type { Protocol } from "../core/types.ts";
 import { listModels, type ModelInfo, paginate } from "../relay/routing.ts";
+import type { RequestContext } from "./context.ts";
 
 /**
  * The shape of the listing and its errors: the group's, with `auto` following the request (Anthropic when it

@@ -4,10 +4,21 @@
  * upstreams).
  */
 import { readCredential, sameSecret } from "../access/auth.ts";
-import type { Deps } from "../app.ts";
+import type { Store } from "../access/store.ts";
+import type { Config } from "../core/config.ts";
 import { json } from "../core/http.ts";
 import { deploymentsByUpstream } from "../relay/routing.ts";
+import type { HealthBoard } from "../relay/health.ts";
+import type { RouteTable } from "../relay/routing.ts";
 import type { GatewayMetrics } from "./metrics.ts";
+
+/** What the operator's endpoints read of the app's dependencies. */
+export interface OpsDeps {
+  config: Config;
+  table: RouteTable;
+  store: Store;
+  health: HealthBoard;
+}
 
 /** Options for {@linkcode opsRoutes}. */
 export interface OpsOptions {
@@ -24,7 +35,7 @@ const NO_STORE = { "cache-control": "no-store" };
 
 /** The handler of the operator's endpoints; answers undefined for any other request. */
 export function opsRoutes(
-  deps: Deps,
+  deps: OpsDeps,
   options: OpsOptions,
 ): (req: Request, path: string) => Promise<Response | undefined> {
   const layout = deploymentsByUpstream(deps.config);

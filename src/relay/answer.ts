@@ -10,7 +10,7 @@ import type { Translation } from "../translate/mod.ts";
 import { usageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
 import type { HealthEvent } from "./health.ts";
-import type { RelayDeps, RelayRequest } from "./relay.ts";
+import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import { relayStream } from "./stream.ts";
 

@@ -8,7 +8,7 @@ import { pickTranslator } from "../translate/mod.ts";
 import { answerRefused, type AttemptPlan, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
-import type { RelayDeps, RelayRequest } from "./relay.ts";
+import type { RelayDeps, RelayRequest } from "./request.ts";
 
 export type { AttemptPlan, AttemptResult };
 

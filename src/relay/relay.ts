@@ -4,50 +4,14 @@
  * 429, 5xx or 529 until the attempts or the deadline run out; never retry once a byte has reached the client; and
  * when the last attempt fails, answer with that upstream's own error.
  */
-import type { Config } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
-import type { Exchange } from "../core/exchange.ts";
 import { clientTimeoutMs } from "../core/http.ts";
-import type { Operation } from "../core/protocols.ts";
-import type { JsonObject, Protocol } from "../core/types.ts";
 import { type AttemptResult, attemptUpstream } from "./attempt.ts";
-import type { HealthBoard, HealthEvent, HealthView } from "./health.ts";
+import type { HealthEvent, HealthView } from "./health.ts";
 import { deploymentOf, type NextAttempt, pickNext } from "./pick.ts";
-import type { RetryBudget } from "./retry_budget.ts";
+import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import { orderCandidates } from "./select.ts";
-
-/** What the relay needs from the app. */
-export interface RelayDeps {
-  fetch: typeof fetch;
-  now(): Date;
-  log(line: Record<string, unknown>): void;
-  health: HealthBoard;
-  /** Limits the gateway's own retries to one deployment. */
-  retryBudget: RetryBudget;
-  config: Config;
-  /** Returns a number in [0, 1) for the weighted choice. */
-  random(): number;
-  /** Waits `ms` (an upstream's retry-after) unless `signal` aborts first; resolves false when it did. */
-  sleep(ms: number, signal: AbortSignal): Promise<boolean>;
-  /** Aborted when the process must stop serving; in-flight upstream calls end with it. */
-  closing?: AbortSignal;
-}
-
-/** One client request to relay. */
-export interface RelayRequest {
-  routes: readonly Route[];
-  client: Protocol;
-  operation: Operation;
-  body: JsonObject;
-  /** The body as the client sent it, forwarded unchanged when the upstream request needs no change. */
-  bytes?: Uint8Array<ArrayBuffer>;
-  req: Request;
-  requestId: string;
-  exchange: Exchange;
-  /** Called when the response is a stream: the exchange then ends when the stream does, by the returned call. */
-  deferFinish(): () => void;
-}
 
 /** Waits `ms` unless `signal` aborts first; resolves false when it did. The relay's default {@linkcode RelayDeps.sleep}. */
 export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {

@@ -2,9 +2,9 @@
  * @module Model routing as data: the table of which upstreams serve each public model id, built once from
  * the config, plus the group check and the model listing with Anthropic-style pagination.
  */
-import type { Group } from "../access/store.ts";
 import type { Config, UpstreamConfig } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
+import type { Group } from "../core/principal.ts";
 import type { UpstreamProtocol } from "../core/types.ts";
 
 /** One way to serve a public model id: a deployment, whose health is tracked on its own. */

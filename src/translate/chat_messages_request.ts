@@ -3,7 +3,7 @@
  */
 import { isObject, type JsonObject } from "../core/types.ts";
 import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
-import type { TranslateContext } from "./mod.ts";
+import type { TranslateContext } from "./identity.ts";
 import {
   anthropicImage,
   clampMaxTokens,

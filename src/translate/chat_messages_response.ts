@@ -6,7 +6,7 @@ import { GatewayError } from "../core/errors.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { chatToMessagesRequest } from "./chat_messages_request.ts";
-import type { TranslateContext, Translation } from "./mod.ts";
+import type { TranslateContext, Translation } from "./identity.ts";
 import { chatUsage, finishFromStop, mergeAnthropicUsage, NO_USAGE, type Usage, usageFromAnthropic } from "./shared.ts";
 import { readAnthropicEvent } from "./upstream_events.ts";
 

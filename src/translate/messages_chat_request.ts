@@ -2,7 +2,7 @@
  * @module Anthropic Messages request -> OpenAI Chat Completions request (PROTOCOLS.md §6.1).
  */
 import { isObject, type JsonObject } from "../core/types.ts";
-import type { TranslateContext } from "./mod.ts";
+import type { TranslateContext } from "./identity.ts";
 import {
   clampMaxTokens,
   effortFromBudget,

@@ -5,8 +5,8 @@
 import { GatewayError } from "../core/errors.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesToChatRequest } from "./messages_chat_request.ts";
-import type { TranslateContext, Translation } from "./mod.ts";
 import {
   anthropicUsage,
   estimatePromptTokens,

@@ -6,7 +6,7 @@
 import { isObject, type JsonObject } from "../core/types.ts";
 import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
 import { anthropicSettings } from "./chat_messages_request.ts";
-import type { TranslateContext } from "./mod.ts";
+import type { TranslateContext } from "./identity.ts";
 import { anthropicImage, clampMaxTokens, joinText, parseToolArguments, sanitizeToolId, unsupported } from "./shared.ts";
 
 const SEAL = "modelgate.thinking.v1:";

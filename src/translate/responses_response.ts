@@ -5,8 +5,8 @@
 import { GatewayError } from "../core/errors.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import type { TranslateContext, Translation } from "./identity.ts";
 import { reasoningOf } from "./messages_chat_response.ts";
-import type { TranslateContext, Translation } from "./mod.ts";
 import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from "./responses_request.ts";
 import { type ResponsesEnd, type ResponsesWriter, responsesWriter } from "./responses_writer.ts";
 import {

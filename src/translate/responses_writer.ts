@@ -6,7 +6,7 @@
 import type { GatewayError } from "../core/errors.ts";
 import type { SseMessage } from "../core/sse.ts";
 import type { JsonObject } from "../core/types.ts";
-import type { TranslateContext } from "./mod.ts";
+import type { TranslateContext } from "./identity.ts";
 import { responsesUsage, type Usage } from "./shared.ts";
 
 /** How the upstream's turn ended, in Responses terms. */

@@ -1,6 +1,7 @@
 /** @module Limits over real HTTP: each kind, token and group scope, both error shapes, and parallel racers. */
 import assert from "node:assert/strict";
-import { estimateRequestTokens, type Limits } from "../../src/access/limits.ts";
+import { estimateRequestTokens } from "../../src/access/limits.ts";
+import type { Limits } from "../../src/core/config.ts";
 import { requestLog } from "../../src/usage/query.ts";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, startGateway, waitFor } from "../_helpers.ts";

@@ -1,0 +1,65 @@
+/**
+ * @module What every endpoint handler works with: the app's dependencies, the per-request context that handlers
+ * share with the app's error path, and the shape of one endpoint in the app's table.
+ */
+import type { Operator } from "../access/operator.ts";
+import type { Store } from "../access/store.ts";
+import type { Config } from "../core/config.ts";
+import type { Exchange, Observer } from "../core/exchange.ts";
+import type { Principal } from "../core/principal.ts";
+import type { Protocol } from "../core/types.ts";
+import type { HealthBoard } from "../relay/health.ts";
+import type { RetryBudget } from "../relay/retry_budget.ts";
+import type { RouteTable } from "../relay/routing.ts";
+
+/** Everything the app depends on, passed in. */
+export interface Deps {
+  config: Config;
+  table: RouteTable;
+  store: Store;
+  fetch: typeof fetch;
+  now(): Date;
+  log(line: Record<string, unknown>): void;
+  /** Health per deployment and per upstream in this process. */
+  health: HealthBoard;
+  /** Limits the gateway's own retries to one deployment. */
+  retryBudget: RetryBudget;
+  /** Waits out an upstream's retry-after; tests pass one that only notes the wait. */
+  sleep(ms: number, signal: AbortSignal): Promise<boolean>;
+  /** A number in [0, 1) for weighted upstream choice. */
+  random(): number;
+  /** Watchers of every exchange: logs, metrics, usage, limits. */
+  observers: readonly Observer[];
+  /** Aborted when the grace period after SIGTERM ends; in-flight upstream calls stop with it. */
+  closing?: AbortSignal;
+  /** The operator's endpoints outside /v1 (metrics, health); answers undefined for other requests. */
+  ops?(req: Request, path: string): Promise<Response | undefined>;
+  /** Cached token lookups, limits, usage accounting and the admin key. */
+  operator: Operator;
+}
+
+/** Per-request state handlers share with the error path. */
+export interface RequestContext {
+  deps: Deps;
+  requestId: string;
+  /** Path parameters from the endpoint pattern. */
+  params: Record<string, string>;
+  /** Set once the caller is known; decides the error shape on the models routes. */
+  principal?: Principal;
+  /** Authenticates the caller and remembers who it is. */
+  authenticate(): Promise<Principal>;
+  /** This request's record, handed to the observers when it is over. */
+  exchange: Exchange;
+  /** Defers the end of the exchange until the returned function is called (for streams). */
+  deferFinish(): () => void;
+}
+
+/** One HTTP endpoint. */
+export interface Endpoint {
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  /** Exact path, or a prefix ending in "/:id" for a single trailing parameter. */
+  path: string;
+  /** The protocol of its error responses, given what is known of the caller. */
+  errors(req: Request, principal?: Principal): Protocol;
+  handle(req: Request, ctx: RequestContext): Promise<Response>;
+}

@@ -1,0 +1,43 @@
+/**
+ * @module What the relay works with: the dependencies it needs from the app and the client request it relays.
+ * The relay, each attempt and each answer share them, so they live apart from all three.
+ */
+import type { Config } from "../core/config.ts";
+import type { Exchange } from "../core/exchange.ts";
+import type { Operation } from "../core/protocols.ts";
+import type { JsonObject, Protocol } from "../core/types.ts";
+import type { HealthBoard } from "./health.ts";
+import type { RetryBudget } from "./retry_budget.ts";
+import type { Route } from "./routing.ts";
+
+/** What the relay needs from the app. */
+export interface RelayDeps {
+  fetch: typeof fetch;
+  now(): Date;
+  log(line: Record<string, unknown>): void;
+  health: HealthBoard;
+  /** Limits the gateway's own retries to one deployment. */
+  retryBudget: RetryBudget;
+  config: Config;
+  /** Returns a number in [0, 1) for the weighted choice. */
+  random(): number;
+  /** Waits `ms` (an upstream's retry-after) unless `signal` aborts first; resolves false when it did. */
+  sleep(ms: number, signal: AbortSignal): Promise<boolean>;
+  /** Aborted when the process must stop serving; in-flight upstream calls end with it. */
+  closing?: AbortSignal;
+}
+
+/** One client request to relay. */
+export interface RelayRequest {
+  routes: readonly Route[];
+  client: Protocol;
+  operation: Operation;
+  body: JsonObject;
+  /** The body as the client sent it, forwarded unchanged when the upstream request needs no change. */
+  bytes?: Uint8Array<ArrayBuffer>;
+  req: Request;
+  requestId: string;
+  exchange: Exchange;
+  /** Called when the response is a stream: the exchange then ends when the stream does, by the returned call. */
+  deferFinish(): () => void;
+}
