@@ -1,0 +1,230 @@
+/**
+ * @module The layout of src/ stays true: every file sits in a folder named after its layer, imports point only
+ * down the layers, no import circle spans two folders, translate/ stays pure, and nothing in src/ reaches outside.
+ */
+import assert from "node:assert/strict";
+
+/**
+ * Folders of src/ by layer, lowest first ("." is the composition root: app.ts, server.ts, runtime.ts). A file may
+ * import its own folder and any folder of a lower layer, never one of the same or a higher layer. A new folder
+ * gets a layer here and a line in docs/development.md.
+ */
+const LAYERS: Record<string, number> = {
+  core: 0,
+  translate: 1,
+  usage: 1,
+  providers: 1,
+  access: 2,
+  relay: 2,
+  handlers: 3,
+  observe: 3,
+  admin: 4,
+  ".": 5,
+  cli: 6,
+};
+const ROOT_FILES = new Set(["app.ts", "server.ts", "runtime.ts"]);
+/** What a pure translator must not touch: the network and Deno's APIs (KV, files, environment). */
+const IMPURE = /\bfetch\s*\(|\bDeno\./;
+
+/** A source file of src/: its path relative to src/, its text, and the relative paths it imports. */
+interface Source {
+  path: string;
+  text: string;
+  imports: string[];
+}
+
+/** The relative specifiers of every static import, re-export and dynamic import in `text`. */
+export function parseImports(text: string): string[] {
+  const found: string[] = [];
+  const pattern =
+    /(?:^|[\s;{}])(?:import|export)\b[^;"'`]*?\bfrom\s*["']([^"']+)["']|\bimport\s*\(?\s*["']([^"']+)["']/g;
+  for (const match of text.matchAll(pattern)) {
+    const specifier = match[1] ?? match[2];
+    if (specifier.startsWith(".")) found.push(specifier);
+  }
+  return found;
+}
+
+/** Joins `specifier` to the folder of `from` (both relative to src/); a path outside src/ starts with "../". */
+function resolve(from: string, specifier: string): string {
+  const parts = from.split("/").slice(0, -1);
+  for (const part of specifier.split("/")) {
+    if (part === "..") parts.length > 0 && parts.at(-1) !== ".." ? parts.pop() : parts.push("..");
+    else if (part !== ".") parts.push(part);
+  }
+  return parts.join("/");
+}
+
+/** The folder of a path relative to src/: its first segment, or "." for a file at the top. */
+function folderOf(path: string): string {
+  return path.includes("/") ? path.split("/")[0] : ".";
+}
+
+/** A folder as a message names it. */
+function label(folder: string): string {
+  return folder === "." ? "the top of src/" : `${folder}/`;
+}
+
+/** Every way `sources` break the layout, as sentences; empty when the layout holds. */
+export function layoutProblems(sources: readonly Source[]): string[] {
+  const problems: string[] = [];
+  const edges = new Map<string, string[]>();
+  for (const source of sources) {
+    const folder = folderOf(source.path);
+    if (!(folder in LAYERS)) problems.push(`${source.path}: folder "${folder}" has no layer in LAYERS`);
+    if (folder === "." && !ROOT_FILES.has(source.path)) {
+      problems.push(`${source.path}: only ${[...ROOT_FILES].join(", ")} live at the top of src/`);
+    }
+    if (!/^\/\*\*?[\s*]*@module \S/.test(source.text)) problems.push(`${source.path}: no @module line at the top`);
+    if (folder === "translate" && IMPURE.test(source.text)) {
+      problems.push(`${source.path}: translate/ is pure, but this file uses fetch or Deno`);
+    }
+    const targets = source.imports.map((specifier) => resolve(source.path, specifier));
+    edges.set(source.path, targets);
+    for (const target of targets) {
+      const to = folderOf(target);
+      if (target.startsWith("../")) {
+        problems.push(`${source.path} imports ${target}: nothing in src/ imports from outside it`);
+      } else if (to !== folder && (LAYERS[to] ?? Infinity) >= (LAYERS[folder] ?? -Infinity)) {
+        problems.push(`${source.path} imports ${target}: ${label(folder)} may not import ${label(to)} (not a lower layer)`);
+      }
+    }
+  }
+  for (const circle of circles(edges)) {
+    if (new Set(circle.map(folderOf)).size > 1) problems.push(`import circle across folders: ${circle.join(", ")}`);
+  }
+  return problems;
+}
+
+/** The strongly connected groups of more than one file (Tarjan's algorithm), each sorted. */
+function circles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of edges.get(node) ?? []) {
+      if (!edges.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== node);
+    if (group.length > 1) out.push(group.sort());
+  };
+  for (const node of edges.keys()) if (!index.has(node)) visit(node);
+  return out;
+}
+
+/** Every .ts file under `dir`, with paths relative to it. */
+async function readSources(dir: URL, prefix = ""): Promise<Source[]> {
+  const out: Source[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isDirectory) out.push(...await readSources(new URL(`${entry.name}/`, dir), `${prefix}${entry.name}/`));
+    else if (entry.name.endsWith(".ts")) {
+      const text = await Deno.readTextFile(new URL(entry.name, dir));
+      out.push({ path: `${prefix}${entry.name}`, text, imports: parseImports(text) });
+    }
+  }
+  return out;
+}
+
+const source = (path: string, ...imports: string[]): Source => ({ path, text: "/** @module A file. */\n", imports });
+
+Deno.test("src/ keeps its layout: folders by layer, imports downward, no circle across folders", async () => {
+  const sources = await readSources(new URL("../../src/", import.meta.url));
+  assert.ok(sources.length > 50, "src/ was read");
+  assert.deepEqual(layoutProblems(sources), []);
+});
+
+Deno.test("parseImports() finds static, type-only, multi-line, re-exported and dynamic imports", () => {
+  const text = [
+    'import { z } from "zod";',
+    'import type { Config } from "../core/config.ts";',
+    "import {\n  a,\n  b,\n} from './shared.ts';",
+    'export type { Translation } from "./identity.ts";',
+    'import "./side_effect.ts";',
+    'const lazy = await import("../relay/relay.ts");',
+    "// a comment that says import nothing from here",
+  ].join("\n");
+  assert.deepEqual(parseImports(text), [
+    "../core/config.ts",
+    "./shared.ts",
+    "./identity.ts",
+    "./side_effect.ts",
+    "../relay/relay.ts",
+  ]);
+});
+
+Deno.test("layoutProblems() names each broken rule", () => {
+  const cases: { name: string; sources: Source[]; problem: RegExp }[] = [
+    {
+      name: "core imports the project",
+      sources: [source("core/config.ts", "../access/limits.ts"), source("access/limits.ts")],
+      problem: /core\/config\.ts imports access\/limits\.ts: core\/ may not import access\//,
+    },
+    {
+      name: "a service imports the command line",
+      sources: [source("admin/service.ts", "../cli/args.ts"), source("cli/args.ts")],
+      problem: /admin\/ may not import cli\//,
+    },
+    {
+      name: "two folders of one layer import each other",
+      sources: [source("relay/routing.ts", "../access/store.ts"), source("access/store.ts")],
+      problem: /relay\/ may not import access\//,
+    },
+    {
+      name: "src/ imports the entry point",
+      sources: [source("app.ts", "../main.ts")],
+      problem: /app\.ts imports \.\.\/main\.ts: nothing in src\/ imports from outside it/,
+    },
+    {
+      name: "src/ imports the benchmark",
+      sources: [source("relay/relay.ts", "../../bench/setup.ts")],
+      problem: /imports \.\.\/bench\/setup\.ts/,
+    },
+    {
+      name: "a translator fetches",
+      sources: [{ path: "translate/x.ts", text: "/** @module X. */\nawait fetch(url);\n", imports: [] }],
+      problem: /translate\/ is pure/,
+    },
+    {
+      name: "a translator opens KV",
+      sources: [{ path: "translate/x.ts", text: "/** @module X. */\nawait Deno.openKv();\n", imports: [] }],
+      problem: /translate\/ is pure/,
+    },
+    { name: "a file without a statement", sources: [{ path: "core/x.ts", text: "", imports: [] }], problem: /@module/ },
+    { name: "a fourth file at the top", sources: [source("limits.ts")], problem: /only app\.ts/ },
+    { name: "a folder with no layer", sources: [source("console/page.ts")], problem: /"console" has no layer/ },
+  ];
+  for (const { name, sources, problem } of cases) {
+    const problems = layoutProblems(sources);
+    assert.ok(problems.some((p) => problem.test(p)), `${name}: ${JSON.stringify(problems)}`);
+  }
+});
+
+Deno.test("layoutProblems() reports a circle across folders, and leaves one inside a folder alone", () => {
+  const across = layoutProblems([
+    source("app.ts", "./handlers/generate.ts"),
+    source("handlers/generate.ts", "../app.ts"),
+  ]);
+  assert.ok(across.includes("import circle across folders: app.ts, handlers/generate.ts"), JSON.stringify(across));
+  const inside = layoutProblems([
+    source("relay/relay.ts", "./attempt.ts"),
+    source("relay/attempt.ts", "./relay.ts"),
+  ]);
+  assert.deepEqual(inside, []);
+});
