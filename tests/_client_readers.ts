@@ -1,6 +1,7 @@
 /**
  * @module Strict readers of what each client protocol receives: they enforce the stream rules the real SDKs,
- * Claude Code and Codex rely on (PROTOCOLS.md §1.7, §4.3, §5.4) and reduce an answer to a protocol-neutral summary.
+ * Claude Code and Codex rely on (see docs/protocols.md: "Anthropic streams", "Chat Completions
+ * streams", "Responses streams") and reduce an answer to a protocol-neutral summary.
  */
 import assert from "node:assert/strict";
 import type { SseMessage } from "../src/core/sse.ts";

@@ -25,7 +25,7 @@ interface KindInfo {
   code: string | null;
 }
 
-/** Status and each protocol's error type per kind (PROTOCOLS.md §2 and §4.4). */
+/** Status and each protocol's error type per kind (see docs/protocols.md, "Errors"). */
 const KINDS: Record<ErrorKind, KindInfo> = {
   invalid_request: { status: 400, anthropic: "invalid_request_error", openai: "invalid_request_error", code: null },
   authentication: {

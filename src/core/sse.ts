@@ -27,7 +27,7 @@ export function encodeSse(message: SseMessage): string {
   return `${event}data: ${message.data}\n\n`;
 }
 
-/** The in-band error events for a protocol (PROTOCOLS.md §7): never followed by a normal ending. */
+/** A protocol's in-band error events: never followed by a normal ending (docs/protocols.md, "Server-sent events"). */
 export function errorEvents(err: GatewayError, protocol: Protocol): SseMessage[] {
   const body = errorBody(err, protocol);
   if (protocol === "anthropic") return [{ event: "error", data: JSON.stringify(body) }];

@@ -6,7 +6,7 @@ import { type ErrorKind, GatewayError } from "../core/errors.ts";
 import { SseParser } from "../core/sse.ts";
 import { isObject, type Protocol } from "../core/types.ts";
 
-/** Anthropic error types and OpenAI error codes or types, by the kind they mean (PROTOCOLS.md §2, §4.4). */
+/** Anthropic error types and OpenAI error codes or types, by the kind they mean (see docs/protocols.md, "Errors"). */
 const KINDS: Record<string, ErrorKind> = {
   overloaded_error: "overloaded",
   overloaded: "overloaded",

@@ -42,7 +42,7 @@ export interface RelayStreamOptions {
 
 const encoder = new TextEncoder();
 
-/** What a keep-alive looks like to each client protocol (PROTOCOLS.md §7). */
+/** What a keep-alive looks like to each client protocol (see docs/protocols.md, "Server-sent events"). */
 const KEEP_ALIVE: Record<Protocol, Uint8Array> = {
   anthropic: encoder.encode('event: ping\ndata: {"type":"ping"}\n\n'),
   "openai-chat": encoder.encode(": keep-alive\n\n"),

@@ -1,5 +1,6 @@
 /**
- * @module OpenAI Chat Completions request -> Anthropic Messages request (PROTOCOLS.md §6.2, reverse direction).
+ * @module OpenAI Chat Completions request -> Anthropic Messages request (see docs/protocols.md,
+ * "Chat Completions client, Anthropic upstream").
  */
 import { isObject, type JsonObject } from "../core/types.ts";
 import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";

@@ -1,5 +1,6 @@
 /**
- * @module Anthropic Messages request -> OpenAI Chat Completions request (PROTOCOLS.md §6.1).
+ * @module Anthropic Messages request -> OpenAI Chat Completions request (see docs/protocols.md, "Anthropic
+ * Messages client, chat upstream").
  */
 import { isObject, type JsonObject } from "../core/types.ts";
 import type { TranslateContext } from "./identity.ts";
@@ -118,7 +119,7 @@ function chatTools(tools: unknown, names: ToolNames, ctx: TranslateContext): Jso
   return out.length > 0 ? out : undefined;
 }
 
-/** `tool_choice` per PROTOCOLS.md §6.1: auto/any/tool/none -> "auto"/"required"/named/"none". */
+/** `tool_choice`: auto/any/tool/none -> "auto"/"required"/named/"none". */
 function chatToolChoice(choice: unknown, names: ToolNames): unknown {
   if (!isObject(choice)) return undefined;
   if (choice.type === "any") return "required";
@@ -168,7 +169,7 @@ export function messagesToChatRequest(
   }
   if (body.stream === true) {
     out.stream = true;
-    // Without it most upstreams send no usage at all (PROTOCOLS.md §6.1).
+    // Without it most upstreams send no usage at all (see docs/protocols.md, "Chat Completions streams").
     out.stream_options = { include_usage: true };
   }
   return out;

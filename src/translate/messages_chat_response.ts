@@ -1,6 +1,7 @@
 /**
- * @module OpenAI Chat Completions answer -> Anthropic Messages answer, non-streamed and streamed
- * (PROTOCOLS.md §6.2 and §6.3), plus the Messages <- chat translator that ties both directions together.
+ * @module OpenAI Chat Completions answer -> Anthropic Messages answer, non-streamed and streamed (see
+ * docs/protocols.md, "Anthropic Messages client, chat upstream"), plus the Messages <- chat translator that ties both
+ * directions together.
  */
 import { GatewayError } from "../core/errors.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";

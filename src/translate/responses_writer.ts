@@ -1,7 +1,7 @@
 /**
  * @module Writes an OpenAI Responses answer, streamed or whole, from content as it arrives: output items with
  * their full event sequence, contiguous `sequence_number`s from 0, and a terminal event carrying `response.id`
- * and integer usage (PROTOCOLS.md §5.3 and §5.4). Both Responses translators drive it.
+ * and integer usage (see docs/protocols.md, "Responses streams"). Both Responses translators drive it.
  */
 import type { GatewayError } from "../core/errors.ts";
 import type { SseMessage } from "../core/sse.ts";

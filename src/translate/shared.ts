@@ -5,7 +5,7 @@
 import { GatewayError } from "../core/errors.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 
-/** Anthropic `stop_reason` -> OpenAI chat `finish_reason` (PROTOCOLS.md §6.2, reverse direction). */
+/** Anthropic `stop_reason` -> OpenAI chat `finish_reason` (see docs/protocols.md, "Stop and finish reasons"). */
 export const FINISH_BY_STOP: Record<string, string> = {
   end_turn: "stop",
   stop_sequence: "stop",
@@ -17,7 +17,7 @@ export const FINISH_BY_STOP: Record<string, string> = {
   pause_turn: "stop",
 };
 
-/** OpenAI chat `finish_reason` -> Anthropic `stop_reason` (PROTOCOLS.md §6.2; `refusal` is closest for a filter). */
+/** OpenAI chat `finish_reason` -> Anthropic `stop_reason`; `refusal` is closest for a filter (same section). */
 export const STOP_BY_FINISH: Record<string, string> = {
   stop: "end_turn",
   length: "max_tokens",
@@ -112,7 +112,7 @@ export function responsesUsage(u: Usage): JsonObject {
   };
 }
 
-/** OpenAI function names: `^[a-zA-Z0-9_-]{1,64}$` (PROTOCOLS.md §4.1). */
+/** OpenAI function names: `^[a-zA-Z0-9_-]{1,64}$` (see docs/protocols.md, "OpenAI Chat Completions"). */
 const OPENAI_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /** 32-bit FNV-1a as 8 hex digits: stable across requests so a shortened name stays the same in history. */
@@ -209,7 +209,10 @@ export function imageUrlFromSource(source: unknown): string | undefined {
   return undefined;
 }
 
-/** Thinking budget -> OpenAI `reasoning_effort`; the gateways disagree (PROTOCOLS.md §8), these buckets are ours. */
+/**
+ * Thinking budget -> `reasoning_effort`. No standard mapping exists, so these buckets are ours (see docs/protocols.md,
+ * "Thinking and reasoning effort").
+ */
 export function effortFromBudget(thinking: unknown): string | undefined {
   if (!isObject(thinking)) return undefined;
   if (thinking.type === "adaptive") return "medium";
@@ -262,7 +265,7 @@ export function clampMaxTokens(value: unknown, ceiling: number | undefined): num
   return ceiling === undefined ? Math.trunc(value) : Math.min(Math.trunc(value), ceiling);
 }
 
-/** About four characters per token: the usual estimate when an upstream reports no usage (PROTOCOLS.md §6.4). */
+/** About four characters per token: the estimate where no upstream counts (docs/protocols.md, "Token estimates"). */
 export function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }

@@ -24,7 +24,7 @@ export function readChunk(message: SseMessage): JsonObject | "done" {
   return parsePayload(message);
 }
 
-/** Anthropic error types -> kinds (PROTOCOLS.md §2). */
+/** Anthropic error types -> kinds (see docs/protocols.md, "Errors"). */
 const KIND_BY_ANTHROPIC_TYPE: Record<string, ErrorKind> = {
   invalid_request_error: "invalid_request",
   not_found_error: "not_found",
@@ -35,7 +35,7 @@ const KIND_BY_ANTHROPIC_TYPE: Record<string, ErrorKind> = {
   api_error: "upstream",
 };
 
-/** OpenAI error types and codes -> kinds (PROTOCOLS.md §4.4). */
+/** OpenAI error types and codes -> kinds (see docs/protocols.md, "Errors"). */
 const KIND_BY_OPENAI_CODE: Record<string, ErrorKind> = {
   rate_limit_exceeded: "rate_limit",
   rate_limit_error: "rate_limit",

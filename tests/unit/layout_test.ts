@@ -1,6 +1,7 @@
 /**
  * @module The layout of src/ stays true: every file sits in a folder named after its layer, imports point only
- * down the layers, no import circle spans two folders, translate/ stays pure, and nothing in src/ reaches outside.
+ * down the layers, no import circle spans two folders, translate/ stays pure, nothing in src/ reaches outside, and
+ * comments cite sections that docs/protocols.md has.
  */
 import assert from "node:assert/strict";
 
@@ -86,7 +87,9 @@ export function layoutProblems(sources: readonly Source[]): string[] {
       if (target.startsWith("../")) {
         problems.push(`${source.path} imports ${target}: nothing in src/ imports from outside it`);
       } else if (to !== folder && (LAYERS[to] ?? Infinity) >= (LAYERS[folder] ?? -Infinity)) {
-        problems.push(`${source.path} imports ${target}: ${label(folder)} may not import ${label(to)} (not a lower layer)`);
+        problems.push(
+          `${source.path} imports ${target}: ${label(folder)} may not import ${label(to)} (not a lower layer)`,
+        );
       }
     }
   }
@@ -142,12 +145,43 @@ async function readSources(dir: URL, prefix = ""): Promise<Source[]> {
   return out;
 }
 
+/** The section names a text cites as `docs/protocols.md, "Name"` (comment line breaks joined first). */
+export function citedSections(text: string): string[] {
+  const joined = text.replace(/\n\s*(?:\*|\/\/)\s*/g, " ");
+  const out: string[] = [];
+  for (const match of joined.matchAll(/docs\/protocols\.md[,:]?((?:\s*,?\s*"[^"]+")+)/g)) {
+    for (const name of match[1].matchAll(/"([^"]+)"/g)) out.push(name[1]);
+  }
+  return out;
+}
+
 const source = (path: string, ...imports: string[]): Source => ({ path, text: "/** @module A file. */\n", imports });
 
 Deno.test("src/ keeps its layout: folders by layer, imports downward, no circle across folders", async () => {
   const sources = await readSources(new URL("../../src/", import.meta.url));
   assert.ok(sources.length > 50, "src/ was read");
   assert.deepEqual(layoutProblems(sources), []);
+});
+
+Deno.test("comments in src/ and tests/ cite only sections that docs/protocols.md has", async () => {
+  const docs = await Deno.readTextFile(new URL("../../docs/protocols.md", import.meta.url));
+  const headings = new Set([...docs.matchAll(/^#+ (.+)$/gm)].map((match) => match[1]));
+  const files = [
+    ...await readSources(new URL("../../src/", import.meta.url)),
+    // This file quotes citations as examples.
+    ...(await readSources(new URL("../", import.meta.url))).filter((file) => file.path !== "unit/layout_test.ts"),
+  ];
+  const cited = files.flatMap((file) => citedSections(file.text).map((name) => ({ file: file.path, name })));
+  assert.ok(cited.length >= 10, "the translators' citations were found");
+  assert.deepEqual(cited.filter(({ name }) => !headings.has(name)), []);
+  // The wire facts the code relies on are stated in the repository, not in a file outside it.
+  assert.deepEqual(files.filter((file) => /PROTOCOLS\.md/.test(file.text)).map((file) => file.path), []);
+});
+
+Deno.test("citedSections() reads citations that a comment wraps over lines", () => {
+  const text =
+    '/**\n * See docs/protocols.md, "Anthropic\n * streams"; and docs/protocols.md: "Errors", "Token estimates".\n */';
+  assert.deepEqual(citedSections(text), ["Anthropic streams", "Errors", "Token estimates"]);
 });
 
 Deno.test("parseImports() finds static, type-only, multi-line, re-exported and dynamic imports", () => {
