@@ -113,9 +113,15 @@ export function relayStream(
       } else armIdle(options.idleMs! - silent);
     }, delay);
   }
+  // An aborted fetch does not always settle a read already waiting on its body (seen at shutdown, after the grace
+  // period); cancelling the reader always does, and the read below then reports the abort.
+  const cancelOnAbort = () => void reader.cancel(upstream.signal.reason).catch(() => {});
+  upstream.signal.addEventListener("abort", cancelOnAbort, { once: true });
+
   function end(result: StreamEnd): void {
     if (ended) return;
     ended = true;
+    upstream.signal.removeEventListener("abort", cancelOnAbort);
     clearTimeout(idleTimer);
     clearInterval(keepAliveTimer);
     options.onEnd(result);
@@ -181,6 +187,7 @@ export function relayStream(
           else {
             try {
               read = await reader.read();
+              if (upstream.signal.aborted) throw upstream.signal.reason;
             } catch (err) {
               // A stream whose end was already in sight (chat's finish chunk) ends well even if the connection does not.
               if (meter?.state() === "finishing") return finish(controller);
