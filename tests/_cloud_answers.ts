@@ -1,6 +1,6 @@
 /** @module What the fake clouds answer: a scripted outcome per request, shared by the fake Bedrock and Vertex. */
 import { fixture } from "./_helpers.ts";
-import { SseParser } from "../src/sse.ts";
+import { SseParser } from "../src/core/sse.ts";
 
 /** A scripted answer: a whole message (and a token count), a stream of Anthropic events, or an error. */
 export type CloudAnswer = WholeAnswer | StreamAnswer | ErrorAnswer;

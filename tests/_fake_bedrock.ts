@@ -191,10 +191,10 @@ function reply(answer: CloudAnswer, action: string): Response {
   return eventStream(answer);
 }
 
-/** Event frames as Bedrock streams them: base64 events with a padding field, metrics on the last one. */
-function eventStream(answer: StreamAnswer): Response {
-  const frames = answer.events.map((event, i) => {
-    const last = i === answer.events.length - 1 && event.type === "message_stop";
+/** Event frames as Bedrock streams them: each event base64 in `bytes` beside a padding field, metrics on the last. */
+export function bedrockEventFrames(events: Record<string, unknown>[]): Uint8Array[] {
+  return events.map((event, i) => {
+    const last = i === events.length - 1 && event.type === "message_stop";
     const data = last
       ? { ...event, "amazon-bedrock-invocationMetrics": { inputTokenCount: 12, outputTokenCount: 5 } }
       : event;
@@ -204,6 +204,19 @@ function eventStream(answer: StreamAnswer): Response {
       encoder.encode(JSON.stringify({ bytes, p: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ".slice(0, i % 20) })),
     );
   });
+}
+
+/** An exception frame, as Bedrock ends a stream that failed. */
+export function bedrockExceptionFrame(type: string, message: string): Uint8Array {
+  return encodeFrame(
+    { ":exception-type": type, ":content-type": "application/json", ":message-type": "exception" },
+    encoder.encode(JSON.stringify({ message })),
+  );
+}
+
+/** A streamed answer: the frames, then an exception, a cut in the middle of a frame, or the end. */
+function eventStream(answer: StreamAnswer): Response {
+  const frames = bedrockEventFrames(answer.events);
   const exception = answer.exception;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -214,12 +227,7 @@ function eventStream(answer: StreamAnswer): Response {
         if (next) controller.enqueue(next.slice(0, next.length >> 1));
         return controller.error(new Error("connection reset"));
       }
-      if (exception) {
-        controller.enqueue(encodeFrame(
-          { ":exception-type": exception.type, ":content-type": "application/json", ":message-type": "exception" },
-          encoder.encode(JSON.stringify({ message: exception.message })),
-        ));
-      }
+      if (exception) controller.enqueue(bedrockExceptionFrame(exception.type, exception.message));
       controller.close();
     },
   });

@@ -5,7 +5,7 @@
 import type { Limits } from "../core/config.ts";
 import type { Usage } from "../core/exchange.ts";
 import { isObject, type JsonObject, type Protocol } from "../core/types.ts";
-import { estimatePromptTokens } from "../translate/shared.ts";
+import { estimatePromptTokens } from "../core/estimate.ts";
 
 /** A counting window; every window is aligned to UTC. */
 export type Window = "minute" | "day" | "month";

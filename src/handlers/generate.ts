@@ -4,7 +4,7 @@ import { checkBody, type Operation } from "../core/protocols.ts";
 import type { JsonObject, Protocol } from "../core/types.ts";
 import { relay } from "../relay/relay.ts";
 import { resolveRoutes } from "../relay/routing.ts";
-import { estimatePromptTokens } from "../translate/shared.ts";
+import { estimatePromptTokens } from "../core/estimate.ts";
 import type { RequestContext } from "./context.ts";
 
 /** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */

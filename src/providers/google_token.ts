@@ -91,6 +91,8 @@ export async function signJwt(
 export interface TokenSource {
   token(signal?: AbortSignal): Promise<string>;
   invalidate(token: string): void;
+  /** The token held now, if any (for redaction). */
+  current(): string[];
 }
 
 /** What the token source needs from outside. */
@@ -159,6 +161,7 @@ export function serviceAccountTokens(account: ServiceAccount, deps: TokenSourceD
     invalidate(token) {
       if (current?.token === token) current = undefined;
     },
+    current: () => current ? [current.token] : [],
   };
 }
 

@@ -4,14 +4,13 @@
  * directions together.
  */
 import { GatewayError } from "../core/errors.ts";
+import { estimatePromptTokens, estimateTokens } from "../core/estimate.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesToChatRequest } from "./messages_chat_request.ts";
 import {
   anthropicUsage,
-  estimatePromptTokens,
-  estimateTokens,
   NO_USAGE,
   parseToolArguments,
   sanitizeToolId,

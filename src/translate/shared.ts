@@ -264,15 +264,3 @@ export function clampMaxTokens(value: unknown, ceiling: number | undefined): num
   if (typeof value !== "number" || !(value > 0)) return undefined;
   return ceiling === undefined ? Math.trunc(value) : Math.min(Math.trunc(value), ceiling);
 }
-
-/** About four characters per token: the estimate where no upstream counts (docs/protocols.md, "Token estimates"). */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}
-
-/** A request's prompt (system, messages or Responses input, tools) in estimated tokens. */
-export function estimatePromptTokens(body: JsonObject): number {
-  return estimateTokens(
-    JSON.stringify([body.system ?? "", body.messages ?? body.input ?? "", body.tools ?? []]).length,
-  );
-}

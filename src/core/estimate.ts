@@ -1,0 +1,14 @@
+/** @module Token estimates where no upstream counts: about four characters per token (docs/protocols.md, "Token estimates"). */
+import type { JsonObject } from "./types.ts";
+
+/** About four characters per token. */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+/** A request's prompt (system, messages or Responses input, tools) in estimated tokens. */
+export function estimatePromptTokens(body: JsonObject): number {
+  return estimateTokens(
+    JSON.stringify([body.system ?? "", body.messages ?? body.input ?? "", body.tools ?? []]).length,
+  );
+}
