@@ -50,6 +50,8 @@ export interface FakeVertex extends AsyncDisposable {
   revoke(token: string): void;
   /** The answer to each authorized model request; defaults to the text fixture. */
   answer: (seen: VertexRequest) => CloudAnswer;
+  /** While true, every model request is refused as unauthenticated, as with a disabled service account. */
+  refuseAllTokens?: boolean;
   /** A token-endpoint failure to give instead of a token, while set. */
   tokenFailure?: { status: number; error: string };
 }
@@ -143,7 +145,7 @@ export async function fakeVertex(options: FakeVertexOptions = {}): Promise<FakeV
     if (!match) return googleError(404, "NOT_FOUND", "The requested URL was not found on this server.");
     const token = (req.headers.get("authorization") ?? "").replace(/^Bearer /, "");
     const expiry = issued.get(token);
-    if (expiry === undefined || expiry <= now()) {
+    if (expiry === undefined || expiry <= now() || fake.refuseAllTokens) {
       fake.refusedTokens.push(token);
       return googleError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.");
     }
