@@ -11,11 +11,12 @@ import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
+import { createTransports, type Credentialed } from "./providers/mod.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { createHealthBoard } from "./relay/health.ts";
 import { sleep } from "./relay/relay.ts";
 import { createRetryBudget } from "./relay/retry_budget.ts";
-import { buildRouteTable, deploymentsByUpstream, upstreamsWithoutKey } from "./relay/routing.ts";
+import { buildRouteTable, deploymentsByUpstream } from "./relay/routing.ts";
 import { kvLocation, logSettings } from "./runtime.ts";
 
 /** Output channels and environment of the process. */
@@ -36,6 +37,22 @@ export interface BuildDepsOptions {
   now?(): Date;
   /** Waits out an upstream's retry-after; tests observe the wait instead of spending it. */
   sleep?(ms: number, signal: AbortSignal): Promise<boolean>;
+  /** Each upstream's transport (or why it has none), when already built; else built from `env`. */
+  transports?: Map<string, Credentialed>;
+}
+
+/** Each upstream's transport, with the credentials its variables name (files are read once, now). */
+export function upstreamTransports(
+  config: Config,
+  options: Pick<BuildDepsOptions, "env" | "fetch" | "now" | "log">,
+): Map<string, Credentialed> {
+  return createTransports(config.upstreams, {
+    env: options.env,
+    fetch: options.fetch ?? globalThis.fetch,
+    now: options.now ?? (() => new Date()),
+    log: options.log,
+    readTextFile: (path) => Deno.readTextFileSync(path),
+  });
 }
 
 /**
@@ -46,7 +63,8 @@ export interface BuildDepsOptions {
 export function buildDeps(config: Config, store: Store, options: BuildDepsOptions): Deps {
   const now = options.now ?? (() => new Date());
   const operator = createOperator(config, store, { env: options.env, log: options.log, now: () => now().getTime() });
-  const table = buildRouteTable(config, options.env);
+  const transports = options.transports ?? upstreamTransports(config, options);
+  const table = buildRouteTable(config, (upstream) => transports.get(upstream.name)?.transport);
   const health = createHealthBoard(config.routing, () => now().getTime());
   const layout = deploymentsByUpstream(config);
   const metrics = createMetrics({
@@ -58,7 +76,6 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     config,
     table,
     store,
-    fetch: options.fetch ?? globalThis.fetch,
     now,
     log: options.log,
     health,
@@ -89,16 +106,15 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   const { config, source } = await loadConfigFrom(configFlag, io.env);
   const store = await openStore(kvLocation(config.kv_path, io.env));
   await seedGroups(store, config.groups);
-  for (const upstream of upstreamsWithoutKey(config, io.env)) {
-    io.err(
-      `warning: upstream "${upstream.name}" has no key: ${upstream.api_key_env} is not set; its models answer 503`,
-    );
-  }
   const closing = new AbortController();
   // console.log writes each batch whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
   const lines = batchedWriter((text) => console.log(text));
   const log = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
-  const deps = buildDeps(config, store, { env: io.env, closing: closing.signal, log });
+  const transports = upstreamTransports(config, { env: io.env, log });
+  for (const [name, { problem }] of transports) {
+    if (problem) io.err(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
+  }
+  const deps = buildDeps(config, store, { env: io.env, closing: closing.signal, log, transports });
   const server = Deno.serve({
     hostname: config.listen.host,
     port: config.listen.port,

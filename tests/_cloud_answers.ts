@@ -17,7 +17,7 @@ export interface StreamAnswer {
   events: Record<string, unknown>[];
   /** A stream that fails after this many events with the cloud's own in-stream error. */
   exception?: { after: number; type: string; message: string };
-  /** A stream whose connection breaks after this many events. */
+  /** A stream whose body ends after this many events (Bedrock: in the middle of the next frame). */
   cutAfter?: number;
 }
 
@@ -26,6 +26,8 @@ export interface ErrorAnswer {
   error: string;
   status: number;
   message: string;
+  /** Vertex only: answer in Google's own error shape, with this status word, instead of Anthropic's. */
+  google?: string;
 }
 
 /** The data of every event of an SSE fixture, e.g. "anthropic/tool_use.sse". */

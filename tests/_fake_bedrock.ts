@@ -222,10 +222,10 @@ function eventStream(answer: StreamAnswer): Response {
     start(controller) {
       frames.slice(0, answer.cutAfter ?? exception?.after ?? frames.length).forEach((f) => controller.enqueue(f));
       if (answer.cutAfter !== undefined) {
-        // The connection breaks in the middle of the next frame.
+        // The body ends in the middle of the next frame.
         const next = frames[answer.cutAfter];
         if (next) controller.enqueue(next.slice(0, next.length >> 1));
-        return controller.error(new Error("connection reset"));
+        return controller.close();
       }
       if (exception) controller.enqueue(bedrockExceptionFrame(exception.type, exception.message));
       controller.close();

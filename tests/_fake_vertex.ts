@@ -227,7 +227,10 @@ export async function fakeVertex(options: FakeVertexOptions = {}): Promise<FakeV
 
 /** The HTTP answer for a scripted outcome: Anthropic JSON, Anthropic SSE, or the error as the model sends it. */
 function reply(answer: CloudAnswer, action: string): Response {
-  if ("error" in answer) return anthropicError(answer.status, answer.error, answer.message);
+  if ("error" in answer) {
+    if (answer.google) return googleError(answer.status, answer.google, answer.message);
+    return anthropicError(answer.status, answer.error, answer.message);
+  }
   if ("json" in answer) {
     return Response.json(action === "count-tokens" ? { input_tokens: answer.inputTokens ?? 0 } : answer.json);
   }
@@ -239,7 +242,6 @@ function reply(answer: CloudAnswer, action: string): Response {
     start(controller) {
       const stop = answer.cutAfter ?? answer.exception?.after ?? events.length;
       events.slice(0, stop).forEach((event) => controller.enqueue(event));
-      if (answer.cutAfter !== undefined) return controller.error(new Error("connection reset"));
       if (answer.exception) {
         const { type, message } = answer.exception;
         controller.enqueue(

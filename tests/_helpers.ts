@@ -1,11 +1,12 @@
 /** @module Test wiring: the gateway over real HTTP on port 0, a fixed test config, seeded tokens and SSE readers. */
 import { createStore, seedGroups, type Store } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
-import { parseConfig } from "../src/core/config.ts";
+import { type Config, parseConfig } from "../src/core/config.ts";
 import type { Exchange } from "../src/core/exchange.ts";
 import { type SseMessage, SseParser } from "../src/core/sse.ts";
 import type { Deps } from "../src/handlers/context.ts";
-import { buildDeps } from "../src/server.ts";
+import { buildDeps, upstreamTransports } from "../src/server.ts";
+import { buildRouteTable, type RouteTable } from "../src/relay/routing.ts";
 
 /** The upstream keys of the test config; tests assert that they, and never the client's token, go upstream. */
 export const UPSTREAM_KEYS = { TEST_ANTHROPIC_KEY: "upstream-anthropic-key", TEST_OPENAI_KEY: "upstream-openai-key" };
@@ -194,6 +195,12 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
       if (!options.kv) store.close();
     },
   };
+}
+
+/** The route table of a config whose upstreams' credentials come from `env`, as `serve` builds it. */
+export function routeTableFor(config: Config, env: (name: string) => string | undefined): RouteTable {
+  const transports = upstreamTransports(config, { env, log: () => {} });
+  return buildRouteTable(config, (upstream) => transports.get(upstream.name)?.transport);
 }
 
 /** Reads a whole SSE response into events. */

@@ -4,6 +4,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
 
 const Positive = z.number().int().positive();
 
@@ -17,42 +18,6 @@ export const LimitsSchema = z.strictObject({
 
 /** Limits as stored on a token or a group. */
 export type Limits = z.infer<typeof LimitsSchema>;
-
-const Model = z.union([
-  z.string().min(1),
-  z.strictObject({
-    id: z.string().min(1),
-    upstream_id: z.string().min(1).optional(),
-    display_name: z.string().min(1).optional(),
-    created_at: z.iso.datetime().optional(),
-  }),
-]);
-
-const Upstream = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "must be letters, digits, '_', '.' or '-'"),
-  protocol: z.enum(["anthropic", "openai"]),
-  base_url: z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, "")),
-  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name"),
-  models: z.array(Model).min(1),
-  /** Higher tiers are tried first; failover moves down a tier only when the higher one is spent. */
-  priority: z.number().int().default(0),
-  /** Share of traffic within its priority tier. */
-  weight: z.number().positive().default(1),
-  /** Milliseconds until the upstream's response headers (and a non-streamed body) arrive. */
-  timeout_ms: z.number().int().positive().default(600_000),
-  /** Longest silence between two stream chunks before the stream is failed as timed out. */
-  idle_timeout_ms: z.number().int().positive().default(300_000),
-  /** Longest whole exchange with the upstream, stream included. */
-  total_timeout_ms: z.number().int().positive().default(1_800_000),
-  /** `max_tokens` sent to an Anthropic upstream when an OpenAI client omits it. */
-  default_max_tokens: z.number().int().positive().default(4096),
-  /** Largest `max_tokens` the upstream's models accept; translated requests asking more are lowered to it. */
-  max_output_tokens: z.number().int().positive().optional(),
-  /** The field a translated request's output limit goes in: OpenAI's reasoning models refuse `max_tokens`. */
-  max_tokens_field: z.enum(["max_tokens", "max_completion_tokens"]).default("max_tokens"),
-  /** Whether the upstream's models take `reasoning_effort`; other models refuse it, so thinking is then dropped. */
-  reasoning_effort: z.boolean().default(false),
-});
 
 const Group = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "must be letters, digits, '_', '.' or '-'"),
@@ -121,14 +86,14 @@ const ConfigSchema = z.strictObject({
   log: Log.default(Log.parse({})),
   metrics: Metrics.default(Metrics.parse({})),
   usage: Usage.default(Usage.parse({})),
-  upstreams: z.array(Upstream).min(1),
+  upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
 });
 
 /** The validated config, with defaults applied. */
 export type Config = z.infer<typeof ConfigSchema>;
 /** One upstream as configured. */
-export type UpstreamConfig = Config["upstreams"][number];
+export type { UpstreamConfig };
 /** One group as configured. */
 export type GroupConfig = Config["groups"][number];
 

@@ -17,7 +17,6 @@ export interface Deps {
   config: Config;
   table: RouteTable;
   store: Store;
-  fetch: typeof fetch;
   now(): Date;
   log(line: Record<string, unknown>): void;
   /** Health per deployment and per upstream in this process. */

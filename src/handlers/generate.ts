@@ -1,10 +1,10 @@
 /** @module POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses. */
 import { readJsonBody, saneId } from "../core/http.ts";
 import { checkBody, type Operation } from "../core/protocols.ts";
-import type { JsonObject, Protocol } from "../core/types.ts";
+import type { Protocol } from "../core/types.ts";
+import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import { resolveRoutes } from "../relay/routing.ts";
-import { estimatePromptTokens } from "../core/estimate.ts";
 import type { RequestContext } from "./context.ts";
 
 /** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */
@@ -20,8 +20,9 @@ export function generate(protocol: Protocol, operation: Operation) {
     // Only a model the group enables is recorded: anything else is client input of any size and content.
     exchange.model = body.model as string;
     for (const observer of ctx.deps.observers) await observer.admit?.(exchange, body, principal);
+    // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.
     if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
-      return Response.json({ input_tokens: estimateTokens(body) });
+      return estimatedCount(body);
     }
     const usable = operation === "count_tokens" ? routes.filter((route) => route.protocol === "anthropic") : routes;
     return await relay(ctx.deps, {
@@ -41,12 +42,4 @@ export function generate(protocol: Protocol, operation: Operation) {
 /** Claude Code's session id, kept only when it looks like an id (it ends up in usage records). */
 function sessionId(headers: Headers): string | undefined {
   return saneId(headers.get("x-claude-code-session-id"));
-}
-
-/**
- * OpenAI-protocol upstreams have no token-counting endpoint; about four characters per token of the prompt's
- * JSON is the usual approximation, and Claude Code only uses the figure to plan context.
- */
-function estimateTokens(body: JsonObject): number {
-  return Math.max(1, estimatePromptTokens(body));
 }

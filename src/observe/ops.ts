@@ -41,7 +41,7 @@ export function opsRoutes(
   const layout = deploymentsByUpstream(deps.config);
   const keyed = new Set<string>();
   for (const routes of deps.table.routes.values()) {
-    for (const route of routes) if (route.apiKey !== undefined) keyed.add(route.upstream.name);
+    for (const route of routes) if (route.transport !== undefined) keyed.add(route.upstream.name);
   }
 
   function health(): Record<string, unknown> {

@@ -1,53 +1,110 @@
 /**
- * @module Transport per upstream protocol: the URL, the upstream's own credentials and the client headers
- * that may cross. The client's token never does. Each protocol's transport lives in its own file.
+ * @module The registry of transports by upstream kind, built once per upstream from its config and the credentials
+ * its environment variables name: an API key, AWS credentials or a Bedrock API key, or a Google service-account
+ * key file. An upstream whose credentials are missing or unusable gets no transport, and a reason that names only
+ * the variables and files (never a value).
  */
 import type { UpstreamConfig } from "../core/config.ts";
-import type { Operation } from "../core/protocols.ts";
-import type { JsonObject, UpstreamProtocol } from "../core/types.ts";
-import { anthropic } from "./anthropic.ts";
-import { openai } from "./openai.ts";
+import { BEDROCK_BETAS, bedrockTransport } from "./bedrock.ts";
+import { parseServiceAccount, serviceAccountTokens } from "./google_token.ts";
+import { keyedTransport } from "./keyed.ts";
+import type { Transport } from "./transport.ts";
+import { VERTEX_BETAS, vertexTransport } from "./vertex.ts";
 
-/** What one upstream protocol adds to a request: the paths it serves and its headers. */
-interface Transport {
-  paths: Partial<Record<Operation, string>>;
-  /** Sets the upstream's own credentials and the protocol headers that may cross from the client's headers. */
-  headers(headers: Headers, apiKey: string, client: Headers): void;
+export { estimatedCount, redactSecrets, type Transport, type TransportCall } from "./transport.ts";
+
+/** What building transports needs from the process. */
+export interface TransportIo {
+  env(name: string): string | undefined;
+  fetch: typeof fetch;
+  now(): Date;
+  log(line: Record<string, unknown>): void;
+  /** Reads a credentials file that an environment variable names. */
+  readTextFile(path: string): string;
 }
 
-const TRANSPORTS: Record<UpstreamProtocol, Transport> = { anthropic, "openai-chat": openai };
+/** One upstream's transport, or why it has none. */
+export type Credentialed = { transport: Transport; problem?: undefined } | { transport?: undefined; problem: string };
 
-/** The upstream a call goes to; a route of the route table is one. */
-export interface Target {
-  upstream: Pick<UpstreamConfig, "base_url">;
-  protocol: UpstreamProtocol;
-  /** The upstream's key; undefined when its environment variable is unset. */
-  apiKey: string | undefined;
+/** The transport for each upstream, or the reason it has none, by upstream name. */
+export function createTransports(upstreams: readonly UpstreamConfig[], io: TransportIo): Map<string, Credentialed> {
+  return new Map(upstreams.map((upstream) => [upstream.name, createTransport(upstream, io)]));
 }
 
-/** Everything needed to build one upstream request. */
-export interface UpstreamCall {
-  route: Target;
-  operation: Operation;
-  /** The JSON body, or bytes already serialized (a passthrough body that needs no change). */
-  body: JsonObject | Uint8Array<ArrayBuffer>;
-  /** The client's headers; only protocol headers are copied from them. */
-  clientHeaders: Headers;
-  /** The client's query string, forwarded only when the upstream speaks the client's protocol. */
-  search: string;
-  requestId: string;
+function unset(...names: string[]): { problem: string } {
+  return { problem: `${names.join(" and ")} ${names.length > 1 ? "are" : "is"} not set` };
 }
 
-/** Builds the upstream URL and headers; pure apart from serializing the body. */
-export function buildUpstreamRequest(call: UpstreamCall): { url: string; init: RequestInit } {
-  const { route } = call;
-  const transport = TRANSPORTS[route.protocol];
-  const headers = new Headers({ "content-type": "application/json", "x-request-id": call.requestId });
-  transport.headers(headers, route.apiKey ?? "", call.clientHeaders);
-  const path = transport.paths[call.operation];
-  if (!path) throw new RangeError(`Cannot build upstream request: ${route.protocol} has no ${call.operation}`);
-  return {
-    url: `${route.upstream.base_url}${path}${call.search}`,
-    init: { method: "POST", headers, body: call.body instanceof Uint8Array ? call.body : JSON.stringify(call.body) },
+function createTransport(upstream: UpstreamConfig, io: TransportIo): Credentialed {
+  switch (upstream.protocol) {
+    case "anthropic":
+    case "openai": {
+      const apiKey = io.env(upstream.api_key_env) || undefined;
+      if (!apiKey) return unset(upstream.api_key_env);
+      const protocol = upstream.protocol === "openai" ? "openai-chat" : "anthropic";
+      return { transport: keyedTransport({ upstream, protocol, apiKey }, io.fetch) };
+    }
+    case "anthropic-bedrock":
+      return bedrockFrom(upstream, io);
+    case "anthropic-vertex":
+      return vertexFrom(upstream, io);
+  }
+}
+
+/** Bedrock with a Bedrock API key when the config names one, else with AWS credentials (a session token optional). */
+function bedrockFrom(
+  upstream: Extract<UpstreamConfig, { protocol: "anthropic-bedrock" }>,
+  io: TransportIo,
+): Credentialed {
+  const value = (name: string) => io.env(name) || undefined;
+  const settings = {
+    name: upstream.name,
+    baseUrl: upstream.base_url,
+    region: upstream.region,
+    betas: upstream.betas ?? BEDROCK_BETAS,
   };
+  if (upstream.api_key_env) {
+    const apiKey = value(upstream.api_key_env);
+    if (!apiKey) return unset(upstream.api_key_env);
+    return { transport: bedrockTransport({ ...settings, auth: { kind: "api_key", apiKey } }, io) };
+  }
+  const accessKeyId = value(upstream.aws_access_key_id_env);
+  const secretAccessKey = value(upstream.aws_secret_access_key_env);
+  if (!accessKeyId || !secretAccessKey) {
+    return unset(
+      ...(accessKeyId ? [] : [upstream.aws_access_key_id_env]),
+      ...(secretAccessKey ? [] : [upstream.aws_secret_access_key_env]),
+    );
+  }
+  const credentials = { accessKeyId, secretAccessKey, sessionToken: value(upstream.aws_session_token_env) };
+  return { transport: bedrockTransport({ ...settings, auth: { kind: "sigv4", credentials } }, io) };
+}
+
+/** Vertex with the service account of the key file the config's variable names; the file is read once, here. */
+function vertexFrom(
+  upstream: Extract<UpstreamConfig, { protocol: "anthropic-vertex" }>,
+  io: TransportIo,
+): Credentialed {
+  const variable = upstream.credentials_file_env;
+  const file = io.env(variable);
+  if (!file) return unset(variable);
+  let account;
+  try {
+    account = parseServiceAccount(io.readTextFile(file));
+  } catch (err) {
+    // A read error names the path, which stays out of the message; a parse error names only the field at fault.
+    const why = err instanceof SyntaxError || err instanceof TypeError ? ` (${err.message})` : "";
+    return { problem: `${variable} names a file that cannot be used${why}` };
+  }
+  const tokens = serviceAccountTokens(account, { fetch: io.fetch, now: () => io.now().getTime() });
+  const settings = {
+    name: upstream.name,
+    baseUrl: upstream.base_url,
+    project: upstream.project,
+    region: upstream.region,
+    betas: upstream.betas ?? VERTEX_BETAS,
+    tokens,
+    privateKey: account.private_key,
+  };
+  return { transport: vertexTransport(settings, io) };
 }

@@ -35,6 +35,14 @@ export interface Transport {
   secrets(): string[];
 }
 
+/** `text` with every secret of a transport replaced, for upstream text on its way to a client or a log. */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  for (const secret of secrets) {
+    if (secret !== "" && text.includes(secret)) text = text.replaceAll(secret, "[redacted]");
+  }
+  return text;
+}
+
 /** The Messages API version sent when a request carries none. */
 export const DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
 
@@ -105,7 +113,10 @@ export function anthropicErrorAnswer(status: number, type: string, message: stri
   return Response.json({ type: "error", error: { type, message } }, { status, headers });
 }
 
-/** A token count estimated from the prompt's size, flagged as such for clients that read the body. */
+/**
+ * A token count estimated from the prompt's size (about four characters per token of its JSON), flagged as such for
+ * clients that read the body; Claude Code only uses the figure to plan its context.
+ */
 export function estimatedCount(body: JsonObject): Response {
   return Response.json({ input_tokens: Math.max(1, estimatePromptTokens(body)), estimated: true });
 }

@@ -6,6 +6,7 @@ import { GatewayError, kindForStatus, statusForClient } from "../core/errors.ts"
 import { json } from "../core/http.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import { redactSecrets } from "../providers/mod.ts";
 import type { Translation } from "../translate/mod.ts";
 import { usageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
@@ -135,8 +136,8 @@ export function finishJson(deps: RelayDeps, call: RelayRequest, plan: AttemptPla
   const { res, translation, passthrough } = answer;
   let { text } = answer;
   const name = route.upstream.name;
-  // An upstream error may quote the key it was sent; the client must never see the gateway's key.
-  if (!res.ok && route.apiKey && text.includes(route.apiKey)) text = text.replaceAll(route.apiKey, "[redacted]");
+  // An upstream error may quote the key or token it was sent; the client must never see the gateway's credentials.
+  if (!res.ok) text = redactSecrets(text, route.transport?.secrets() ?? []);
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -1,9 +1,8 @@
 /**
- * @module One upstream attempt: translate the request, send it with the upstream's key under its timeouts,
+ * @module One upstream attempt: translate the request, send it through the upstream's transport under its timeouts,
  * and classify the answer as a response for the client or a failure that may fail over to the next upstream.
  */
 import { GatewayError } from "../core/errors.ts";
-import { buildUpstreamRequest } from "../providers/mod.ts";
 import { pickTranslator } from "../translate/mod.ts";
 import { answerRefused, type AttemptPlan, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
 import { chunkReader } from "./body_reader.ts";
@@ -39,15 +38,8 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
   // Same protocol both sides: query strings, error bodies and JSON answers pass as the upstream sent them.
   const passthrough = call.client === route.protocol;
   const upstreamBody = translation.request(call.body);
-  const { url, init } = buildUpstreamRequest({
-    route,
-    operation: call.operation,
-    body: upstreamBody === call.body && call.bytes ? call.bytes : upstreamBody,
-    clientHeaders: call.req.headers,
-    search: passthrough ? searchOf(call.req.url) : "",
-    requestId: call.requestId,
-  });
-
+  // The relay tries only routes that have a transport.
+  const transport = route.transport!;
   const controller = new AbortController();
   const signals = [call.req.signal, ...(deps.closing ? [deps.closing] : [])];
   const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
@@ -78,8 +70,13 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
     }
     const reason = controller.signal.reason;
     const timedOut = controller.signal.aborted && reason instanceof GatewayError;
-    const error = timedOut ? reason : new GatewayError("upstream", `Cannot reach upstream "${name}"`);
-    // The fetch error text names the upstream URL, so only its class reaches the log.
+    // A transport that could not ask the upstream at all (no access token) says why; a fetch error's text names the
+    // upstream URL, so only its class reaches the log.
+    const error = timedOut
+      ? reason
+      : err instanceof GatewayError
+      ? err
+      : new GatewayError("upstream", `Cannot reach upstream "${name}"`);
     deps.log({
       request_id: call.requestId,
       event: "upstream_error",
@@ -93,7 +90,16 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
   try {
     let res: Response;
     try {
-      res = await deps.fetch(url, { ...init, signal: controller.signal });
+      res = await transport.send({
+        operation: call.operation,
+        upstreamModel: route.upstreamModel,
+        body: upstreamBody,
+        bytes: upstreamBody === call.body ? call.bytes : undefined,
+        clientHeaders: call.req.headers,
+        search: passthrough ? searchOf(call.req.url) : "",
+        requestId: call.requestId,
+        signal: controller.signal,
+      });
     } catch (err) {
       release();
       return upstreamFailed(err, "status");
@@ -117,7 +123,7 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
           new GatewayError("upstream", `Upstream "${name}" ended the stream before sending anything`),
         );
       }
-      const refused = leadingError(first.value, route.protocol, name, route.apiKey);
+      const refused = leadingError(first.value, route.protocol, name, transport.secrets());
       if (refused) {
         // Nothing has reached the client: this is a failed attempt with a real status, not a 200 with an error.
         release();

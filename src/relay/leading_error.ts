@@ -5,6 +5,7 @@
 import { type ErrorKind, GatewayError } from "../core/errors.ts";
 import { SseParser } from "../core/sse.ts";
 import { isObject, type Protocol } from "../core/types.ts";
+import { redactSecrets } from "../providers/mod.ts";
 
 /** Anthropic error types and OpenAI error codes or types, by the kind they mean (see docs/protocols.md, "Errors"). */
 const KINDS: Record<string, ErrorKind> = {
@@ -27,13 +28,13 @@ export function leadingError(
   chunk: Uint8Array,
   protocol: Protocol,
   upstream: string,
-  apiKey?: string,
+  secrets: readonly string[] = [],
 ): GatewayError | undefined {
   let text = decoder.decode(chunk);
   // Most streams open with message_start or a first chunk; only text that mentions an error is parsed again.
   if (!text.includes("error")) return undefined;
-  // The message goes to the client; an upstream that quotes the gateway's key must not hand it on.
-  if (apiKey && text.includes(apiKey)) text = text.replaceAll(apiKey, "[redacted]");
+  // The message goes to the client; an upstream that quotes the gateway's credentials must not hand them on.
+  text = redactSecrets(text, secrets);
   const [first] = new SseParser().push(text);
   if (!first) return undefined;
   const isError = protocol === "anthropic"

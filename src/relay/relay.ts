@@ -31,11 +31,11 @@ export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
 
 /** The response to a request, after as many upstream attempts as the routing policy allows. */
 export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Response> {
-  const keyed = call.routes.filter((route) => route.apiKey !== undefined);
+  const keyed = call.routes.filter((route) => route.transport !== undefined);
   if (keyed.length === 0) {
     throw new GatewayError(
       "unavailable",
-      `No upstream is available for model "${call.body.model}": its API key is not configured`,
+      `No upstream is available for model "${call.body.model}": its upstream key is not configured`,
     );
   }
   const candidates = keyed.length === 1 ? keyed : orderCandidates(keyed, deps.random);

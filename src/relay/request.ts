@@ -12,7 +12,6 @@ import type { Route } from "./routing.ts";
 
 /** What the relay needs from the app. */
 export interface RelayDeps {
-  fetch: typeof fetch;
   now(): Date;
   log(line: Record<string, unknown>): void;
   health: HealthBoard;

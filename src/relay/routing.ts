@@ -6,6 +6,7 @@ import type { Config, UpstreamConfig } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Group } from "../core/principal.ts";
 import type { UpstreamProtocol } from "../core/types.ts";
+import type { Transport } from "../providers/mod.ts";
 
 /** One way to serve a public model id: a deployment, whose health is tracked on its own. */
 export interface Route {
@@ -16,8 +17,8 @@ export interface Route {
   protocol: UpstreamProtocol;
   /** The id the upstream knows the model by. */
   upstreamModel: string;
-  /** The upstream's key, or undefined when its environment variable is unset (the route then answers 503). */
-  apiKey: string | undefined;
+  /** How requests reach the upstream; undefined when its credentials are missing (the route then answers 503). */
+  transport: Transport | undefined;
   /** Copied from the upstream: try order and share of traffic. */
   priority: number;
   weight: number;
@@ -42,17 +43,23 @@ export function serves(table: RouteTable, model: string): boolean {
   return (table.routes.get(model)?.length ?? 0) > 0;
 }
 
+/** The protocol each kind of upstream speaks: the clouds serve Claude through the Messages protocol. */
 const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], UpstreamProtocol> = {
   anthropic: "anthropic",
   openai: "openai-chat",
+  "anthropic-bedrock": "anthropic",
+  "anthropic-vertex": "anthropic",
 };
 
-/** Builds the table; keys are read from the environment once, here. */
-export function buildRouteTable(config: Config, env: (name: string) => string | undefined): RouteTable {
+/** Builds the table from the config and each upstream's transport (undefined when it has no credentials). */
+export function buildRouteTable(
+  config: Config,
+  transportOf: (upstream: UpstreamConfig) => Transport | undefined,
+): RouteTable {
   const routes = new Map<string, Route[]>();
   const models = new Map<string, ModelInfo>();
   for (const upstream of config.upstreams) {
-    const apiKey = env(upstream.api_key_env) || undefined;
+    const transport = transportOf(upstream);
     for (const entry of upstream.models) {
       const model = typeof entry === "string" ? { id: entry } : entry;
       const route = {
@@ -60,7 +67,7 @@ export function buildRouteTable(config: Config, env: (name: string) => string | 
         upstream,
         protocol: UPSTREAM_PROTOCOL[upstream.protocol],
         upstreamModel: "upstream_id" in model && model.upstream_id ? model.upstream_id : model.id,
-        apiKey,
+        transport,
         priority: upstream.priority,
         weight: upstream.weight,
       };
@@ -87,11 +94,6 @@ export function deploymentsByUpstream(config: Config): Map<string, string[]> {
     layout.set(upstream.name, [...new Set(ids)]);
   }
   return layout;
-}
-
-/** Upstreams whose key is missing, for the start-up warning. */
-export function upstreamsWithoutKey(config: Config, env: (name: string) => string | undefined): UpstreamConfig[] {
-  return config.upstreams.filter((upstream) => !env(upstream.api_key_env));
 }
 
 /** The routes for a model the group enables; 404 (pointing at the listing) otherwise. */

@@ -178,6 +178,7 @@ Deno.test("Anthropic SDK countTokens on a chat-upstream model gets an estimate w
     messages: [{ role: "user", content: "x".repeat(400) }],
   });
   assert.ok(counted.input_tokens >= 100 && counted.input_tokens < 150, `estimate ${counted.input_tokens}`);
+  assert.equal((counted as unknown as { estimated: boolean }).estimated, true, "flagged as an estimate");
   assert.equal(upstream.requests.length, 0);
 });
 

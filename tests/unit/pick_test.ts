@@ -5,7 +5,8 @@ import type { AttemptResult } from "../../src/relay/answer.ts";
 import { createHealthBoard } from "../../src/relay/health.ts";
 import { deploymentOf, pickNext } from "../../src/relay/pick.ts";
 import { createRetryBudget } from "../../src/relay/retry_budget.ts";
-import { buildRouteTable, type Route } from "../../src/relay/routing.ts";
+import type { Route } from "../../src/relay/routing.ts";
+import { routeTableFor } from "../_helpers.ts";
 
 const CONFIG = parseConfig(
   `
@@ -17,7 +18,7 @@ groups:
 `,
   "unit.yaml",
 );
-const [X, Y] = buildRouteTable(CONFIG, () => "key").routes.get("m")!;
+const [X, Y] = routeTableFor(CONFIG, () => "key").routes.get("m")!;
 
 function setup(budget = { ratio: 0.2, min_retries: 3 }) {
   let clock = 2_000_000;

@@ -1,24 +1,16 @@
 /** @module Unit tests for building upstream requests: which headers cross, and which never do. */
 import assert from "node:assert/strict";
-import { parseConfig } from "../../src/core/config.ts";
-import { buildUpstreamRequest } from "../../src/providers/mod.ts";
-import { buildRouteTable } from "../../src/relay/routing.ts";
+import { buildUpstreamRequest, type Target } from "../../src/providers/keyed.ts";
 
-const CONFIG = parseConfig(
-  `
-upstreams:
-  - { name: a, protocol: anthropic, base_url: "http://127.0.0.1:1/v1/", api_key_env: KA, models: [m] }
-  - { name: o, protocol: openai, base_url: "http://127.0.0.1:2/v1", api_key_env: KO, models: [g] }
-groups: [{ name: x, listing: auto, models: [m, g] }]
-`,
-  "unit.yaml",
-);
-const TABLE = buildRouteTable(CONFIG, (name) => `key-${name}`);
+/** An Anthropic upstream serving "m" and an OpenAI one serving "g", each with its key. */
+const TARGETS: Record<string, Target> = {
+  m: { upstream: { base_url: "http://127.0.0.1:1/v1" }, protocol: "anthropic", apiKey: "key-KA" },
+  g: { upstream: { base_url: "http://127.0.0.1:2/v1" }, protocol: "openai-chat", apiKey: "key-KO" },
+};
 
 function build(model: string, client: Record<string, string>, search = "") {
-  const route = TABLE.routes.get(model)![0];
   const { url, init } = buildUpstreamRequest({
-    route,
+    route: TARGETS[model],
     operation: "generate",
     body: { model },
     clientHeaders: new Headers(client),

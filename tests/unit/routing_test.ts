@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { matchEndpoint } from "../../src/app.ts";
 import { parseConfig } from "../../src/core/config.ts";
 import { GatewayError } from "../../src/core/errors.ts";
-import { buildRouteTable, listModels, paginate, resolveRoutes } from "../../src/relay/routing.ts";
+import { listModels, paginate, resolveRoutes } from "../../src/relay/routing.ts";
+import { routeTableFor } from "../_helpers.ts";
 
 const CONFIG = parseConfig(
   `
@@ -15,14 +16,14 @@ groups:
 `,
   "unit.yaml",
 );
-const TABLE = buildRouteTable(CONFIG, (name) => (name === "KEY_A" ? "ka" : undefined));
+const TABLE = routeTableFor(CONFIG, (name) => (name === "KEY_A" ? "ka" : undefined));
 const GROUP = CONFIG.groups[0];
 
 Deno.test("buildRouteTable() lists every upstream of a model with its key, priority and weight", () => {
   const routes = TABLE.routes.get("m1")!;
   assert.deepEqual(
-    routes.map((r) => [r.upstream.name, r.protocol, r.upstreamModel, r.apiKey, r.priority, r.weight]),
-    [["a", "anthropic", "m1", "ka", 0, 1], ["b", "openai-chat", "m1", undefined, 2, 3]],
+    routes.map((r) => [r.upstream.name, r.protocol, r.upstreamModel, r.transport?.secrets(), r.priority, r.weight]),
+    [["a", "anthropic", "m1", ["ka"], 0, 1], ["b", "openai-chat", "m1", undefined, 2, 3]],
   );
   assert.equal(TABLE.routes.get("alias")![0].upstreamModel, "m1");
 });

@@ -1,0 +1,95 @@
+/**
+ * @module One upstream's config, per kind: an API with a key (Anthropic, OpenAI or compatible), Claude on Amazon
+ * Bedrock, or Claude on Google Vertex AI. Every kind shares the routing, timeout and model keys; a cloud's base URL
+ * follows from its region when the config gives none.
+ */
+import { z } from "zod";
+
+const Model = z.union([
+  z.string().min(1),
+  z.strictObject({
+    id: z.string().min(1),
+    upstream_id: z.string().min(1).optional(),
+    display_name: z.string().min(1).optional(),
+    created_at: z.iso.datetime().optional(),
+  }),
+]);
+
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
+const BaseUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, ""));
+/** Cloud regions and project ids end up in URLs: letters, digits and a few separators, never a '/'. */
+const PathPart = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, "must be letters, digits, '-', '_', '.' or ':'");
+
+/** Keys every upstream kind takes. */
+const COMMON = {
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, "must be letters, digits, '_', '.' or '-'"),
+  models: z.array(Model).min(1),
+  /** Higher tiers are tried first; failover moves down a tier only when the higher one is spent. */
+  priority: z.number().int().default(0),
+  /** Share of traffic within its priority tier. */
+  weight: z.number().positive().default(1),
+  /** Milliseconds until the upstream's response headers (and a non-streamed body) arrive. */
+  timeout_ms: z.number().int().positive().default(600_000),
+  /** Longest silence between two stream chunks before the stream is failed as timed out. */
+  idle_timeout_ms: z.number().int().positive().default(300_000),
+  /** Longest whole exchange with the upstream, stream included. */
+  total_timeout_ms: z.number().int().positive().default(1_800_000),
+  /** `max_tokens` sent to an Anthropic upstream when an OpenAI client omits it. */
+  default_max_tokens: z.number().int().positive().default(4096),
+  /** Largest `max_tokens` the upstream's models accept; translated requests asking more are lowered to it. */
+  max_output_tokens: z.number().int().positive().optional(),
+  /** The field a translated request's output limit goes in: OpenAI's reasoning models refuse `max_tokens`. */
+  max_tokens_field: z.enum(["max_tokens", "max_completion_tokens"]).default("max_tokens"),
+  /** Whether the upstream's models take `reasoning_effort`; other models refuse it, so thinking is then dropped. */
+  reasoning_effort: z.boolean().default(false),
+};
+
+/** The betas a cloud is sent, replacing the gateway's list for that cloud; others are left out of requests. */
+const Betas = z.array(z.string().regex(/^[a-z0-9-]+$/, "must be a beta name such as interleaved-thinking-2025-05-14"));
+
+const KeyedUpstream = z.strictObject({
+  ...COMMON,
+  protocol: z.enum(["anthropic", "openai"]),
+  base_url: BaseUrl,
+  api_key_env: EnvName,
+});
+
+const BedrockUpstream = z.strictObject({
+  ...COMMON,
+  protocol: z.literal("anthropic-bedrock"),
+  region: PathPart,
+  base_url: BaseUrl.optional(),
+  aws_access_key_id_env: EnvName.default("AWS_ACCESS_KEY_ID"),
+  aws_secret_access_key_env: EnvName.default("AWS_SECRET_ACCESS_KEY"),
+  aws_session_token_env: EnvName.default("AWS_SESSION_TOKEN"),
+  /** A Bedrock API key, sent as a bearer token instead of signing, when this names its variable. */
+  api_key_env: EnvName.optional(),
+  betas: Betas.optional(),
+}).transform((upstream) => ({
+  ...upstream,
+  base_url: upstream.base_url ?? `https://bedrock-runtime.${upstream.region}.amazonaws.com`,
+}));
+
+const VertexUpstream = z.strictObject({
+  ...COMMON,
+  protocol: z.literal("anthropic-vertex"),
+  project: PathPart,
+  region: PathPart,
+  base_url: BaseUrl.optional(),
+  /** The variable that names a service-account key file. */
+  credentials_file_env: EnvName.default("GOOGLE_APPLICATION_CREDENTIALS"),
+  betas: Betas.optional(),
+}).transform((upstream) => ({ ...upstream, base_url: upstream.base_url ?? vertexBaseUrl(upstream.region) }));
+
+/** Vertex's endpoint for a region: the global one, a multi-region one ("us", "eu"), or the region's own. */
+function vertexBaseUrl(region: string): string {
+  if (region === "global") return "https://aiplatform.googleapis.com";
+  if (region === "us" || region === "eu") return `https://aiplatform.${region}.rep.googleapis.com`;
+  return `https://${region}-aiplatform.googleapis.com`;
+}
+
+/** One upstream, by the protocol it is reached with. */
+export const UpstreamSchema = z.discriminatedUnion("protocol", [KeyedUpstream, BedrockUpstream, VertexUpstream]);
+
+/** One upstream as configured, with defaults applied and its base URL known. */
+export type UpstreamConfig = z.infer<typeof UpstreamSchema>;

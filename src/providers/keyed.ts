@@ -1,0 +1,73 @@
+/**
+ * @module The transport of an upstream reached with an API key (Anthropic, OpenAI and compatible services): the URL,
+ * the key and the client headers that may cross. The client's token never does. Each protocol's paths and headers
+ * live in its own file.
+ */
+import type { UpstreamConfig } from "../core/config.ts";
+import type { Operation } from "../core/protocols.ts";
+import type { JsonObject, UpstreamProtocol } from "../core/types.ts";
+import { anthropic } from "./anthropic.ts";
+import { openai } from "./openai.ts";
+import type { Transport } from "./transport.ts";
+
+/** What one upstream protocol adds to a request: the paths it serves and its headers. */
+interface KeyedApi {
+  paths: Partial<Record<Operation, string>>;
+  /** Sets the upstream's own credentials and the protocol headers that may cross from the client's headers. */
+  headers(headers: Headers, apiKey: string, client: Headers): void;
+}
+
+const APIS: Record<UpstreamProtocol, KeyedApi> = { anthropic, "openai-chat": openai };
+
+/** The upstream a call goes to. */
+export interface Target {
+  upstream: Pick<UpstreamConfig, "base_url">;
+  protocol: UpstreamProtocol;
+  /** The upstream's key; undefined when its environment variable is unset. */
+  apiKey: string | undefined;
+}
+
+/** Everything needed to build one upstream request. */
+export interface UpstreamCall {
+  route: Target;
+  operation: Operation;
+  /** The JSON body, or bytes already serialized (a passthrough body that needs no change). */
+  body: JsonObject | Uint8Array<ArrayBuffer>;
+  /** The client's headers; only protocol headers are copied from them. */
+  clientHeaders: Headers;
+  /** The client's query string, forwarded only when the upstream speaks the client's protocol. */
+  search: string;
+  requestId: string;
+}
+
+/** Builds the upstream URL and headers; pure apart from serializing the body. */
+export function buildUpstreamRequest(call: UpstreamCall): { url: string; init: RequestInit } {
+  const { route } = call;
+  const api = APIS[route.protocol];
+  const headers = new Headers({ "content-type": "application/json", "x-request-id": call.requestId });
+  api.headers(headers, route.apiKey ?? "", call.clientHeaders);
+  const path = api.paths[call.operation];
+  if (!path) throw new RangeError(`Cannot build upstream request: ${route.protocol} has no ${call.operation}`);
+  return {
+    url: `${route.upstream.base_url}${path}${call.search}`,
+    init: { method: "POST", headers, body: call.body instanceof Uint8Array ? call.body : JSON.stringify(call.body) },
+  };
+}
+
+/** The transport of a keyed upstream: the request as built above, sent with the runtime's fetch. */
+export function keyedTransport(target: Target, fetch: typeof globalThis.fetch): Transport {
+  return {
+    async send(call) {
+      const { url, init } = buildUpstreamRequest({
+        route: target,
+        operation: call.operation,
+        body: call.bytes ?? call.body,
+        clientHeaders: call.clientHeaders,
+        search: call.search,
+        requestId: call.requestId,
+      });
+      return await fetch(url, { ...init, signal: call.signal });
+    },
+    secrets: () => target.apiKey ? [target.apiKey] : [],
+  };
+}

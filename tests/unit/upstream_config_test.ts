@@ -1,0 +1,163 @@
+/**
+ * @module Cloud upstreams in the config (keys per kind, base URLs from regions, errors that name the field) and the
+ * transports built from them (which credentials each needs, and problems that name variables, never values).
+ */
+import assert from "node:assert/strict";
+import { type Config, parseConfig } from "../../src/core/config.ts";
+import { createTransports, type TransportIo } from "../../src/providers/mod.ts";
+
+function config(upstream: string): Config {
+  return parseConfig(`upstreams:\n  - ${upstream}\ngroups: [{ name: g, listing: auto, models: [m] }]\n`, "unit.yaml");
+}
+
+const PARSED = [
+  {
+    name: "Bedrock derives its base URL from the region and takes the AWS variables by default",
+    yaml: "{ name: b, protocol: anthropic-bedrock, region: eu-west-3, models: [m] }",
+    want: {
+      base_url: "https://bedrock-runtime.eu-west-3.amazonaws.com",
+      aws_access_key_id_env: "AWS_ACCESS_KEY_ID",
+      aws_secret_access_key_env: "AWS_SECRET_ACCESS_KEY",
+      aws_session_token_env: "AWS_SESSION_TOKEN",
+    },
+  },
+  {
+    name: "Bedrock keeps a configured base URL (a VPC endpoint) without its trailing slash",
+    yaml: "{ name: b, protocol: anthropic-bedrock, region: us-east-1, base_url: 'https://vpce.example/', models: [m] }",
+    want: { base_url: "https://vpce.example" },
+  },
+  {
+    name: "Vertex derives a regional base URL and reads GOOGLE_APPLICATION_CREDENTIALS by default",
+    yaml: "{ name: v, protocol: anthropic-vertex, project: my-project, region: us-east5, models: [m] }",
+    want: {
+      base_url: "https://us-east5-aiplatform.googleapis.com",
+      credentials_file_env: "GOOGLE_APPLICATION_CREDENTIALS",
+    },
+  },
+  {
+    name: "Vertex's global region uses the global endpoint",
+    yaml: "{ name: v, protocol: anthropic-vertex, project: p-1, region: global, models: [m] }",
+    want: { base_url: "https://aiplatform.googleapis.com" },
+  },
+  {
+    name: "a cloud takes its own list of betas",
+    yaml:
+      "{ name: v, protocol: anthropic-vertex, project: p-1, region: eu, betas: [context-1m-2025-08-07], models: [m] }",
+    want: { base_url: "https://aiplatform.eu.rep.googleapis.com", betas: ["context-1m-2025-08-07"] },
+  },
+];
+for (const c of PARSED) {
+  Deno.test(`parseConfig(): ${c.name}`, () => {
+    const upstream = config(c.yaml).upstreams[0] as Record<string, unknown>;
+    for (const [key, value] of Object.entries(c.want)) assert.deepEqual(upstream[key], value, key);
+  });
+}
+
+const REFUSED = [
+  {
+    name: "a Bedrock upstream without a region",
+    yaml: "{ name: b, protocol: anthropic-bedrock, models: [m] }",
+    want: /upstreams\[0\]\.region: .*expected string/,
+  },
+  {
+    name: "a Vertex key on a Bedrock upstream",
+    yaml: "{ name: b, protocol: anthropic-bedrock, region: us-east-1, project: p, models: [m] }",
+    want: /upstreams\[0\]: Unrecognized key: "project"/,
+  },
+  {
+    name: "an API key upstream without its key variable",
+    yaml: "{ name: a, protocol: anthropic, base_url: 'https://x', models: [m] }",
+    want: /upstreams\[0\]\.api_key_env/,
+  },
+  {
+    name: "a protocol no upstream kind speaks",
+    yaml: "{ name: a, protocol: bedrock, region: us-east-1, models: [m] }",
+    want: /upstreams\[0\]\.protocol: .*'anthropic-bedrock' \| 'anthropic-vertex'/,
+  },
+  {
+    name: "a project id that would change the URL's path",
+    yaml: "{ name: v, protocol: anthropic-vertex, project: ../x, region: us-east5, models: [m] }",
+    want: /upstreams\[0\]\.project: must be letters/,
+  },
+];
+for (const c of REFUSED) {
+  Deno.test(`parseConfig() refuses ${c.name}, naming the field`, () => {
+    assert.throws(() => config(c.yaml), (err: Error) => {
+      assert.match(err.message, c.want);
+      return true;
+    });
+  });
+}
+
+function io(env: Record<string, string>, files: Record<string, string> = {}): TransportIo {
+  return {
+    env: (name) => env[name],
+    fetch,
+    now: () => new Date(),
+    log: () => {},
+    readTextFile: (path) => {
+      if (!(path in files)) throw new Deno.errors.NotFound(`No such file: ${path}`);
+      return files[path];
+    },
+  };
+}
+
+const BEDROCK = "{ name: b, protocol: anthropic-bedrock, region: us-east-1, models: [m] }";
+const VERTEX = "{ name: v, protocol: anthropic-vertex, project: p-1, region: us-east5, models: [m] }";
+const ACCOUNT = JSON.stringify({
+  type: "service_account",
+  client_email: "a@p-1.iam.gserviceaccount.com",
+  private_key: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+  token_uri: "https://oauth2.googleapis.com/token",
+});
+
+const CREDENTIALS: { name: string; yaml: string; env: Record<string, string>; problem?: string }[] = [
+  {
+    name: "Bedrock with both AWS variables",
+    yaml: BEDROCK,
+    env: { AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "s" },
+  },
+  {
+    name: "Bedrock without its secret",
+    yaml: BEDROCK,
+    env: { AWS_ACCESS_KEY_ID: "id" },
+    problem: "AWS_SECRET_ACCESS_KEY is not set",
+  },
+  {
+    name: "Bedrock with neither AWS variable",
+    yaml: BEDROCK,
+    env: {},
+    problem: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set",
+  },
+  {
+    name: "Bedrock with a Bedrock API key variable that is unset (no fallback to other credentials)",
+    yaml: BEDROCK.replace("models", "api_key_env: BEDROCK_KEY, models"),
+    env: { AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "s" },
+    problem: "BEDROCK_KEY is not set",
+  },
+  { name: "Vertex with a readable key file", yaml: VERTEX, env: { GOOGLE_APPLICATION_CREDENTIALS: "/sa.json" } },
+  { name: "Vertex without its variable", yaml: VERTEX, env: {}, problem: "GOOGLE_APPLICATION_CREDENTIALS is not set" },
+  {
+    name: "Vertex with a file that is not there",
+    yaml: VERTEX,
+    env: { GOOGLE_APPLICATION_CREDENTIALS: "/missing.json" },
+    problem: "GOOGLE_APPLICATION_CREDENTIALS names a file that cannot be used",
+  },
+  {
+    name: "Vertex with a file that lacks the private key",
+    yaml: VERTEX,
+    env: { GOOGLE_APPLICATION_CREDENTIALS: "/broken.json" },
+    problem:
+      'GOOGLE_APPLICATION_CREDENTIALS names a file that cannot be used (Cannot read service-account file: "private_key" is missing)',
+  },
+];
+const FILES = { "/sa.json": ACCOUNT, "/broken.json": JSON.stringify({ ...JSON.parse(ACCOUNT), private_key: "" }) };
+for (const c of CREDENTIALS) {
+  Deno.test(`createTransports(): ${c.name}`, () => {
+    const [built] = createTransports(config(c.yaml).upstreams, io(c.env, FILES)).values();
+    assert.equal(built.problem, c.problem);
+    assert.equal(built.transport === undefined, c.problem !== undefined);
+    // A problem names variables, never a value or a path.
+    if (built.problem) assert.ok(!/missing\.json|\bid\b/.test(built.problem));
+  });
+}
