@@ -161,3 +161,37 @@ for (const c of CREDENTIALS) {
     if (built.problem) assert.ok(!/missing\.json|\bid\b/.test(built.problem));
   });
 }
+
+/** The ```yaml blocks of a Markdown file. */
+function yamlBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1]);
+}
+
+Deno.test("docs/clouds.md: every config example parses as written (snippets inside a minimal config)", () => {
+  const blocks = yamlBlocks(Deno.readTextFileSync(new URL("../../docs/clouds.md", import.meta.url)));
+  assert.equal(blocks.length, 3);
+  const whole = parseConfig(blocks[0], "clouds.md");
+  assert.deepEqual(whole.upstreams.map((u) => u.protocol), ["anthropic", "anthropic-bedrock", "anthropic-vertex"]);
+  for (const snippet of blocks.slice(1)) {
+    const parsed = parseConfig(
+      `upstreams:\n${snippet}groups: [{ name: g, listing: auto, models: [claude-sonnet-4-5] }]\n`,
+      "clouds.md",
+    );
+    assert.match(parsed.upstreams[0].protocol, /^anthropic-(bedrock|vertex)$/);
+  }
+});
+
+Deno.test("config/gateway.example.yaml: the commented cloud upstreams parse once uncommented", () => {
+  const example = Deno.readTextFileSync(new URL("../../config/gateway.example.yaml", import.meta.url));
+  const uncommented = example.replace(
+    /^ {2}# (- name: (bedrock|vertex)[\s\S]*?)(?=^groups:)/m,
+    (block) => block.split("\n").map((line) => line.replace(/^ {2}# /, "  ")).join("\n"),
+  );
+  assert.notEqual(uncommented, example);
+  const parsed = parseConfig(uncommented, "example");
+  const clouds = parsed.upstreams.filter((u) => u.protocol.startsWith("anthropic-"));
+  assert.deepEqual(clouds.map((u) => [u.name, u.base_url]), [
+    ["bedrock", "https://bedrock-runtime.us-east-1.amazonaws.com"],
+    ["vertex", "https://us-east5-aiplatform.googleapis.com"],
+  ]);
+});
