@@ -42,6 +42,8 @@ const COMMON = {
   max_tokens_field: z.enum(["max_tokens", "max_completion_tokens"]).default("max_tokens"),
   /** Whether the upstream's models take `reasoning_effort`; other models refuse it, so thinking is then dropped. */
   reasoning_effort: z.boolean().default(false),
+  /** Whether the upstream takes freeform (`custom`) tools as they are, as OpenAI does; else they are sent as functions. */
+  native_custom_tools: z.boolean().default(false),
 };
 
 /** The betas a cloud is sent, replacing the gateway's list for that cloud; others are left out of requests. */

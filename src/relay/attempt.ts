@@ -34,6 +34,7 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
     maxOutputTokens: route.upstream.max_output_tokens,
     maxTokensField: route.upstream.max_tokens_field,
     reasoningEffort: route.upstream.reasoning_effort,
+    nativeCustomTools: route.upstream.native_custom_tools,
   });
   // Same protocol both sides: query strings, error bodies and JSON answers pass as the upstream sent them.
   const passthrough = call.client === route.protocol;

@@ -66,8 +66,11 @@ export function anthropicToolChoice(choice: unknown, parallel: unknown): JsonObj
   else if (choice === "auto") out = { type: "auto" };
   else if (typeof choice === "object" && choice !== null) {
     const c = choice as JsonObject;
-    const fn = typeof c.function === "object" && c.function !== null ? c.function as JsonObject : c;
-    if (c.type === "function" && typeof fn.name === "string") out = { type: "tool", name: fn.name };
+    const named = c.function ?? c.custom;
+    const fn = typeof named === "object" && named !== null ? named as JsonObject : c;
+    if ((c.type === "function" || c.type === "custom") && typeof fn.name === "string") {
+      out = { type: "tool", name: fn.name };
+    }
   }
   if (parallel === false && out?.type !== "none") {
     out = { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };

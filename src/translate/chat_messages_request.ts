@@ -4,6 +4,7 @@
  */
 import { isObject, type JsonObject } from "../core/types.ts";
 import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
+import { FREEFORM_PARAM, freeformDescription, freeformParameters } from "./freeform_tools.ts";
 import type { TranslateContext } from "./identity.ts";
 import {
   anthropicImage,
@@ -38,12 +39,23 @@ function contentBlocks(content: unknown, ctx: TranslateContext): JsonObject[] {
   return content.filter(isObject).map((part) => partBlock(part, ctx)).filter((b) => b !== undefined);
 }
 
-/** Function tools become Anthropic tools; custom (grammar) tools have no Anthropic form and are dropped. */
+/** The names of a chat request's freeform (`custom`) tools, whose calls go back to the client as `custom` calls. */
+export function freeformNames(tools: unknown): Set<string> {
+  const custom = Array.isArray(tools) ? tools.filter((t) => isObject(t) && t.type === "custom") as JsonObject[] : [];
+  return new Set(custom.map((tool) => isObject(tool.custom) ? String(tool.custom.name) : ""));
+}
+
+/** Function tools become Anthropic tools, and freeform (`custom`) tools functions of one string; others are dropped. */
 function anthropicTools(tools: unknown, ctx: TranslateContext): JsonObject[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   const out: JsonObject[] = [];
   for (const tool of tools.filter(isObject)) {
     const fn = isObject(tool.function) ? tool.function : undefined;
+    if (tool.type === "custom" && isObject(tool.custom)) {
+      const { name, description, format } = tool.custom;
+      out.push(anthropicTool(name, freeformParameters(), freeformDescription(description, format)));
+      continue;
+    }
     if (tool.type !== "function" || !fn) {
       ctx.log({ event: "translate_drop", field: "tools", tool: String(tool.type), reason: "not a function tool" });
       continue;
@@ -112,12 +124,13 @@ export function chatToMessagesRequest(body: JsonObject, ctx: TranslateContext): 
       const blocks = contentBlocks(message.content, ctx);
       const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
       calls.forEach((call, i) => {
-        const fn = isObject(call.function) ? call.function : {};
+        const custom = isObject(call.custom) ? call.custom : undefined;
+        const fn = custom ?? (isObject(call.function) ? call.function : {});
         blocks.push({
           type: "tool_use",
           id: sanitizeToolId(call.id, `call_${i}`),
           name: String(fn.name ?? ""),
-          input: parseToolArguments(fn.arguments),
+          input: custom ? { [FREEFORM_PARAM]: String(custom.input ?? "") } : parseToolArguments(fn.arguments),
         });
       });
       turns.add("assistant", blocks);

@@ -5,7 +5,8 @@
 import { GatewayError } from "../core/errors.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { chatToMessagesRequest } from "./chat_messages_request.ts";
+import { chatToMessagesRequest, freeformNames } from "./chat_messages_request.ts";
+import { freeformInput } from "./freeform_tools.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { chatUsage, finishFromStop, mergeAnthropicUsage, NO_USAGE, type Usage, usageFromAnthropic } from "./shared.ts";
 import { readAnthropicEvent } from "./upstream_events.ts";
@@ -14,16 +15,25 @@ function created(ctx: TranslateContext): number {
   return Math.floor(ctx.now() / 1000);
 }
 
+/** What the answer side needs to know of the request. */
+export interface ChatAnswerOptions {
+  ctx: TranslateContext;
+  /** The request's freeform tools: calls to them go back as `custom` calls carrying the raw input. */
+  freeform: Set<string>;
+  /** Whether the client asked for a usage chunk at the end of the stream. */
+  includeUsage?: boolean;
+}
+
 /** A non-streamed Anthropic message as a chat completion with one choice. */
-export function messagesToChatResponse(body: JsonObject, ctx: TranslateContext): JsonObject {
+export function messagesToChatResponse(body: JsonObject, { ctx, freeform }: ChatAnswerOptions): JsonObject {
   const blocks = Array.isArray(body.content) ? body.content.filter(isObject) : [];
   const text = blocks.filter((b) => b.type === "text").map((b) => String(b.text ?? "")).join("");
   const reasoning = blocks.filter((b) => b.type === "thinking").map((b) => String(b.thinking ?? "")).join("");
-  const toolCalls = blocks.filter((b) => b.type === "tool_use").map((b) => ({
-    id: b.id,
-    type: "function",
-    function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
-  }));
+  const toolCalls = blocks.filter((b) => b.type === "tool_use").map((b) =>
+    freeform.has(String(b.name))
+      ? { id: b.id, type: "custom", custom: { name: b.name, input: freeformInput(b.input ?? {}) } }
+      : { id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }
+  );
   const message: JsonObject = { role: "assistant", content: text || null, refusal: null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   // DeepSeek-style field: harmless to clients that ignore it, useful to those that show reasoning.
@@ -40,9 +50,10 @@ export function messagesToChatResponse(body: JsonObject, ctx: TranslateContext):
 
 /**
  * Anthropic events -> chat chunks. Tool calls are numbered among tool calls only (not block indices), and the
- * finish chunk is followed by a usage chunk when the client asked for one, then `[DONE]`.
+ * finish chunk is followed by a usage chunk when the client asked for one, then `[DONE]`. A freeform call's raw
+ * input can only be read out of its function form once the block is complete, so it is sent in one piece then.
  */
-export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolean): StreamStep {
+export function messagesToChatStream({ ctx, freeform, includeUsage = false }: ChatAnswerOptions): StreamStep {
   let id = `chatcmpl-${ctx.requestId}`;
   // Every chunk of one completion carries the same creation time, as OpenAI's do.
   const createdAt = created(ctx);
@@ -52,6 +63,8 @@ export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolea
   const toolIndex = new Map<number, number>();
   /** Tool calls (by block index) that have had argument text; the others get "{}" when their block stops. */
   const withArguments = new Set<number>();
+  /** Function-form arguments of the freeform calls (by block index), until their block stops. */
+  const freeformArgs = new Map<number, string>();
 
   function chunk(delta: JsonObject, finish: string | null = null): SseMessage {
     const data: JsonObject = {
@@ -92,6 +105,10 @@ export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolea
           if (block.type !== "tool_use") return [];
           const k = toolIndex.size;
           toolIndex.set(Number(data.index), k);
+          if (freeform.has(String(block.name))) {
+            freeformArgs.set(Number(data.index), "");
+            return [chunk({ tool_calls: [{ index: k, id: block.id, type: "custom", custom: { name: block.name } }] })];
+          }
           const call = { index: k, id: block.id, type: "function", function: { name: block.name, arguments: "" } };
           return [chunk({ tool_calls: [call] })];
         }
@@ -100,6 +117,11 @@ export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolea
           if (d.type === "text_delta" && d.text) return [chunk({ content: d.text })];
           if (d.type === "thinking_delta" && d.thinking) return [chunk({ reasoning_content: d.thinking })];
           const k = toolIndex.get(Number(data.index));
+          const args = freeformArgs.get(Number(data.index));
+          if (d.type === "input_json_delta" && args !== undefined) {
+            freeformArgs.set(Number(data.index), args + String(d.partial_json ?? ""));
+            return [];
+          }
           if (d.type === "input_json_delta" && d.partial_json && k !== undefined) {
             withArguments.add(Number(data.index));
             return [chunk({ tool_calls: [{ index: k, function: { arguments: d.partial_json } }] })];
@@ -108,6 +130,10 @@ export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolea
         }
         case "content_block_stop": {
           const k = toolIndex.get(Number(data.index));
+          const args = freeformArgs.get(Number(data.index));
+          if (k !== undefined && args !== undefined) {
+            return [chunk({ tool_calls: [{ index: k, custom: { input: freeformInput(args || "{}") } }] })];
+          }
           if (k === undefined || withArguments.has(Number(data.index))) return [];
           // A tool without input sends no JSON at all; clients parse the arguments, so "" would not do.
           return [chunk({ tool_calls: [{ index: k, function: { arguments: "{}" } }] })];
@@ -133,13 +159,14 @@ export function messagesToChatStream(ctx: TranslateContext, includeUsage: boolea
 
 /** Chat client -> Anthropic upstream. */
 export function chatViaMessages(ctx: TranslateContext): Translation {
-  let includeUsage = false;
+  const options: ChatAnswerOptions = { ctx, freeform: new Set() };
   return {
     request(body) {
-      includeUsage = isObject(body.stream_options) && body.stream_options.include_usage === true;
+      options.includeUsage = isObject(body.stream_options) && body.stream_options.include_usage === true;
+      options.freeform = freeformNames(body.tools);
       return chatToMessagesRequest(body, ctx);
     },
-    response: (body) => messagesToChatResponse(body, ctx),
-    stream: () => messagesToChatStream(ctx, includeUsage),
+    response: (body) => messagesToChatResponse(body, options),
+    stream: () => messagesToChatStream(options),
   };
 }

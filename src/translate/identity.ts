@@ -24,6 +24,8 @@ export interface TranslateContext {
   maxTokensField?: "max_tokens" | "max_completion_tokens";
   /** Whether a chat upstream takes `reasoning_effort`; when not, thinking and reasoning requests are dropped. */
   reasoningEffort?: boolean;
+  /** Whether a chat upstream takes freeform (`custom`) tools as they are (OpenAI does); when not, they become functions. */
+  nativeCustomTools?: boolean;
 }
 
 /** One request's translation; state shared between request, response and stream lives in its closure. */

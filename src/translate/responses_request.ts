@@ -1,12 +1,25 @@
 /**
  * @module OpenAI Responses request -> Chat Completions request and -> Anthropic Messages request: the subset
- * Codex CLI uses (input items, instructions, function tools, reasoning items), with everything else dropped
- * and logged. Anthropic thinking survives a round trip sealed in a reasoning item's `encrypted_content`.
+ * Codex CLI uses (input items, instructions, function, freeform and namespaced tools, tool calls and their outputs,
+ * reasoning items), with everything else dropped and logged, except tool calls and outputs the upstream cannot
+ * take, which are refused. Anthropic thinking survives a round trip sealed in a reasoning item's `encrypted_content`.
  */
 import { isObject, type JsonObject } from "../core/types.ts";
 import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
 import { anthropicSettings } from "./chat_messages_request.ts";
+import { FREEFORM_PARAM } from "./freeform_tools.ts";
 import type { TranslateContext } from "./identity.ts";
+import {
+  CALL_ITEMS,
+  chatCall,
+  chosenTool,
+  dropped,
+  historyCall,
+  OUTPUT_ITEMS,
+  type ResponsesState,
+  type ResponsesTools,
+  untranslatable,
+} from "./responses_tools.ts";
 import { anthropicImage, clampMaxTokens, joinText, parseToolArguments, sanitizeToolId, unsupported } from "./shared.ts";
 
 const SEAL = "modelgate.thinking.v1:";
@@ -39,26 +52,14 @@ function checkUnsupported(body: JsonObject): void {
   }
 }
 
-/** `input` as a list of items; a string is one user message, and role-only items are messages. */
-function inputItems(body: JsonObject): JsonObject[] {
-  if (typeof body.input === "string") return [{ type: "message", role: "user", content: body.input }];
-  return (body.input as unknown[]).filter(isObject).map((item) =>
-    item.type === undefined && typeof item.role === "string" ? { ...item, type: "message" } : item
+/** `input` as a list of items with their place in it; a string is one user message, role-only items are messages. */
+function inputItems(body: JsonObject): [JsonObject, number][] {
+  if (typeof body.input === "string") return [[{ type: "message", role: "user", content: body.input }, 0]];
+  return (body.input as unknown[]).flatMap((item, i): [JsonObject, number][] =>
+    !isObject(item)
+      ? []
+      : [[item.type === undefined && typeof item.role === "string" ? { ...item, type: "message" } : item, i]]
   );
-}
-
-function dropped(ctx: TranslateContext, field: string, what: unknown): void {
-  ctx.log({ event: "translate_drop", field, type: String(what), reason: "no equivalent upstream" });
-}
-
-/** Function tools only; `web_search`, `custom`, `local_shell`, `namespace` and the like are dropped with a log line. */
-function functionTools(tools: unknown, ctx: TranslateContext): JsonObject[] {
-  if (!Array.isArray(tools)) return [];
-  return tools.filter(isObject).filter((tool) => {
-    if (tool.type === "function" && typeof tool.name === "string") return true;
-    dropped(ctx, "tools", tool.type);
-    return false;
-  });
 }
 
 /** A function_call_output's `output` (string or content parts) as text. */
@@ -102,14 +103,33 @@ function adjacentToolMessages(messages: JsonObject[]): JsonObject[] {
   return out;
 }
 
+/** The request's tools in chat form, with `tool_choice` and `parallel_tool_calls` when there are any. */
+function chatTools(body: JsonObject, out: JsonObject, tools: ResponsesTools): void {
+  if (tools.offered.length === 0) return;
+  out.tools = tools.offered.map((tool) => {
+    if (tool.native) return tool.native;
+    const fn: JsonObject = { name: tool.name, parameters: tool.parameters };
+    if (tool.description !== undefined) fn.description = tool.description;
+    if (tool.strict !== undefined) fn.strict = tool.strict;
+    return { type: "function", function: fn };
+  });
+  const choice = body.tool_choice;
+  const chosen = chosenTool(choice, tools);
+  if (typeof choice === "string") out.tool_choice = choice;
+  else if (chosen && tools.native && isObject(choice) && choice.type === "custom") {
+    out.tool_choice = { type: "custom", custom: { name: chosen } };
+  } else if (chosen) out.tool_choice = { type: "function", function: { name: chosen } };
+  if (typeof body.parallel_tool_calls === "boolean") out.parallel_tool_calls = body.parallel_tool_calls;
+}
+
 /** Responses request -> chat request. */
-export function responsesToChatRequest(body: JsonObject, ctx: TranslateContext): JsonObject {
+export function responsesToChatRequest(body: JsonObject, { ctx, tools }: ResponsesState): JsonObject {
   checkUnsupported(body);
   const messages: JsonObject[] = [];
   if (typeof body.instructions === "string" && body.instructions) {
     messages.push({ role: "system", content: body.instructions });
   }
-  for (const item of inputItems(body)) {
+  for (const [item, index] of inputItems(body)) {
     const last = messages.at(-1);
     if (item.type === "message") {
       const parts = chatParts(item.content, ctx);
@@ -118,34 +138,16 @@ export function responsesToChatRequest(body: JsonObject, ctx: TranslateContext):
       if (item.role === "system" || item.role === "developer") messages.push({ role: "system", content: text ?? "" });
       else if (item.role === "assistant") messages.push({ role: "assistant", content: text ?? "" });
       else messages.push({ role: "user", content: text ?? parts });
-    } else if (item.type === "function_call") {
-      const call = {
-        id: item.call_id,
-        type: "function",
-        function: { name: item.name, arguments: item.arguments ?? "" },
-      };
+    } else if (CALL_ITEMS.has(String(item.type))) {
+      const call = chatCall(historyCall(item, tools), tools);
       if (last?.role === "assistant") last.tool_calls = [...(last.tool_calls as JsonObject[] ?? []), call];
       else messages.push({ role: "assistant", content: null, tool_calls: [call] });
-    } else if (item.type === "function_call_output") {
+    } else if (OUTPUT_ITEMS.has(String(item.type))) {
       messages.push({ role: "tool", tool_call_id: item.call_id, content: outputText(item.output) });
-    } else if (item.type !== "reasoning") dropped(ctx, "input", item.type);
+    } else if (item.type !== "reasoning") untranslatable(item, index, ctx);
   }
   const out: JsonObject = { model: ctx.upstreamModel, messages: adjacentToolMessages(messages) };
-  const tools = functionTools(body.tools, ctx).map((tool) => {
-    const fn: JsonObject = { name: tool.name, parameters: tool.parameters ?? { type: "object", properties: {} } };
-    if (typeof tool.description === "string") fn.description = tool.description;
-    if (typeof tool.strict === "boolean") fn.strict = tool.strict;
-    return { type: "function", function: fn };
-  });
-  if (tools.length > 0) {
-    out.tools = tools;
-    const choice = body.tool_choice;
-    if (typeof choice === "string") out.tool_choice = choice;
-    else if (isObject(choice) && choice.type === "function") {
-      out.tool_choice = { type: "function", function: { name: choice.name } };
-    }
-    if (typeof body.parallel_tool_calls === "boolean") out.parallel_tool_calls = body.parallel_tool_calls;
-  }
+  chatTools(body, out, tools);
   const maxTokens = clampMaxTokens(body.max_output_tokens, ctx.maxOutputTokens);
   if (maxTokens !== undefined) out[ctx.maxTokensField ?? "max_tokens"] = maxTokens;
   for (const field of ["temperature", "top_p", "user"]) if (body[field] !== undefined) out[field] = body[field];
@@ -183,27 +185,29 @@ function anthropicBlocks(content: unknown, ctx: TranslateContext): JsonObject[] 
 }
 
 /** Responses request -> Anthropic request. */
-export function responsesToMessagesRequest(body: JsonObject, ctx: TranslateContext): JsonObject {
+export function responsesToMessagesRequest(body: JsonObject, { ctx, tools }: ResponsesState): JsonObject {
   checkUnsupported(body);
   const system: JsonObject[] = [];
   if (typeof body.instructions === "string") system.push(...textBlocks(body.instructions));
   const turns = anthropicTurns();
-  for (const item of inputItems(body)) {
+  for (const [item, index] of inputItems(body)) {
     if (item.type === "message") {
       const blocks = anthropicBlocks(item.content, ctx);
       if (item.role === "system" || item.role === "developer") system.push(...blocks.filter((b) => b.type === "text"));
       else turns.add(item.role === "assistant" ? "assistant" : "user", blocks);
-    } else if (item.type === "function_call") {
-      const id = sanitizeToolId(item.call_id, "call_missing");
-      turns.add("assistant", [{ type: "tool_use", id, name: item.name, input: parseToolArguments(item.arguments) }]);
-    } else if (item.type === "function_call_output") {
+    } else if (CALL_ITEMS.has(String(item.type))) {
+      const call = historyCall(item, tools);
+      const id = sanitizeToolId(call.id, "call_missing");
+      const input = call.input !== undefined ? { [FREEFORM_PARAM]: call.input } : parseToolArguments(call.arguments);
+      turns.add("assistant", [{ type: "tool_use", id, name: call.name, input }]);
+    } else if (OUTPUT_ITEMS.has(String(item.type))) {
       const id = sanitizeToolId(item.call_id, "call_missing");
       turns.add("user", [toolResult(id, outputText(item.output))]);
     } else if (item.type === "reasoning") {
       // Only thinking this gateway sealed carries a signature Anthropic will verify; other reasoning cannot cross.
       const block = unsealThinking(item.encrypted_content);
       if (block) turns.add("assistant", [block]);
-    } else dropped(ctx, "input", item.type);
+    } else untranslatable(item, index, ctx);
   }
   const messages = turns.messages();
   const out: JsonObject = {
@@ -218,12 +222,13 @@ export function responsesToMessagesRequest(body: JsonObject, ctx: TranslateConte
     }, ctx),
   };
   if (system.length > 0) out.system = system;
-  const tools = functionTools(body.tools, ctx).map((tool) =>
-    anthropicTool(tool.name, tool.parameters, tool.description)
-  );
-  if (tools.length > 0) {
-    out.tools = tools;
-    const choice = anthropicToolChoice(body.tool_choice, body.parallel_tool_calls);
+  if (tools.offered.length > 0) {
+    out.tools = tools.offered.map((tool) => anthropicTool(tool.name, tool.parameters, tool.description));
+    const chosen = chosenTool(body.tool_choice, tools);
+    const choice = anthropicToolChoice(
+      chosen ? { type: "function", name: chosen } : body.tool_choice,
+      body.parallel_tool_calls,
+    );
     if (choice) out.tool_choice = choice;
   }
   if (body.stream === true) out.stream = true;

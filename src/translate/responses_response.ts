@@ -5,9 +5,11 @@
 import { GatewayError } from "../core/errors.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import { freeformInput } from "./freeform_tools.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { reasoningOf } from "./messages_chat_response.ts";
 import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from "./responses_request.ts";
+import { type ResponsesState, responsesTools } from "./responses_tools.ts";
 import { type ResponsesEnd, type ResponsesWriter, responsesWriter } from "./responses_writer.ts";
 import {
   finishFromStop,
@@ -29,9 +31,27 @@ function endFromStop(stop: unknown): ResponsesEnd {
   return endFromFinish(finishFromStop(stop));
 }
 
+/**
+ * One whole tool call from the upstream, under the client's tool: a function call with its arguments, or a freeform
+ * call whose raw input is read out of the function form (or taken as it is from a native `custom` call).
+ */
+function writeCall(
+  writer: ResponsesWriter,
+  call: { id: string; name: string; args: unknown; native?: boolean },
+  { tools }: ResponsesState,
+) {
+  const client = tools.clientTool(call.name);
+  const tool = call.native ? { ...client, custom: true } : client;
+  let text: string;
+  if (call.native) text = String(call.args ?? "");
+  else if (tool.custom) text = freeformInput(call.args);
+  else text = typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {});
+  return [...writer.callStart(call.id, tool), ...writer.callArguments(text)];
+}
+
 /** A non-streamed chat completion as a Responses object. */
-export function chatToResponsesResponse(body: JsonObject, ctx: TranslateContext): JsonObject {
-  const writer = responsesWriter(ctx);
+export function chatToResponsesResponse(body: JsonObject, state: ResponsesState): JsonObject {
+  const writer = responsesWriter(state.ctx);
   const choice = Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0] : {};
   const message = isObject(choice.message) ? choice.message : {};
   const reasoning = reasoningOf(message);
@@ -39,17 +59,18 @@ export function chatToResponsesResponse(body: JsonObject, ctx: TranslateContext)
   if (typeof message.content === "string" && message.content) writer.text(message.content);
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
   calls.forEach((call, i) => {
-    const fn = isObject(call.function) ? call.function : {};
-    writer.callStart(typeof call.id === "string" && call.id ? call.id : `call_${i}`, String(fn.name ?? ""));
-    writer.callArguments(typeof fn.arguments === "string" ? fn.arguments : "");
+    const native = call.type === "custom" && isObject(call.custom);
+    const fn = native ? call.custom as JsonObject : isObject(call.function) ? call.function : {};
+    const id = typeof call.id === "string" && call.id ? call.id : `call_${i}`;
+    writeCall(writer, { id, name: String(fn.name ?? ""), args: native ? fn.input : fn.arguments ?? "", native }, state);
   });
   writer.finish(endFromFinish(choice.finish_reason), usageFromChat(body.usage));
   return writer.response();
 }
 
 /** A non-streamed Anthropic message as a Responses object; thinking is sealed into `encrypted_content`. */
-export function messagesToResponsesResponse(body: JsonObject, ctx: TranslateContext): JsonObject {
-  const writer = responsesWriter(ctx);
+export function messagesToResponsesResponse(body: JsonObject, state: ResponsesState): JsonObject {
+  const writer = responsesWriter(state.ctx);
   for (const block of Array.isArray(body.content) ? body.content.filter(isObject) : []) {
     if (block.type === "thinking") {
       if (block.thinking) writer.reasoning(String(block.thinking));
@@ -57,8 +78,7 @@ export function messagesToResponsesResponse(body: JsonObject, ctx: TranslateCont
     } else if (block.type === "redacted_thinking") writer.reasoningSealed(sealThinking(block));
     else if (block.type === "text" && block.text) writer.text(String(block.text));
     else if (block.type === "tool_use") {
-      writer.callStart(String(block.id), String(block.name));
-      writer.callArguments(JSON.stringify(block.input ?? {}));
+      writeCall(writer, { id: String(block.id), name: String(block.name), args: block.input ?? {} }, state);
     }
   }
   writer.finish(endFromStop(body.stop_reason), usageFromAnthropic(body.usage));
@@ -70,7 +90,8 @@ function cutShort(): GatewayError {
 }
 
 /** Chat chunks -> Responses events; tool calls are buffered and emitted whole once the upstream finishes them. */
-export function chatToResponsesStream(ctx: TranslateContext): StreamStep {
+export function chatToResponsesStream(state: ResponsesState): StreamStep {
+  const { ctx } = state;
   const writer = responsesWriter(ctx);
   const calls = toolCallBuffer();
   let finished = false;
@@ -80,8 +101,8 @@ export function chatToResponsesStream(ctx: TranslateContext): StreamStep {
   function flush(w: ResponsesWriter) {
     const out = w.close();
     for (const call of calls.drain()) {
-      out.push(...w.callStart(call.id || `call_${ctx.requestId}_${call.index}`, call.name));
-      out.push(...w.callArguments(call.args));
+      const id = call.id || `call_${ctx.requestId}_${call.index}`;
+      out.push(...writeCall(w, { id, name: call.name, args: call.args, native: call.custom }, state));
     }
     return out;
   }
@@ -116,13 +137,18 @@ export function chatToResponsesStream(ctx: TranslateContext): StreamStep {
   };
 }
 
-/** Anthropic events -> Responses events; each thinking block becomes a reasoning item sealed with its signature. */
-export function messagesToResponsesStream(ctx: TranslateContext): StreamStep {
-  const writer = responsesWriter(ctx);
+/**
+ * Anthropic events -> Responses events; each thinking block becomes a reasoning item sealed with its signature. A
+ * function call's arguments stream as they come; a freeform call's raw input can only be read out of its function
+ * form once the block is complete, so it is sent in one piece when the block stops.
+ */
+export function messagesToResponsesStream(state: ResponsesState): StreamStep {
+  const writer = responsesWriter(state.ctx);
   let finished = false;
   let stop: unknown;
   let usage: Usage = NO_USAGE;
   let thinking: { thinking: string; signature: string } | undefined;
+  let freeform: string | undefined;
 
   return {
     next(message) {
@@ -137,10 +163,18 @@ export function messagesToResponsesStream(ctx: TranslateContext): StreamStep {
         case "content_block_start":
           if (block.type === "thinking") thinking = { thinking: "", signature: "" };
           if (block.type === "redacted_thinking") return writer.reasoningSealed(sealThinking(block));
-          if (block.type === "tool_use") return writer.callStart(String(block.id), String(block.name));
+          if (block.type === "tool_use") {
+            const tool = state.tools.clientTool(String(block.name));
+            if (tool.custom) freeform = "";
+            return writer.callStart(String(block.id), tool);
+          }
           return [];
         case "content_block_delta":
           if (delta.type === "text_delta" && delta.text) return writer.text(String(delta.text));
+          if (delta.type === "input_json_delta" && freeform !== undefined) {
+            freeform += String(delta.partial_json ?? "");
+            return [];
+          }
           if (delta.type === "input_json_delta") return writer.callArguments(String(delta.partial_json ?? ""));
           if (delta.type === "thinking_delta" && thinking) {
             thinking.thinking += String(delta.thinking ?? "");
@@ -149,6 +183,11 @@ export function messagesToResponsesStream(ctx: TranslateContext): StreamStep {
           if (delta.type === "signature_delta" && thinking) thinking.signature += String(delta.signature ?? "");
           return [];
         case "content_block_stop": {
+          if (freeform !== undefined) {
+            const input = freeformInput(freeform || "{}");
+            freeform = undefined;
+            return [...writer.callArguments(input), ...writer.close()];
+          }
           if (!thinking) return writer.close();
           const sealed = sealThinking({ type: "thinking", ...thinking });
           thinking = undefined;
@@ -173,20 +212,28 @@ export function messagesToResponsesStream(ctx: TranslateContext): StreamStep {
   };
 }
 
-/** Responses client -> OpenAI chat upstream. */
+/** Responses client -> OpenAI chat upstream; freeform tools go natively when the upstream takes them. */
 export function responsesViaChat(ctx: TranslateContext): Translation {
+  const state: ResponsesState = { ctx, tools: responsesTools([], ctx) };
   return {
-    request: (body) => responsesToChatRequest(body, ctx),
-    response: (body) => chatToResponsesResponse(body, ctx),
-    stream: () => chatToResponsesStream(ctx),
+    request(body) {
+      state.tools = responsesTools(body.tools, ctx, ctx.nativeCustomTools === true);
+      return responsesToChatRequest(body, state);
+    },
+    response: (body) => chatToResponsesResponse(body, state),
+    stream: () => chatToResponsesStream(state),
   };
 }
 
 /** Responses client -> Anthropic upstream. */
 export function responsesViaMessages(ctx: TranslateContext): Translation {
+  const state: ResponsesState = { ctx, tools: responsesTools([], ctx) };
   return {
-    request: (body) => responsesToMessagesRequest(body, ctx),
-    response: (body) => messagesToResponsesResponse(body, ctx),
-    stream: () => messagesToResponsesStream(ctx),
+    request(body) {
+      state.tools = responsesTools(body.tools, ctx);
+      return responsesToMessagesRequest(body, state);
+    },
+    response: (body) => messagesToResponsesResponse(body, state),
+    stream: () => messagesToResponsesStream(state),
   };
 }

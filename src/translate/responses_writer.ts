@@ -7,6 +7,7 @@ import type { GatewayError } from "../core/errors.ts";
 import type { SseMessage } from "../core/sse.ts";
 import type { JsonObject } from "../core/types.ts";
 import type { TranslateContext } from "./identity.ts";
+import type { ClientTool } from "./responses_tools.ts";
 import { responsesUsage, type Usage } from "./shared.ts";
 
 /** How the upstream's turn ended, in Responses terms. */
@@ -22,9 +23,9 @@ export interface ResponsesWriter {
   reasoningSealed(encrypted: string): SseMessage[];
   /** Output text; opens a message item if none is open. */
   text(delta: string): SseMessage[];
-  /** Opens a function call item. */
-  callStart(callId: string, name: string): SseMessage[];
-  /** Argument text of the open function call. */
+  /** Opens a call item: `function_call` (with its `namespace` if any), or `custom_tool_call` for a freeform tool. */
+  callStart(callId: string, tool: ClientTool): SseMessage[];
+  /** Argument text of the open function call, or raw input of the open freeform call. */
   callArguments(delta: string): SseMessage[];
   /** Closes whatever item is open. */
   close(): SseMessage[];
@@ -107,6 +108,8 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
       out.push(emit("response.output_text.done", { ...where, text: current.text, logprobs: [] }));
       out.push(emit("response.content_part.done", { ...where, part }));
       item.content = [part];
+    } else if (current.kind === "call" && item.type === "custom_tool_call") {
+      out.push(emit("response.custom_tool_call_input.done", { ...base, input: item.input }));
     } else if (current.kind === "call") {
       // A call without arguments still hands the client parseable JSON.
       if (!item.arguments) item.arguments = "{}";
@@ -164,27 +167,20 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
       out.push(emit("response.output_text.delta", { ...where, delta, logprobs: [] }));
       return out;
     },
-    callStart(callId, name) {
-      const item = {
-        type: "function_call",
-        id: itemId("fc"),
-        call_id: callId,
-        name,
-        arguments: "",
-        status: "in_progress",
-      };
-      return [...close(), ...add({ kind: "call", item })];
+    callStart(callId, tool) {
+      const namespace = tool.namespace === undefined ? {} : { namespace: tool.namespace };
+      const item = tool.custom
+        ? { type: "custom_tool_call", id: itemId("ctc"), call_id: callId, ...namespace, name: tool.name, input: "" }
+        : { type: "function_call", id: itemId("fc"), call_id: callId, ...namespace, name: tool.name, arguments: "" };
+      return [...close(), ...add({ kind: "call", item: { ...item, status: "in_progress" } })];
     },
     callArguments(delta) {
       if (open?.kind !== "call" || !delta) return [];
-      open.item.arguments = String(open.item.arguments) + delta;
-      return [
-        emit("response.function_call_arguments.delta", {
-          item_id: open.item.id,
-          output_index: output.length - 1,
-          delta,
-        }),
-      ];
+      const custom = open.item.type === "custom_tool_call";
+      const field = custom ? "input" : "arguments";
+      open.item[field] = String(open.item[field]) + delta;
+      const type = custom ? "response.custom_tool_call_input.delta" : "response.function_call_arguments.delta";
+      return [emit(type, { item_id: open.item.id, output_index: output.length - 1, delta })];
     },
     close,
     finish(end, u) {

@@ -72,7 +72,10 @@ export interface BufferedCall {
   index: number;
   id: string;
   name: string;
+  /** Arguments of a function call, or the raw input of a `custom` call. */
   args: string;
+  /** A call to a freeform tool in the chat API's own `custom` shape. */
+  custom: boolean;
 }
 
 /** Collects chat tool-call fragments per index; upstreams may interleave indices or send the name late. */
@@ -90,11 +93,13 @@ export function toolCallBuffer(): ToolCallBuffer {
       if (!Array.isArray(fragments)) return;
       for (const tc of fragments.filter(isObject)) {
         const index = typeof tc.index === "number" ? tc.index : calls.size;
-        const call = calls.get(index) ?? { index, id: "", name: "", args: "" };
-        const fn = isObject(tc.function) ? tc.function : {};
+        const call = calls.get(index) ?? { index, id: "", name: "", args: "", custom: false };
+        if (tc.type === "custom" || isObject(tc.custom)) call.custom = true;
+        const fn = isObject(tc.custom) ? tc.custom : isObject(tc.function) ? tc.function : {};
         if (typeof tc.id === "string" && tc.id) call.id = tc.id;
         if (typeof fn.name === "string" && fn.name) call.name = fn.name;
-        if (typeof fn.arguments === "string") call.args += fn.arguments;
+        const args = fn.input ?? fn.arguments;
+        if (typeof args === "string") call.args += args;
         calls.set(index, call);
       }
     },

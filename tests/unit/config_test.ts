@@ -53,6 +53,11 @@ const CASES = [
     yaml: BASE.replace("models: [m]\n", "models: [m]\n    weight: -1\n"),
     want: /upstreams\[0\]\.weight/,
   },
+  {
+    name: "a native_custom_tools that is not a boolean",
+    yaml: BASE.replace("models: [m]\n", "models: [m]\n    native_custom_tools: yes please\n"),
+    want: /upstreams\[0\]\.native_custom_tools/,
+  },
   { name: "an unknown routing key", yaml: BASE + "routing: { retries: 2 }\n", want: /routing: .*"retries"/ },
   {
     name: "an unknown retry budget key",
@@ -92,6 +97,7 @@ Deno.test("parseConfig() fills defaults and trims a trailing slash from base_url
   assert.deepEqual(partial.routing.retry_budget, { ratio: 0, min_retries: 3, window_ms: 10_000 });
   assert.equal(config.max_body_bytes, 32 * 1024 * 1024);
   assert.equal(config.upstreams[0].priority, 0);
+  assert.equal(config.upstreams[0].native_custom_tools, false, "freeform tools go as functions unless told otherwise");
 });
 
 Deno.test("the example config parses", () => {

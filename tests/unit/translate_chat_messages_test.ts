@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../src/core/errors.ts";
 import { chatViaMessages } from "../../src/translate/chat_messages_response.ts";
+import { freeformDescription, freeformParameters } from "../../src/translate/freeform_tools.ts";
 import { testContext } from "../_translate_helpers.ts";
 
 function request(body: Record<string, unknown>, logs: Record<string, unknown>[] = []) {
@@ -72,6 +73,7 @@ Deno.test("chatViaMessages() maps tools, tool_choice, parallel_tool_calls, stop,
     tools: [
       { type: "function", function: { name: "f", description: "F", parameters: { type: "object" } } },
       { type: "custom", custom: { name: "apply_patch" } },
+      { type: "web_search_preview" },
     ],
     tool_choice: { type: "function", function: { name: "f" } },
     parallel_tool_calls: false,
@@ -80,13 +82,16 @@ Deno.test("chatViaMessages() maps tools, tool_choice, parallel_tool_calls, stop,
     temperature: 1.5,
     logprobs: true,
   }, logs);
-  assert.deepEqual(out.tools, [{ name: "f", description: "F", input_schema: { type: "object" } }]);
+  assert.deepEqual(out.tools, [
+    { name: "f", description: "F", input_schema: { type: "object" } },
+    { name: "apply_patch", description: freeformDescription(undefined, undefined), input_schema: freeformParameters() },
+  ]);
   assert.deepEqual(out.tool_choice, { type: "tool", name: "f", disable_parallel_tool_use: true });
   assert.deepEqual(out.stop_sequences, ["END"]);
   assert.deepEqual(out.metadata, { user_id: "u-1" });
   assert.equal(out.temperature, 1, "clamped to Anthropic's range");
   assert.equal(out.logprobs, undefined);
-  assert.ok(logs.some((l) => l.event === "translate_drop" && l.tool === "custom"));
+  assert.ok(logs.some((l) => l.event === "translate_drop" && l.tool === "web_search_preview"));
 });
 
 Deno.test("chatViaMessages() turns reasoning_effort into a thinking budget and drops temperature with it", () => {

@@ -1,6 +1,7 @@
 /** @module Responses client -> chat or Anthropic upstream: input items, tools, refusals and the thinking round trip. */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../src/core/errors.ts";
+import { freeformParameters } from "../../src/translate/freeform_tools.ts";
 import { responsesViaChat, responsesViaMessages } from "../../src/translate/responses_response.ts";
 import { fixture } from "../_helpers.ts";
 import { testContext } from "../_translate_helpers.ts";
@@ -23,6 +24,7 @@ const CODEX_LIKE = {
     { type: "message", role: "assistant", content: [{ type: "output_text", text: "Running." }] },
     { type: "function_call_output", call_id: "call_1", output: "a.txt" },
     { type: "custom_tool_call", call_id: "call_2", name: "apply_patch", input: "*** Begin Patch" },
+    { type: "custom_tool_call_output", call_id: "call_2", output: "Done!" },
   ],
   tools: [
     { type: "function", name: "shell", description: "Run", parameters: { type: "object" }, strict: false },
@@ -45,13 +47,25 @@ Deno.test("responsesViaChat() turns Codex-style input into chat messages with to
     },
     { role: "tool", tool_call_id: "call_1", content: "a.txt" },
     { role: "assistant", content: "Running." },
-  ]);
-  assert.deepEqual(out.tools, [
     {
-      type: "function",
-      function: { name: "shell", parameters: { type: "object" }, description: "Run", strict: false },
+      role: "assistant",
+      content: null,
+      tool_calls: [{
+        id: "call_2",
+        type: "function",
+        function: { name: "apply_patch", arguments: '{"input":"*** Begin Patch"}' },
+      }],
     },
+    { role: "tool", tool_call_id: "call_2", content: "Done!" },
   ]);
+  const tools = out.tools as { function: Record<string, unknown> }[];
+  assert.deepEqual(tools[0], {
+    type: "function",
+    function: { name: "shell", parameters: { type: "object" }, description: "Run", strict: false },
+  });
+  assert.equal(tools[1].function.name, "apply_patch");
+  assert.deepEqual(tools[1].function.parameters, freeformParameters());
+  assert.equal(tools.length, 2);
   assert.equal(out.tool_choice, "auto");
   assert.equal(out.parallel_tool_calls, false);
   assert.equal(out.max_tokens, 2000);
@@ -59,8 +73,7 @@ Deno.test("responsesViaChat() turns Codex-style input into chat messages with to
   for (const field of ["store", "include", "prompt_cache_key", "instructions", "input"]) {
     assert.equal(out[field], undefined);
   }
-  const dropped = logs.map((l) => l.type);
-  assert.ok(dropped.includes("web_search") && dropped.includes("custom") && dropped.includes("custom_tool_call"));
+  assert.deepEqual(logs.map((l) => [l.event, l.field, l.type]), [["translate_drop", "tools", "web_search"]]);
 });
 
 Deno.test("responsesViaMessages() builds alternating Anthropic turns with tool results first", () => {
@@ -80,10 +93,18 @@ Deno.test("responsesViaMessages() builds alternating Anthropic turns with tool r
       ],
     },
     { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: "a.txt" }] },
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: "call_2", name: "apply_patch", input: { input: "*** Begin Patch" } }],
+    },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "call_2", content: "Done!" }] },
   ]);
   assert.equal(out.max_tokens, 2000);
   assert.deepEqual(out.tool_choice, { type: "auto", disable_parallel_tool_use: true });
-  assert.deepEqual(out.tools, [{ name: "shell", description: "Run", input_schema: { type: "object" } }]);
+  const tools = out.tools as Record<string, unknown>[];
+  assert.deepEqual(tools[0], { name: "shell", description: "Run", input_schema: { type: "object" } });
+  assert.deepEqual([tools[1].name, tools[1].input_schema], ["apply_patch", freeformParameters()]);
+  assert.equal(tools.length, 2);
 });
 
 Deno.test("responsesViaMessages() defaults max_tokens and maps reasoning effort to thinking", () => {
@@ -154,4 +175,32 @@ Deno.test("responsesViaMessages() stream gives a function call without input the
   const done = out.find((e) => e.type === "response.output_item.done");
   assert.equal(done.item.arguments, "{}");
   assert.equal(out.at(-1).response.output[0].arguments, "{}");
+});
+
+Deno.test("a tool_choice naming a freeform or namespaced tool names its upstream form", () => {
+  const tools = [
+    { type: "custom", name: "apply_patch" },
+    { type: "namespace", name: "ns", description: "N", tools: [{ type: "function", name: "f" }] },
+  ];
+  const anthropic = responsesViaMessages(testContext()).request({
+    model: "m",
+    input: "Hi",
+    tools,
+    tool_choice: { type: "custom", name: "apply_patch" },
+  });
+  assert.deepEqual(anthropic.tool_choice, { type: "tool", name: "apply_patch" });
+  const chat = responsesViaChat(testContext()).request({
+    model: "m",
+    input: "Hi",
+    tools,
+    tool_choice: { type: "function", namespace: "ns", name: "f" },
+  });
+  assert.deepEqual(chat.tool_choice, { type: "function", function: { name: "ns__f" } });
+  const native = responsesViaChat({ ...testContext(), nativeCustomTools: true }).request({
+    model: "m",
+    input: "Hi",
+    tools,
+    tool_choice: { type: "custom", name: "apply_patch" },
+  });
+  assert.deepEqual(native.tool_choice, { type: "custom", custom: { name: "apply_patch" } });
 });
