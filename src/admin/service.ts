@@ -138,16 +138,18 @@ export function adminService(ctx: AdminContext) {
       await store.deleteGroup(name);
       return { deleted: name };
     },
-    async usage(input: unknown): Promise<{ by: string; since: string; until: string; data: UsageRow[] }> {
+    async usage(
+      input: unknown,
+    ): Promise<{ by: string; since: string; until: string; currency: string; data: UsageRow[] }> {
       const query = parseInput(UsageQuery, input);
       const now = ctx.now();
       const since = sinceDay(query.since, now);
       const until = query.until ?? now.toISOString().slice(0, 10);
       if (until < since) throw invalid("until", "must not be before since");
       const data = await usageTotals(store.kv, { by: query.by, since, until, name: query.name });
-      return { by: query.by, since, until, data };
+      return { by: query.by, since, until, currency: ctx.config.currency, data };
     },
-    async requests(input: unknown): Promise<{ data: RequestLogEntry[] }> {
+    async requests(input: unknown): Promise<{ currency: string; data: RequestLogEntry[] }> {
       const query = parseInput(LogQuery, input);
       const now = ctx.now().getTime();
       const since = query.since === undefined
@@ -164,7 +166,7 @@ export function adminService(ctx: AdminContext) {
         status: query.status,
         limit: query.limit,
       });
-      return { data };
+      return { currency: ctx.config.currency, data };
     },
   };
 }

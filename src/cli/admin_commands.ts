@@ -1,6 +1,6 @@
 /**
- * @module The CLI's operator commands (token, group, usage) over the same service as the admin API: flags
- * become the API's JSON input, results print as tables for people or as JSON with --json.
+ * @module The CLI's token and group commands over the same service as the admin API: flags become the API's JSON
+ * input, results print as tables for people or as JSON with --json.
  */
 import { LIMIT_FIELDS } from "../access/limits.ts";
 import { openStore, seedGroups } from "../access/store.ts";
@@ -10,8 +10,6 @@ import { parseDuration } from "../core/duration.ts";
 import type { TokenRecord } from "../core/principal.ts";
 import { buildRouteTable, serves } from "../relay/routing.ts";
 import { kvLocation } from "../runtime.ts";
-import type { UsageRow } from "../usage/query.ts";
-import type { RequestLogEntry } from "../usage/recorder.ts";
 import type { Args, Io } from "./args.ts";
 
 /** Renders rows as aligned columns; the first row is the header. */
@@ -21,7 +19,7 @@ export function table(rows: string[][]): string {
 }
 
 /** Runs `run` with the service over the configured KV, closing it afterwards. */
-async function withService<T>(args: Args, io: Io, run: (service: AdminService) => Promise<T>): Promise<T> {
+export async function withService<T>(args: Args, io: Io, run: (service: AdminService) => Promise<T>): Promise<T> {
   const { config } = await loadConfigFrom(args.flags.config as string | undefined, io.env);
   const store = await openStore(kvLocation(config.kv_path, io.env));
   try {
@@ -39,7 +37,8 @@ async function withService<T>(args: Args, io: Io, run: (service: AdminService) =
   }
 }
 
-function flag(args: Args, name: string): string | undefined {
+/** A flag's value when it was given one. */
+export function flag(args: Args, name: string): string | undefined {
   const value = args.flags[name];
   return typeof value === "string" ? value : undefined;
 }
@@ -188,70 +187,4 @@ export async function groupCommand(args: Args, io: Io, help: string): Promise<nu
   }
   io.err(help);
   return 2;
-}
-
-function usageTable(rows: UsageRow[]): string {
-  const header = ["KEY", "REQUESTS", "ERRORS", "INCOMPLETE", "INPUT", "OUTPUT", "CACHE_READ", "CACHE_WRITE", "TOTAL"];
-  return table([
-    header,
-    ...rows.map((r) => [
-      r.key,
-      ...[
-        r.requests,
-        r.errors,
-        r.incomplete,
-        r.input_tokens,
-        r.output_tokens,
-        r.cache_read_input_tokens,
-        r.cache_creation_input_tokens,
-        r.total_tokens,
-      ].map(String),
-    ]),
-  ]);
-}
-
-function logTable(entries: RequestLogEntry[]): string {
-  const header = ["TIME", "TOKEN", "MODEL", "STATUS", "INPUT", "OUTPUT", "COMPLETE", "MS", "SESSION"];
-  return table([
-    header,
-    ...entries.map((e) => [
-      e.time,
-      e.token_id,
-      e.model,
-      String(e.status),
-      String(e.input_tokens + e.cache_read_input_tokens + e.cache_creation_input_tokens),
-      String(e.output_tokens),
-      e.status >= 400 ? "-" : e.usage_complete ? "yes" : "no",
-      String(e.duration_ms ?? "-"),
-      e.session_id ?? "-",
-    ]),
-  ]);
-}
-
-/** The named flags that were given, as a query object. */
-function pick(args: Args, names: string[]): Record<string, string> {
-  return Object.fromEntries(names.flatMap((name) => {
-    const value = flag(args, name);
-    return value === undefined ? [] : [[name, value]];
-  }));
-}
-
-/** `usage [--by ...]` totals and `usage log [filters]`. */
-export async function usageCommand(args: Args, io: Io): Promise<number> {
-  return await withService(args, io, async (service) => {
-    if (args.words[1] === "log") {
-      const { data } = await service.requests(
-        pick(args, ["token", "group", "model", "session", "status", "since", "limit"]),
-      );
-      io.out(args.flags.json ? JSON.stringify(data, null, 2) : logTable(data));
-      return 0;
-    }
-    const result = await service.usage(pick(args, ["by", "since", "until", "name"]));
-    io.out(
-      args.flags.json
-        ? JSON.stringify(result, null, 2)
-        : `${result.since} to ${result.until}, by ${result.by}\n${usageTable(result.data)}`,
-    );
-    return 0;
-  });
 }

@@ -1,7 +1,8 @@
 /** @module The CLI's entry: help for each command, `serve`, and dispatch to the operator commands. */
 import { serve } from "../server.ts";
-import { groupCommand, tokenCommand, usageCommand } from "./admin_commands.ts";
+import { groupCommand, tokenCommand } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
+import { usageCommand } from "./usage_commands.ts";
 
 const LIMIT_FLAGS = `Limit flags (each optional; a token and its group are both enforced):
   --requests-per-minute N  --tokens-per-minute N  --tokens-per-day N  --tokens-per-month N`;
@@ -51,7 +52,8 @@ ${LIMIT_FLAGS}`,
        modelgate usage log [--token ID] [--group G] [--model M] [--session S] [--status N] [--since 1h]
                       [--limit 100] [--json]
 
-Totals are per UTC day and written about once a second; the log keeps the last usage.request_log_days days.`,
+Totals are per UTC day and written about once a second; the log keeps the last usage.request_log_days days.
+COST is in the config's currency at each deployment's price; UNPRICED counts requests whose deployment has none.`,
 };
 
 /** Runs one command line; returns the exit code. */

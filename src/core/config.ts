@@ -76,6 +76,9 @@ const ConfigSchema = z.strictObject({
   }).default({ host: "127.0.0.1", port: 8787 }),
   /** A file, ":memory:", a KV Connect URL, or "managed" for `Deno.openKv()` with no path (Deno Deploy). */
   kv_path: z.string().min(1).default("data/modelgate.kv"),
+  /** The label of every price, cost and budget; amounts are never converted between currencies. */
+  currency: z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,15}$/, "must be a short label such as USD or EUR")
+    .default("USD"),
   /** Largest accepted request body; Anthropic's own limit is 32 MB. */
   max_body_bytes: z.number().int().positive().default(32 * 1024 * 1024),
   /** Silence toward a client of a translated stream before the gateway sends a keep-alive. */
@@ -111,6 +114,18 @@ function yamlPath(path: readonly PropertyKey[]): string {
   return out || "(top level)";
 }
 
+/**
+ * A union's own issue says only "Invalid input"; the branch that got furthest into the value (a model entry's
+ * object form, when its price is wrong) says what is wrong with it, at its full path.
+ */
+function deepest(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union") return issue;
+  const branches = issue.errors.flatMap((branch) => branch.slice(0, 1));
+  if (branches.length === 0) return issue;
+  const best = branches.reduce((a, b) => b.path.length > a.path.length ? b : a);
+  return deepest({ ...best, path: [...issue.path, ...best.path] });
+}
+
 /** Parses and validates config text; `file` is used only in error messages. */
 export function parseConfig(text: string, file: string): Config {
   let raw: unknown;
@@ -121,7 +136,7 @@ export function parseConfig(text: string, file: string): Config {
   }
   const result = ConfigSchema.safeParse(raw ?? {});
   if (!result.success) {
-    const issue = result.error.issues[0];
+    const issue = deepest(result.error.issues[0]);
     const keys = issue.code === "unrecognized_keys" ? `: ${issue.keys.map((k) => `"${k}"`).join(", ")}` : "";
     throw new ConfigError(file, `${yamlPath(issue.path)}: ${issue.message}${keys}`);
   }

@@ -2,6 +2,7 @@
  * @module One request's record as it passes through the gateway (who, which model, which upstream, how it
  * ended, what it used), and the observers that consume it: logs, metrics, usage accounting and limits.
  */
+import type { Price } from "./money.ts";
 import type { Principal } from "./principal.ts";
 import type { JsonObject, Protocol } from "./types.ts";
 
@@ -37,6 +38,8 @@ export interface Exchange {
   stream: boolean;
   /** The upstream that answered last, if any was tried. */
   upstream?: string;
+  /** The price of the deployment that answered last; undefined when it has none (or none was tried). */
+  price?: Price;
   attempts: Attempt[];
   status: number;
   /** Milliseconds from arrival to the response's first byte. */

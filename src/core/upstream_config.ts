@@ -4,6 +4,7 @@
  * follows from its region when the config gives none.
  */
 import { z } from "zod";
+import { PriceSchema } from "./money.ts";
 
 const Model = z.union([
   z.string().min(1),
@@ -12,6 +13,8 @@ const Model = z.union([
     upstream_id: z.string().min(1).optional(),
     display_name: z.string().min(1).optional(),
     created_at: z.iso.datetime().optional(),
+    /** What this deployment costs per million tokens; a model without one is recorded as unpriced. */
+    price: PriceSchema.optional(),
   }),
 ]);
 

@@ -99,5 +99,6 @@ async function attemptDeployment(
   }
   call.exchange.attempts.push({ upstream: route.upstream.name, outcome: result.outcome, status: result.status });
   call.exchange.upstream = route.upstream.name;
+  call.exchange.price = route.price;
   return result;
 }

@@ -4,6 +4,7 @@
  */
 import type { Config, UpstreamConfig } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
+import type { Price } from "../core/money.ts";
 import type { Group } from "../core/principal.ts";
 import type { UpstreamProtocol } from "../core/types.ts";
 import type { Transport } from "../providers/mod.ts";
@@ -22,6 +23,8 @@ export interface Route {
   /** Copied from the upstream: try order and share of traffic. */
   priority: number;
   weight: number;
+  /** What this deployment charges per million tokens, when the config prices it. */
+  price?: Price;
 }
 
 /** A listed model's metadata. */
@@ -70,6 +73,7 @@ export function buildRouteTable(
         transport,
         priority: upstream.priority,
         weight: upstream.weight,
+        price: "price" in model ? model.price : undefined,
       };
       routes.set(model.id, [...(routes.get(model.id) ?? []), route]);
       if (!models.has(model.id)) {

@@ -42,8 +42,9 @@ const FINISHING: Partial<Record<UpstreamProtocol, (message: SseMessage) => boole
   "openai-chat": (m) => /"finish_reason":\s*"/.test(m.data),
 };
 
+/** A token count as a whole number: anything else an upstream sends counts as none. */
 function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0;
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : 0;
 }
 
 function anthropicUsage(raw: JsonObject, into: Usage): void {
@@ -59,9 +60,14 @@ function openaiUsage(raw: JsonObject, into: Usage): void {
   const prompt = count(raw.prompt_tokens ?? raw.input_tokens);
   const details = raw.prompt_tokens_details ?? raw.input_tokens_details;
   const cached = isObject(details) ? count(details.cached_tokens) : 0;
-  into.input_tokens = Math.max(0, prompt - cached);
+  // Some compatible servers report cache writes too, inside the prompt; they are priced at the cache-write rate.
+  const written = Math.min(
+    Math.max(0, prompt - cached),
+    count((isObject(details) ? details.cache_creation_tokens : undefined) ?? raw.cache_creation_input_tokens),
+  );
+  into.input_tokens = Math.max(0, prompt - cached - written);
   into.cache_read_input_tokens = cached;
-  into.cache_creation_input_tokens = 0;
+  into.cache_creation_input_tokens = written;
   into.output_tokens = count(raw.completion_tokens ?? raw.output_tokens);
 }
 

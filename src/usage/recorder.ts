@@ -1,10 +1,12 @@
 /**
  * @module Usage accounting as an observer: each finished request becomes a request-log entry (no prompt or
  * completion text, expiring after the configured days) and adds to per-day aggregates by token, group, model
- * and session. Both are batched in memory and written about once a second with KV atomic sums, off the request
- * path; `close()` writes what is left. A crash loses at most one interval of counts.
+ * and session, its cost included. Both are batched in memory and written about once a second with KV atomic sums,
+ * off the request path; `close()` writes what is left. A crash loses at most one interval of counts.
  */
 import type { Exchange, Observer } from "../core/exchange.ts";
+import { formatMoney, parseMoney } from "../core/money.ts";
+import { costOf, isUnpriced } from "./cost.ts";
 
 /** One request as the log keeps it. */
 export interface RequestLogEntry {
@@ -28,6 +30,10 @@ export interface RequestLogEntry {
   /** False when the stream was cut or failed before its usage was final: the counts are what was seen. */
   usage_complete: boolean;
   session_id: string | null;
+  /** What the tokens cost at the deployment's price, as an exact decimal string in the config's currency. */
+  cost: string;
+  /** True when tokens were used on a deployment without a price, so `cost` (then "0") leaves them out. */
+  unpriced: boolean;
 }
 
 /** The dimensions usage is aggregated by, each per UTC day. */
@@ -44,6 +50,9 @@ export const COUNTERS = [
   "output_tokens",
   "cache_read_input_tokens",
   "cache_creation_input_tokens",
+  "unpriced",
+  /** In pico-units (10^-12 of the currency), so sums of any number of requests stay exact. */
+  "cost",
 ] as const;
 /** One aggregate counter. */
 export type Counter = typeof COUNTERS[number];
@@ -85,21 +94,25 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
     usage_complete: usage !== undefined && exchange.usage_complete !== false,
     session_id: exchange.session_id ?? null,
+    cost: formatMoney(costOf(usage, exchange.price)),
+    unpriced: isUnpriced(exchange),
   };
 }
 
 /** The counters one log entry adds. */
-export function countersOf(entry: RequestLogEntry): Record<Counter, number> {
+export function countersOf(entry: RequestLogEntry): Record<Counter, bigint> {
   const failed = entry.status >= 400 || entry.error !== null;
   return {
-    requests: 1,
-    errors: failed ? 1 : 0,
+    requests: 1n,
+    errors: failed ? 1n : 0n,
     // A stream that started (200) but was cut or failed: its token counts are only what was seen.
-    incomplete: entry.status < 400 && !entry.usage_complete ? 1 : 0,
-    input_tokens: entry.input_tokens,
-    output_tokens: entry.output_tokens,
-    cache_read_input_tokens: entry.cache_read_input_tokens,
-    cache_creation_input_tokens: entry.cache_creation_input_tokens,
+    incomplete: entry.status < 400 && !entry.usage_complete ? 1n : 0n,
+    input_tokens: BigInt(entry.input_tokens),
+    output_tokens: BigInt(entry.output_tokens),
+    cache_read_input_tokens: BigInt(entry.cache_read_input_tokens),
+    cache_creation_input_tokens: BigInt(entry.cache_creation_input_tokens),
+    unpriced: entry.unpriced ? 1n : 0n,
+    cost: parseMoney(entry.cost) ?? 0n,
   };
 }
 
@@ -124,11 +137,11 @@ const MUTATIONS_PER_COMMIT = 500;
 /** A recorder that batches into `kv`. */
 export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): UsageRecorder {
   let entries: RequestLogEntry[] = [];
-  let sums = new Map<string, { key: Deno.KvKey; value: number }>();
+  let sums = new Map<string, { key: Deno.KvKey; value: bigint }>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
 
-  function add(dimension: Dimension, day: string, name: string, counter: Counter, value: number): void {
+  function add(dimension: Dimension, day: string, name: string, counter: Counter, value: bigint): void {
     // Only the name is client input and it comes last; the other parts are from fixed sets, so ids cannot collide.
     const id = `${dimension}\0${day}\0${counter}\0${name}`;
     const sum = sums.get(id);
@@ -136,13 +149,13 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
     else sums.set(id, { key: usageKey(dimension, day, name, counter), value });
   }
 
-  async function write(batch: RequestLogEntry[], totals: { key: Deno.KvKey; value: number }[]): Promise<void> {
+  async function write(batch: RequestLogEntry[], totals: { key: Deno.KvKey; value: bigint }[]): Promise<void> {
     const expireIn = options.logDays * 86_400_000;
     const mutations: ((op: Deno.AtomicOperation) => void)[] = [
       ...batch.map((entry) => (op: Deno.AtomicOperation) =>
         op.set(logKey(Date.parse(entry.time), entry.request_id), entry, { expireIn })
       ),
-      ...totals.map(({ key, value }) => (op: Deno.AtomicOperation) => op.sum(key, BigInt(value))),
+      ...totals.map(({ key, value }) => (op: Deno.AtomicOperation) => op.sum(key, value)),
     ];
     for (let i = 0; i < mutations.length; i += MUTATIONS_PER_COMMIT) {
       const op = kv.atomic();
@@ -179,8 +192,8 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
         model: entry.model,
         session: entry.session_id,
       };
-      for (const [counter, value] of Object.entries(countersOf(entry)) as [Counter, number][]) {
-        if (value <= 0) continue;
+      for (const [counter, value] of Object.entries(countersOf(entry)) as [Counter, bigint][]) {
+        if (value <= 0n) continue;
         for (const dimension of DIMENSIONS) {
           const name = names[dimension];
           if (name !== null) add(dimension, day, name, counter, value);

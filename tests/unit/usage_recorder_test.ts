@@ -36,21 +36,36 @@ for (const c of RECORDED) {
   });
 }
 
+const PRICE = { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 };
+
 const COUNTS = [
   {
-    name: "a complete answer",
+    name: "a complete answer at a deployment without a price",
     exchange: exchange(),
-    want: { requests: 1, errors: 0, incomplete: 0, input_tokens: 1, output_tokens: 2 },
+    want: { requests: 1n, errors: 0n, incomplete: 0n, input_tokens: 1n, output_tokens: 2n, unpriced: 1n, cost: 0n },
+  },
+  {
+    name: "a priced answer, in pico-units (1*3 + 2*15 + 3*0.3 + 4*3.75 = 48.9 per million)",
+    exchange: exchange({ price: PRICE }),
+    want: {
+      requests: 1n,
+      errors: 0n,
+      incomplete: 0n,
+      input_tokens: 1n,
+      output_tokens: 2n,
+      unpriced: 0n,
+      cost: 48_900_000n,
+    },
   },
   {
     name: "a cut stream",
     exchange: exchange({ usage_complete: false, error: "upstream" }),
-    want: { requests: 1, errors: 1, incomplete: 1, input_tokens: 1, output_tokens: 2 },
+    want: { requests: 1n, errors: 1n, incomplete: 1n, input_tokens: 1n, output_tokens: 2n, unpriced: 1n, cost: 0n },
   },
   {
     name: "a refused request",
     exchange: exchange({ status: 429, error: "rate_limit", usage: undefined, usage_complete: undefined }),
-    want: { requests: 1, errors: 1, incomplete: 0, input_tokens: 0, output_tokens: 0 },
+    want: { requests: 1n, errors: 1n, incomplete: 0n, input_tokens: 0n, output_tokens: 0n, unpriced: 0n, cost: 0n },
   },
 ];
 
@@ -64,6 +79,8 @@ for (const c of COUNTS) {
         incomplete: got.incomplete,
         input_tokens: got.input_tokens,
         output_tokens: got.output_tokens,
+        unpriced: got.unpriced,
+        cost: got.cost,
       },
       c.want,
     );

@@ -1,0 +1,90 @@
+/**
+ * @module The CLI's usage commands over the admin service: totals per token, group, model, session or day, and the
+ * request log, as tables with a COST column for people or as JSON with --json.
+ */
+import type { UsageRow } from "../usage/query.ts";
+import type { RequestLogEntry } from "../usage/recorder.ts";
+import { flag, table, withService } from "./admin_commands.ts";
+import type { Args, Io } from "./args.ts";
+
+function usageTable(rows: UsageRow[]): string {
+  const header = [
+    "KEY",
+    "REQUESTS",
+    "ERRORS",
+    "INCOMPLETE",
+    "INPUT",
+    "OUTPUT",
+    "CACHE_READ",
+    "CACHE_WRITE",
+    "TOTAL",
+    "COST",
+    "UNPRICED",
+  ];
+  return table([
+    header,
+    ...rows.map((r) => [
+      r.key,
+      ...[
+        r.requests,
+        r.errors,
+        r.incomplete,
+        r.input_tokens,
+        r.output_tokens,
+        r.cache_read_input_tokens,
+        r.cache_creation_input_tokens,
+        r.total_tokens,
+      ].map(String),
+      r.cost,
+      String(r.unpriced),
+    ]),
+  ]);
+}
+
+function logTable(entries: RequestLogEntry[]): string {
+  const header = ["TIME", "TOKEN", "MODEL", "STATUS", "INPUT", "OUTPUT", "COST", "COMPLETE", "MS", "SESSION"];
+  return table([
+    header,
+    ...entries.map((e) => [
+      e.time,
+      e.token_id,
+      e.model,
+      String(e.status),
+      String(e.input_tokens + e.cache_read_input_tokens + e.cache_creation_input_tokens),
+      String(e.output_tokens),
+      // An entry whose deployment has no price shows that, not a cost of 0.
+      e.unpriced ? "unpriced" : e.cost,
+      e.status >= 400 ? "-" : e.usage_complete ? "yes" : "no",
+      String(e.duration_ms ?? "-"),
+      e.session_id ?? "-",
+    ]),
+  ]);
+}
+
+/** The named flags that were given, as a query object. */
+function pick(args: Args, names: string[]): Record<string, string> {
+  return Object.fromEntries(names.flatMap((name) => {
+    const value = flag(args, name);
+    return value === undefined ? [] : [[name, value]];
+  }));
+}
+
+/** `usage [--by ...]` totals and `usage log [filters]`. */
+export async function usageCommand(args: Args, io: Io): Promise<number> {
+  return await withService(args, io, async (service) => {
+    if (args.words[1] === "log") {
+      const { data } = await service.requests(
+        pick(args, ["token", "group", "model", "session", "status", "since", "limit"]),
+      );
+      io.out(args.flags.json ? JSON.stringify(data, null, 2) : logTable(data));
+      return 0;
+    }
+    const result = await service.usage(pick(args, ["by", "since", "until", "name"]));
+    io.out(
+      args.flags.json
+        ? JSON.stringify(result, null, 2)
+        : `${result.since} to ${result.until}, by ${result.by}, cost in ${result.currency}\n${usageTable(result.data)}`,
+    );
+    return 0;
+  });
+}
