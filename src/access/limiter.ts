@@ -1,32 +1,36 @@
 /**
- * @module Limits as an observer. Before the upstream call, one request and the request's token estimate are
- * reserved on every counter its token's and group's limits name, in a single KV commit guarded by the counters'
+ * @module Limits as an observer. Before the upstream call, one request and the request's estimated tokens and cost
+ * are reserved on every counter its token's and group's limits name, in a single KV commit guarded by the counters'
  * versionstamps, so instances sharing the KV never both take the last unit. After the call the estimate is
- * replaced by the real usage (or refunded when nothing was used).
+ * replaced by the real usage and cost (or refunded when nothing was used).
  */
 import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
+import { formatMoney, picoOf, type Price } from "../core/money.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
+import { costOf, estimateCost } from "../usage/cost.ts";
 import { COUNT_TOKENS_ROUTE } from "../usage/recorder.ts";
 import {
   type Breach,
-  estimateRequestTokens,
+  estimateRequest,
   hasLimits,
   LIMIT_FIELDS,
   rateLimitHeaders,
   totalTokens,
+  type Unit,
   windowOf,
 } from "./limits.ts";
 
-/** One counter a request counts against. */
+/** One counter a request counts against; cost counts in pico-units. */
 interface Slot {
   key: Deno.KvKey;
   who: string;
   field: keyof Limits;
-  limit: number;
-  amount: number;
+  unit: Unit;
+  limit: bigint;
+  amount: bigint;
   resetAt: number;
   /** How long KV keeps the counter: until a minute past its window, measured on the limiter's clock. */
   expireIn: number;
@@ -44,7 +48,14 @@ export interface Limiter extends Observer {
 export interface LimiterOptions {
   now(): number;
   log(line: Record<string, unknown>): void;
+  /** Per public model, the highest price among its deployments, for the cost a request reserves. */
+  prices?: ReadonlyMap<string, Price>;
+  /** The label budgets are named with in a 429's message. */
+  currency?: string;
 }
+
+/** What a request reserves on each kind of counter. */
+type Amounts = Record<Unit, bigint>;
 
 // Each failed commit means another request took a unit in between, so this bounds the waiting requests.
 const MAX_TRIES = 200;
@@ -52,21 +63,22 @@ const MAX_TRIES = 200;
 /** The counters one request counts against, from its token's and its group's limits. */
 function slotsFor(
   scopes: { scope: "token" | "group"; id: string; limits?: Limits }[],
-  estimate: number,
+  amounts: Amounts,
   now: number,
 ): Slot[] {
   const slots: Slot[] = [];
   for (const { scope, id, limits } of scopes) {
     for (const [field, limit] of Object.entries(limits ?? {}) as [keyof Limits, number | undefined][]) {
-      if (typeof limit !== "number") continue;
+      if (typeof limit !== "number" || !(field in LIMIT_FIELDS)) continue;
       const { unit, window } = LIMIT_FIELDS[field];
       const { id: windowId, end } = windowOf(window, now);
       slots.push({
         key: ["limit", scope, id, unit, window, windowId],
         who: `${scope === "token" ? "API key" : "Group"} "${id}"`,
         field,
-        limit,
-        amount: unit === "requests" ? 1 : estimate,
+        unit,
+        limit: unit === "cost" ? picoOf(limit) : BigInt(limit),
+        amount: amounts[unit],
         resetAt: end,
         expireIn: Math.max(1000, end - now + 60_000),
       });
@@ -75,18 +87,29 @@ function slotsFor(
   return slots;
 }
 
+/** A counter's value as KV keeps it: requests and tokens as numbers (as they always were), cost as a bigint. */
+type Stored = number | bigint;
+
+function counted(value: Stored | null): bigint {
+  return typeof value === "bigint" ? value : BigInt(Math.trunc(value ?? 0));
+}
+
+function stored(slot: Slot, value: bigint): Stored {
+  return slot.unit === "cost" ? value : Number(value);
+}
+
 /** Takes `amount` on every slot at once, or reports the first slot that has no room. */
-async function reserve(kv: Deno.Kv, slots: Slot[]): Promise<{ slot: Slot; used: number } | undefined> {
+async function reserve(kv: Deno.Kv, slots: Slot[]): Promise<{ slot: Slot; used: bigint } | undefined> {
   for (let tries = 0; tries < MAX_TRIES; tries++) {
-    const entries = await kv.getMany<number[]>(slots.map((slot) => slot.key));
+    const entries = await kv.getMany<Stored[]>(slots.map((slot) => slot.key));
     const op = kv.atomic();
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i];
-      const used = entries[i].value ?? 0;
+      const used = counted(entries[i].value);
       // An idle window admits one request whatever its estimate, so no request is refused for good; the limit
       // then holds within that one request.
-      if (used > 0 && used + slot.amount > slot.limit) return { slot, used };
-      op.check(entries[i]).set(slot.key, used + slot.amount, { expireIn: slot.expireIn });
+      if (used > 0n && used + slot.amount > slot.limit) return { slot, used };
+      op.check(entries[i]).set(slot.key, stored(slot, used + slot.amount), { expireIn: slot.expireIn });
     }
     if ((await op.commit()).ok) return undefined;
   }
@@ -96,19 +119,40 @@ async function reserve(kv: Deno.Kv, slots: Slot[]): Promise<{ slot: Slot; used: 
 }
 
 /** Adds `delta` (which may be negative) to a counter, never below zero. */
-async function adjust(kv: Deno.Kv, slot: Slot, delta: number): Promise<void> {
+async function adjust(kv: Deno.Kv, slot: Slot, delta: bigint): Promise<void> {
   for (let tries = 0; tries < MAX_TRIES; tries++) {
-    const entry = await kv.get<number>(slot.key);
+    const entry = await kv.get<Stored>(slot.key);
     if (entry.value === null) return;
-    const value = Math.max(0, entry.value + delta);
+    const sum = counted(entry.value) + delta;
+    const value = stored(slot, sum > 0n ? sum : 0n);
     if ((await kv.atomic().check(entry).set(slot.key, value, { expireIn: slot.expireIn }).commit()).ok) return;
   }
+}
+
+/** The 429 for a slot with no room; its message names the limit, never what others used of it. */
+function refusal(refused: { slot: Slot; used: bigint }, exchange: Exchange, options: LimiterOptions): GatewayError {
+  const { slot, used } = refused;
+  const now = options.now();
+  const breach: Breach = { unit: slot.unit, limit: Number(slot.limit), used: Number(used), resetAt: slot.resetAt };
+  const currency = options.currency ?? "USD";
+  const what = slot.unit === "cost"
+    ? `budget ${slot.field} = ${formatMoney(slot.limit)} ${currency} (this request is estimated at ${
+      formatMoney(slot.amount)
+    } ${currency})`
+    : `limit ${slot.field} = ${slot.limit}${
+      slot.unit === "tokens" ? ` (this request may use up to ${slot.amount})` : ""
+    }`;
+  return new GatewayError(
+    "rate_limit",
+    `${slot.who} is over its ${what}; it resets at ${new Date(slot.resetAt).toISOString()}`,
+    { headers: rateLimitHeaders(breach, exchange.protocol, now) },
+  );
 }
 
 /** The limits observer over `kv`. */
 export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
   // Keyed by the exchange itself: a request id is client input, and two requests may share one.
-  const reserved = new Map<Exchange, { slots: Slot[]; estimate: number }>();
+  const reserved = new Map<Exchange, { slots: Slot[]; estimate: Amounts }>();
   const charging = new Set<Promise<void>>();
 
   async function admit(exchange: Exchange, body: JsonObject, principal: Principal): Promise<void> {
@@ -117,33 +161,25 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
     const { token, group } = principal;
     // Most tokens have no limits; they cost neither an estimate of the body nor a KV write.
     if (!hasLimits(token.limits) && !hasLimits(group.limits)) return;
-    const now = options.now();
-    const estimate = estimateRequestTokens(body);
+    const tokens = estimateRequest(body);
+    const estimate: Amounts = {
+      requests: 1n,
+      tokens: BigInt(tokens.prompt + tokens.output),
+      cost: estimateCost(tokens, exchange.model ? options.prices?.get(exchange.model) : undefined),
+    };
     const slots = slotsFor(
       [
         { scope: "token", id: token.id, limits: token.limits },
         { scope: "group", id: token.group, limits: group.limits },
       ],
       estimate,
-      now,
+      options.now(),
     );
     if (slots.length === 0) return;
     const refused = await reserve(kv, slots);
-    if (refused) {
-      const { slot, used } = refused;
-      const unit = LIMIT_FIELDS[slot.field].unit;
-      const breach: Breach = { unit, limit: slot.limit, used, resetAt: slot.resetAt };
-      const asked = unit === "tokens" ? ` (this request may use up to ${slot.amount})` : "";
-      throw new GatewayError(
-        "rate_limit",
-        `${slot.who} is over its limit ${slot.field} = ${slot.limit}${asked}; it resets at ${
-          new Date(slot.resetAt).toISOString()
-        }`,
-        { headers: rateLimitHeaders(breach, exchange.protocol, now) },
-      );
-    }
-    const tokenSlots = slots.filter((slot) => LIMIT_FIELDS[slot.field].unit === "tokens");
-    if (tokenSlots.length > 0) reserved.set(exchange, { slots: tokenSlots, estimate });
+    if (refused) throw refusal(refused, exchange, options);
+    const held = slots.filter((slot) => slot.unit !== "requests");
+    if (held.length > 0) reserved.set(exchange, { slots: held, estimate });
   }
 
   async function settled(): Promise<void> {
@@ -157,13 +193,21 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       if (!held) return;
       reserved.delete(exchange);
       // A delivered answer whose usage is unknown (an OpenAI stream without include_usage) keeps its estimate;
-      // a failed one gives it back.
-      const used = exchange.usage ? totalTokens(exchange.usage) : exchange.status < 400 ? held.estimate : 0;
-      const delta = used - held.estimate;
-      if (delta === 0) return;
-      const charge = Promise.all(held.slots.map((slot) => adjust(kv, slot, delta))).then(() => {}, (err) => {
-        options.log({ event: "limit_charge_failed", error: String((err as Error)?.message ?? err) });
-      });
+      // a failed one gives it back. Cost is priced at the deployment that answered.
+      const { usage } = exchange;
+      const used: Amounts = usage
+        ? { requests: 1n, tokens: BigInt(totalTokens(usage)), cost: costOf(usage, exchange.price) }
+        : exchange.status < 400
+        ? held.estimate
+        : { requests: 1n, tokens: 0n, cost: 0n };
+      const changed = held.slots.filter((slot) => used[slot.unit] !== slot.amount);
+      if (changed.length === 0) return;
+      const charge = Promise.all(changed.map((slot) => adjust(kv, slot, used[slot.unit] - slot.amount))).then(
+        () => {},
+        (err) => {
+          options.log({ event: "limit_charge_failed", error: String((err as Error)?.message ?? err) });
+        },
+      );
       charging.add(charge);
       charge.finally(() => charging.delete(charge));
     },

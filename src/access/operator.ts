@@ -4,6 +4,7 @@
  */
 import type { Config } from "../core/config.ts";
 import type { Observer } from "../core/exchange.ts";
+import { highestPrices } from "../usage/cost.ts";
 import { type UsageRecorder, usageRecorder } from "../usage/recorder.ts";
 import { type CachedCredentials, cachedCredentials } from "./auth_cache.ts";
 import { createLimiter, type Limiter } from "./limiter.ts";
@@ -32,7 +33,12 @@ export interface OperatorOptions {
 /** Builds the operator side over `store`. */
 export function createOperator(config: Config, store: Store, options: OperatorOptions): Operator {
   const credentials = cachedCredentials(store, { refreshMs: config.usage.auth_refresh_ms, log: options.log });
-  const limiter = createLimiter(store.kv, { now: options.now, log: options.log });
+  const limiter = createLimiter(store.kv, {
+    now: options.now,
+    log: options.log,
+    prices: highestPrices(config),
+    currency: config.currency,
+  });
   const usage = usageRecorder(store.kv, {
     flushMs: config.usage.flush_ms,
     logDays: config.usage.request_log_days,

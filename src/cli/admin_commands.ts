@@ -48,7 +48,7 @@ function limitFlags(args: Args): Partial<Record<keyof Limits, unknown>> | undefi
   const out: Partial<Record<keyof Limits, unknown>> = {};
   for (const field of Object.keys(LIMIT_FIELDS) as (keyof Limits)[]) {
     const value = flag(args, field.replaceAll("_", "-"));
-    if (value !== undefined) out[field] = /^\d+$/.test(value) ? Number(value) : value;
+    if (value !== undefined) out[field] = /^\d+(\.\d+)?$/.test(value) ? Number(value) : value;
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }
@@ -73,6 +73,8 @@ function formatLimits(limits: Limits | undefined): string {
     tokens_per_minute: "tpm",
     tokens_per_day: "tpd",
     tokens_per_month: "tpmo",
+    cost_per_day: "cost/day",
+    cost_per_month: "cost/month",
   };
   const parts = Object.entries(limits ?? {}).map(([field, value]) => `${short[field as keyof Limits]}=${value}`);
   return parts.join(" ") || "-";

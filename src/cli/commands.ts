@@ -5,7 +5,8 @@ import type { Args, Io } from "./args.ts";
 import { usageCommand } from "./usage_commands.ts";
 
 const LIMIT_FLAGS = `Limit flags (each optional; a token and its group are both enforced):
-  --requests-per-minute N  --tokens-per-minute N  --tokens-per-day N  --tokens-per-month N`;
+  --requests-per-minute N  --tokens-per-minute N  --tokens-per-day N  --tokens-per-month N
+  --cost-per-day AMOUNT  --cost-per-month AMOUNT   budgets in the config's currency, e.g. 12.50`;
 
 const HELP: Record<string, string> = {
   "": `modelgate: a model-access gateway

@@ -4,6 +4,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { BudgetSchema } from "./money.ts";
 import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
 
 const Positive = z.number().int().positive();
@@ -14,6 +15,9 @@ export const LimitsSchema = z.strictObject({
   tokens_per_minute: Positive.optional(),
   tokens_per_day: Positive.optional(),
   tokens_per_month: Positive.optional(),
+  /** Spend in the config's currency per UTC day and month, priced as each request's deployment charges. */
+  cost_per_day: BudgetSchema.optional(),
+  cost_per_month: BudgetSchema.optional(),
 });
 
 /** Limits as stored on a token or a group. */

@@ -1,33 +1,8 @@
 /** @module The CLI's operator commands against a KV file, alone and next to a running gateway sharing it. */
 import assert from "node:assert/strict";
+import { cliSetup } from "../_cli.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
-import { anthropicMessage, messagesBody, startGateway, testConfigYaml, UPSTREAM_KEYS } from "../_helpers.ts";
-import { parseArgs } from "../../src/cli/args.ts";
-import { runCli } from "../../src/cli/commands.ts";
-
-/** A config file and a KV file in a fresh folder, and a `cli()` that runs a command line against them. */
-async function cliSetup(upstreamUrl: string) {
-  const dir = await Deno.makeTempDir({ prefix: "modelgate_cli_" });
-  const config = `${dir}/gateway.yaml`;
-  const kvPath = `${dir}/kv.sqlite`;
-  await Deno.writeTextFile(config, testConfigYaml(upstreamUrl));
-  const env: Record<string, string> = { ...UPSTREAM_KEYS, MODELGATE_KV: kvPath };
-  /** Runs one command line, given as words separated by single spaces. */
-  async function cli(line: string): Promise<{ code: number; out: string; err: string }> {
-    const out: string[] = [];
-    const err: string[] = [];
-    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), env: (n: string) => env[n] };
-    const code = await runCli(parseArgs([...line.split(" "), "--config", config]), io);
-    return { code, out: out.join("\n"), err: err.join("\n") };
-  }
-  return {
-    kvPath,
-    cli,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
-}
+import { anthropicMessage, messagesBody, startGateway } from "../_helpers.ts";
 
 Deno.test("token create, update and list through the CLI, with limits merged flag by flag", async () => {
   await using upstream = fakeUpstream();

@@ -45,6 +45,8 @@ for (const c of KINDS) {
     assert.equal(body.error.type, "rate_limit_error");
     assert.match(body.error.message, new RegExp(`${c.field} = ${c.limit}`));
     assert.match(second.headers.get("retry-after") ?? "", /^\d+$/);
+    // Beyond a minute a retry cannot succeed, and the Anthropic SDK would sleep out the whole retry-after.
+    assert.equal(second.headers.get("x-should-retry"), c.field.endsWith("minute") ? null : "false");
     assert.equal(second.headers.get(`anthropic-ratelimit-${c.unit}-limit`), String(c.limit));
     assert.match(second.headers.get(`anthropic-ratelimit-${c.unit}-reset`) ?? "", /^\d{4}-\d{2}-\d{2}T.*Z$/);
     assert.equal(upstream.requests.length, 1);

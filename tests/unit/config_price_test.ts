@@ -1,9 +1,9 @@
-/** @module The config's `currency` and `price` on model entries of every upstream kind: strict, with named errors. */
+/** @module The config's `currency`, `price` on model entries of every upstream kind, and budgets: strict, named errors. */
 import assert from "node:assert/strict";
 import { parseConfig } from "../../src/core/config.ts";
 import { routeTableFor } from "../_helpers.ts";
 
-function config(model: string, top = ""): string {
+function config(model: string, top = "", limits = ""): string {
   return `${top}
 upstreams:
   - { name: a, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: K, models: [${model}] }
@@ -13,7 +13,7 @@ upstreams:
     models: [{ id: b, upstream_id: anthropic.claude-x, price: { input: 3, output: 15 } }]
   - { name: vx, protocol: anthropic-vertex, project: p, region: global, models: [{ id: v, price: { cache_read: 0.3 } }] }
 groups:
-  - { name: g, listing: anthropic, models: [m] }
+  - { name: g, listing: anthropic, models: [m]${limits} }
 `;
 }
 
@@ -56,6 +56,21 @@ const ERRORS: { name: string; text: string; error: RegExp }[] = [
     error: /upstreams\[0\]\.models\[0\]\.price: /,
   },
   { name: "a currency that is not a label", text: config("m", 'currency: "US dollars"'), error: /currency: must be/ },
+  {
+    name: "a budget of zero",
+    text: config("m", "", ", limits: { cost_per_day: 0 }"),
+    error: /groups\[0\]\.limits\.cost_per_day: must be more than 0/,
+  },
+  {
+    name: "a negative budget",
+    text: config("m", "", ", limits: { cost_per_month: -5 }"),
+    error: /groups\[0\]\.limits\.cost_per_month: /,
+  },
+  {
+    name: "a budget that is a string",
+    text: config("m", "", ', limits: { cost_per_month: "50 USD" }'),
+    error: /groups\[0\]\.limits\.cost_per_month: .*expected number/,
+  },
 ];
 
 for (const c of ERRORS) {
@@ -63,3 +78,8 @@ for (const c of ERRORS) {
     assert.throws(() => parseConfig(c.text, "t.yaml"), c.error);
   });
 }
+
+Deno.test("parseConfig() takes budgets with cents and fractions of cents", () => {
+  const parsed = parseConfig(config("m", "", ", limits: { cost_per_day: 12.5, cost_per_month: 0.000567 }"), "t.yaml");
+  assert.deepEqual(parsed.groups[0].limits, { cost_per_day: 12.5, cost_per_month: 0.000567 });
+});

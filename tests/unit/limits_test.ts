@@ -1,6 +1,12 @@
 /** @module Pure limit helpers: windows, the token estimate and the 429 headers per protocol. */
 import assert from "node:assert/strict";
-import { estimateRequestTokens, rateLimitHeaders, totalTokens, windowOf } from "../../src/access/limits.ts";
+import {
+  estimateRequest,
+  estimateRequestTokens,
+  rateLimitHeaders,
+  totalTokens,
+  windowOf,
+} from "../../src/access/limits.ts";
 
 const AT = Date.parse("2026-02-28T23:59:30.500Z");
 
@@ -76,4 +82,16 @@ Deno.test("rateLimitHeaders() gives OpenAI's x-ratelimit headers to OpenAI clien
     "x-ratelimit-remaining-tokens": "40",
     "x-ratelimit-reset-tokens": "1s",
   });
+});
+
+Deno.test("rateLimitHeaders() gives a budget only retry-after, and x-should-retry: false beyond a minute", () => {
+  const breach = { unit: "cost", limit: 5e12, used: 6e12, resetAt: AT + 3_600_000 } as const;
+  assert.deepEqual(rateLimitHeaders(breach, "anthropic", AT), { "retry-after": "3600", "x-should-retry": "false" });
+  assert.deepEqual(rateLimitHeaders({ ...breach, resetAt: AT + 60_000 }, "openai-chat", AT), { "retry-after": "60" });
+});
+
+Deno.test("estimateRequest() splits the estimate into prompt and output for pricing", () => {
+  const got = estimateRequest({ messages: [{ role: "user", content: "x".repeat(100) }], max_tokens: 50 });
+  assert.equal(got.output, 50);
+  assert.ok(got.prompt >= 25 && got.prompt <= 35, `prompt estimate ${got.prompt}`);
 });

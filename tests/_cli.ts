@@ -1,0 +1,28 @@
+/** @module The CLI under test: a config file and a KV file in a fresh folder, and command lines run against them. */
+import { parseArgs } from "../src/cli/args.ts";
+import { runCli } from "../src/cli/commands.ts";
+import { type GatewayOptions, testConfigYaml, UPSTREAM_KEYS } from "./_helpers.ts";
+
+/** A config file (the test config with `options`) and a KV file, and a `cli()` that runs a command line on them. */
+export async function cliSetup(upstreamUrl: string, options: GatewayOptions = {}) {
+  const dir = await Deno.makeTempDir({ prefix: "modelgate_cli_" });
+  const config = `${dir}/gateway.yaml`;
+  const kvPath = `${dir}/kv.sqlite`;
+  await Deno.writeTextFile(config, testConfigYaml(upstreamUrl, options));
+  const env: Record<string, string> = { ...UPSTREAM_KEYS, MODELGATE_KV: kvPath };
+  /** Runs one command line, given as words separated by single spaces. */
+  async function cli(line: string): Promise<{ code: number; out: string; err: string }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), env: (n: string) => env[n] };
+    const code = await runCli(parseArgs([...line.split(" "), "--config", config]), io);
+    return { code, out: out.join("\n"), err: err.join("\n") };
+  }
+  return {
+    kvPath,
+    cli,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
