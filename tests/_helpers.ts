@@ -140,11 +140,13 @@ export interface StartOptions extends GatewayOptions {
   now?(): Date;
   /** How the gateway waits out a retry-after; tests note the wait and move their clock instead. */
   sleep?(ms: number, signal: AbortSignal): Promise<boolean>;
+  /** A whole config to run instead of the test config; tokens are made only for the groups it has. */
+  configYaml?: string;
 }
 
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
 export async function startGateway(upstreamUrl: string, options: StartOptions = {}): Promise<TestGateway> {
-  const config = parseConfig(testConfigYaml(upstreamUrl, options), "test.yaml");
+  const config = parseConfig(options.configYaml ?? testConfigYaml(upstreamUrl, options), "test.yaml");
   const keys: Record<string, string> = {
     ...UPSTREAM_KEYS,
     ...options.admin ? { MODELGATE_ADMIN_KEY: ADMIN_KEY } : {},
@@ -155,7 +157,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
   await seedGroups(store, config.groups);
   const tokens = {} as TestGateway["tokens"];
   for (const group of ["default", "oa", "auto", "bulk"] as const) {
-    tokens[group] = (await store.createToken({ group })).secret;
+    if (config.groups.some((g) => g.name === group)) tokens[group] = (await store.createToken({ group })).secret;
   }
   const logs: Record<string, unknown>[] = [];
   const exchanges: Exchange[] = [];
