@@ -23,8 +23,11 @@ function nextDay(day: string): string {
 }
 
 function emptyRow(key: string): UsageRow {
-  const row = { key, total_tokens: 0, cost: "0" } as UsageRow;
+  // Built in the order a row reads best as JSON: the counts, then the totals.
+  const row = { key } as UsageRow;
   for (const counter of COUNTERS) if (counter !== "cost") row[counter] = 0;
+  row.total_tokens = 0;
+  row.cost = "0";
   return row;
 }
 
