@@ -107,6 +107,7 @@ export function streamResponse(
     keepAliveMs: deps.config.stream_keepalive_ms,
     upstream: options.upstream,
     upstreamName: name,
+    hold: call.watch?.events,
     onFirstByte: () => call.exchange.ttfb_ms ??= deps.now().getTime() - call.exchange.started_at,
     onEnd(end) {
       options.release();
@@ -131,7 +132,12 @@ export interface JsonAnswer {
 }
 
 /** The client's response to a complete (non-streamed) upstream answer, or a classified failure. */
-export function finishJson(deps: RelayDeps, call: RelayRequest, plan: AttemptPlan, answer: JsonAnswer): AttemptResult {
+export async function finishJson(
+  deps: RelayDeps,
+  call: RelayRequest,
+  plan: AttemptPlan,
+  answer: JsonAnswer,
+): Promise<AttemptResult> {
   const { route } = plan;
   const { res, translation, passthrough } = answer;
   let { text } = answer;
@@ -151,9 +157,11 @@ export function finishJson(deps: RelayDeps, call: RelayRequest, plan: AttemptPla
     meter.body(body);
     call.exchange.usage = meter.usage();
     call.exchange.usage_complete = true;
-    const response = passthrough
-      ? new Response(text, { status: res.status, headers: { "content-type": "application/json" } })
-      : json(translation.response(body));
+    const translated = passthrough ? undefined : translation.response(body);
+    if (translated && call.watch) await call.watch.body(translated);
+    const response = translated
+      ? json(translated)
+      : new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
     return { ...base, outcome: "ok", retryable: false, response, fail: () => response };
   }
   // What follows is a failure: only now are the headers it relays and its retry-after read.

@@ -151,7 +151,7 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
       return upstreamFailed(err, "body");
     }
     release();
-    return finishJson(deps, call, plan, { res, text, translation, passthrough });
+    return await finishJson(deps, call, plan, { res, text, translation, passthrough });
   } finally {
     clearTimeout(headersTimer);
   }

@@ -5,6 +5,7 @@
 import type { Config } from "../core/config.ts";
 import type { Exchange } from "../core/exchange.ts";
 import type { Operation } from "../core/protocols.ts";
+import type { SseMessage } from "../core/sse.ts";
 import type { JsonObject, Protocol } from "../core/types.ts";
 import type { HealthBoard } from "./health.ts";
 import type { RetryBudget } from "./retry_budget.ts";
@@ -39,4 +40,15 @@ export interface RelayRequest {
   exchange: Exchange;
   /** Called when the response is a stream: the exchange then ends when the stream does, by the returned call. */
   deferFinish(): () => void;
+  /** Sees the translated answer before the client does (to keep it); absent for most requests. */
+  watch?: AnswerWatch;
+}
+
+/**
+ * Sees a translated answer on its way to the client: a whole body, or each batch of stream events. The answer waits
+ * for the promise either returns, so what is kept of it is in place before the client can refer to it.
+ */
+export interface AnswerWatch {
+  body(body: JsonObject): Promise<void>;
+  events(messages: readonly SseMessage[]): Promise<void> | undefined;
 }

@@ -36,6 +36,11 @@ export interface RelayStreamOptions {
   upstream: AbortController;
   /** Names the upstream in error messages. */
   upstreamName: string;
+  /**
+   * Sees each batch of translated events before it goes out; a promise it returns holds the batch back until it
+   * settles (a stored answer is then in place before its client can refer to it).
+   */
+  hold?(messages: readonly SseMessage[]): Promise<void> | undefined;
   onFirstByte(): void;
   onEnd(end: StreamEnd): void;
 }
@@ -138,6 +143,15 @@ export function relayStream(
     if (meter) { for (const message of messages) meter.event(message); }
     return messages;
   }
+  /** Sends translated events once `hold` lets them go; nothing when the client left in the meantime. */
+  async function sendEvents(controller: ReadableStreamDefaultController<Uint8Array>, out: SseMessage[]) {
+    const held = options.hold?.(out);
+    if (held) {
+      await held;
+      if (ended) return;
+    }
+    send(controller, encoder.encode(out.map(encodeSse).join("")));
+  }
   function fail(controller: ReadableStreamDefaultController<Uint8Array>, err: GatewayError): void {
     const messages = step?.fail ? step.fail(err) : errorEvents(err, protocol);
     // A passthrough stream may stop mid-event; a blank line closes that event so the error stands alone.
@@ -147,15 +161,16 @@ export function relayStream(
     reader.cancel().catch(() => {});
     end({ error: err, cancelled: false });
   }
-  function finish(controller: ReadableStreamDefaultController<Uint8Array>): void {
+  async function finish(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
     events(parser.push(decoder.decode() + "\n\n"));
     // A translator ends in its own protocol, or throws its own error for a cut; in every case an upstream that never
     // reached an acceptable end was cut, and the client must not get a normal ending.
-    const out = step ? step.end().map(encodeSse).join("") : "";
+    const last = step ? step.end() : [];
     if (meter?.state() === "open") {
       throw new GatewayError("upstream", `Upstream "${options.upstreamName}" ended the stream before it finished`);
     }
-    if (out) send(controller, encoder.encode(out));
+    if (last.length > 0) await sendEvents(controller, last);
+    if (ended) return;
     controller.close();
     // The rest of the body (usually just the end of its chunked encoding) is read so the connection can serve the
     // next request; an upstream that holds it open after its last event is let go shortly.
@@ -190,13 +205,13 @@ export function relayStream(
               if (upstream.signal.aborted) throw upstream.signal.reason;
             } catch (err) {
               // A stream whose end was already in sight (chat's finish chunk) ends well even if the connection does not.
-              if (meter?.state() === "finishing") return finish(controller);
+              if (meter?.state() === "finishing") return await finish(controller);
               throw err;
             }
           }
           pending = undefined;
           lastChunkAt = Date.now();
-          if (read.done) return finish(controller);
+          if (read.done) return await finish(controller);
           const value = read.value;
           if (step) {
             const out: SseMessage[] = [];
@@ -206,10 +221,10 @@ export function relayStream(
               }
             } finally {
               // Events made before a failure in the same chunk still go out, ahead of the error.
-              if (out.length > 0) send(controller, encoder.encode(out.map(encodeSse).join("")));
+              if (out.length > 0) await sendEvents(controller, out);
             }
             // Nothing can follow the upstream's terminal event; an upstream that keeps the connection open is not waited for.
-            if (meter?.state() === "finished") return finish(controller);
+            if (meter?.state() === "finished") return await finish(controller);
             if (out.length === 0) continue;
             return;
           }
@@ -221,7 +236,7 @@ export function relayStream(
             : Uint8Array.from([...tail, ...value]).slice(-4);
           // Usage is read from a decoded copy after the bytes are already on their way to the client.
           events(parser.push(decoder.decode(value, { stream: true })));
-          if (meter?.state() === "finished") return finish(controller);
+          if (meter?.state() === "finished") return await finish(controller);
           return;
         }
       } catch (err) {
