@@ -11,6 +11,7 @@ import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
+import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
 
 const anthropicErrors = () => "anthropic" as const;
 const openaiErrors = () => "openai-chat" as const;
@@ -28,10 +29,13 @@ export const ENDPOINTS: readonly Endpoint[] = [
   },
   { method: "POST", path: "/v1/chat/completions", errors: openaiErrors, handle: generate("openai-chat", "generate") },
   { method: "POST", path: "/v1/responses", errors: openaiErrors, handle: generate("openai-responses", "generate") },
+  { method: "GET", path: "/v1/responses/:id", errors: openaiErrors, handle: getResponse },
+  { method: "DELETE", path: "/v1/responses/:id", errors: openaiErrors, handle: deleteResponse },
+  { method: "GET", path: "/v1/responses/:id/input_items", errors: openaiErrors, handle: listInputItems },
   ...ADMIN_ENDPOINTS,
 ];
 
-/** Finds the endpoint for a path; `params` receives a trailing `:id`. */
+/** Finds the endpoint for a path; `params` receives the `:id` segment of its pattern. */
 export function matchEndpoint(
   method: string,
   pathname: string,
@@ -41,12 +45,14 @@ export function matchEndpoint(
   let pathKnown = false;
   for (const endpoint of ENDPOINTS) {
     const params: Record<string, string> = {};
-    if (endpoint.path.endsWith("/:id")) {
-      const prefix = endpoint.path.slice(0, -3);
-      if (!path.startsWith(prefix) || path.length === prefix.length || path.slice(prefix.length).includes("/")) {
-        continue;
-      }
-      const id = decodeId(path.slice(prefix.length));
+    const slot = endpoint.path.indexOf("/:id");
+    if (slot !== -1) {
+      const prefix = endpoint.path.slice(0, slot + 1);
+      const suffix = endpoint.path.slice(slot + 4);
+      const end = path.length - suffix.length;
+      if (end <= prefix.length || !path.startsWith(prefix) || !path.endsWith(suffix)) continue;
+      const segment = path.slice(prefix.length, end);
+      const id = segment.includes("/") ? undefined : decodeId(segment);
       if (id === undefined) continue;
       params.id = id;
     } else if (endpoint.path !== path) continue;

@@ -5,6 +5,7 @@
 import { createOperator } from "./access/operator.ts";
 import { openStore, seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
+import { responseStore } from "./conversations/store.ts";
 import { type Config, loadConfigFrom } from "./core/config.ts";
 import { GatewayError } from "./core/errors.ts";
 import type { Observer } from "./core/exchange.ts";
@@ -90,6 +91,9 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     ],
     closing: options.closing,
     operator,
+    responses: config.responses_store.enabled
+      ? responseStore(store.kv, { days: config.responses_store.days, now: () => now().getTime() })
+      : undefined,
   };
   const { adminKey } = operator;
   const required = config.metrics.require_admin_key;

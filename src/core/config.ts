@@ -39,6 +39,13 @@ const Usage = z.strictObject({
   auth_refresh_ms: z.number().int().min(50).max(60_000).default(500),
 });
 
+const ResponsesStore = z.strictObject({
+  /** Keeps Responses answers (store: true, the API's default) so previous_response_id and item_reference work. */
+  enabled: z.boolean().default(true),
+  /** Days a stored response is kept (KV expireIn); a conversation lasts as long as its first response. */
+  days: z.number().int().min(1).max(366).default(30),
+});
+
 const RetryBudget = z.strictObject({
   /** Retries to one deployment per request it got in the window (0.2: one retry per five requests). */
   ratio: z.number().min(0).max(10).default(0.2),
@@ -93,6 +100,7 @@ const ConfigSchema = z.strictObject({
   log: Log.default(Log.parse({})),
   metrics: Metrics.default(Metrics.parse({})),
   usage: Usage.default(Usage.parse({})),
+  responses_store: ResponsesStore.default(ResponsesStore.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
 });

@@ -4,6 +4,7 @@
  */
 import type { Operator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
+import type { ResponseStore } from "../conversations/store.ts";
 import type { Config } from "../core/config.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
 import type { Principal } from "../core/principal.ts";
@@ -35,6 +36,8 @@ export interface Deps {
   ops?(req: Request, path: string): Promise<Response | undefined>;
   /** Cached token lookups, limits, usage accounting and the admin key. */
   operator: Operator;
+  /** Stored Responses answers; undefined when `responses_store.enabled` is false. */
+  responses?: ResponseStore;
 }
 
 /** Per-request state handlers share with the error path. */
@@ -56,7 +59,7 @@ export interface RequestContext {
 /** One HTTP endpoint. */
 export interface Endpoint {
   method: "GET" | "POST" | "PATCH" | "DELETE";
-  /** Exact path, or a prefix ending in "/:id" for a single trailing parameter. */
+  /** Exact path, or a path with one ":id" segment, such as "/v1/responses/:id/input_items". */
   path: string;
   /** The protocol of its error responses, given what is known of the caller. */
   errors(req: Request, principal?: Principal): Protocol;

@@ -6,6 +6,7 @@ import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import { resolveRoutes } from "../relay/routing.ts";
 import type { RequestContext } from "./context.ts";
+import { prepareResponses } from "./responses.ts";
 
 /** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */
 export function generate(protocol: Protocol, operation: Operation) {
@@ -19,7 +20,11 @@ export function generate(protocol: Protocol, operation: Operation) {
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
     // Only a model the group enables is recorded: anything else is client input of any size and content.
     exchange.model = body.model as string;
-    for (const observer of ctx.deps.observers) await observer.admit?.(exchange, body, principal);
+    // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
+    const { body: whole, watch } = protocol === "openai-responses"
+      ? await prepareResponses(ctx, principal, body)
+      : { body, watch: undefined };
+    for (const observer of ctx.deps.observers) await observer.admit?.(exchange, whole, principal);
     // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.
     if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
       return estimatedCount(body);
@@ -29,12 +34,13 @@ export function generate(protocol: Protocol, operation: Operation) {
       routes: usable,
       client: protocol,
       operation,
-      body,
-      bytes,
+      body: whole,
+      bytes: whole === body ? bytes : undefined,
       req,
       requestId: ctx.requestId,
       exchange,
       deferFinish: ctx.deferFinish,
+      watch,
     });
   };
 }

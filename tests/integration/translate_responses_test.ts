@@ -1,6 +1,6 @@
 /**
  * @module The official OpenAI SDK's Responses API against Anthropic and chat upstreams: streamed and whole answers,
- * Codex-style requests, the previous_response_id refusal, and the SDK's error classes before and during the stream.
+ * Codex-style requests, an unknown previous_response_id, and the SDK's error classes before and during the stream.
  */
 import assert from "node:assert/strict";
 import OpenAI from "openai";
@@ -110,7 +110,7 @@ Deno.test("Responses streaming through a chat upstream gives Codex the items and
   ]);
 });
 
-Deno.test("previous_response_id answers 400 in OpenAI's envelope naming the field", async () => {
+Deno.test("an unknown previous_response_id answers 400 in OpenAI's envelope naming the field", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url);
   const err = await client(gw.url, gw.tokens.oa).responses.create({
@@ -120,7 +120,8 @@ Deno.test("previous_response_id answers 400 in OpenAI's envelope naming the fiel
   }).then(() => undefined, (e) => e);
   assert.ok(err instanceof OpenAI.BadRequestError, `got ${err}`);
   assert.equal(err.param, "previous_response_id");
-  assert.match(err.message, /previous_response_id/);
+  assert.equal(err.code, "previous_response_not_found");
+  assert.match(err.message, /Previous response with id 'resp_123' not found/);
   assert.equal(upstream.requests.length, 0);
 });
 

@@ -16,6 +16,7 @@ const LAYERS: Record<string, number> = {
   usage: 1,
   providers: 1,
   access: 2,
+  conversations: 2,
   relay: 2,
   handlers: 3,
   observe: 3,

@@ -1,0 +1,145 @@
+/**
+ * @module The stored side of the Responses API for the token that made each response: GET and DELETE
+ * /v1/responses/{id}, GET /v1/responses/{id}/input_items with its cursor pages, and for POST /v1/responses the
+ * conversation resolved before translation and the answer kept once it is complete.
+ */
+import type { Pending } from "../conversations/resolve.ts";
+import { itemsBefore, resolveConversation, storedRecord } from "../conversations/resolve.ts";
+import type { StoredResponse } from "../conversations/store.ts";
+import { GatewayError } from "../core/errors.ts";
+import { json } from "../core/http.ts";
+import type { Principal } from "../core/principal.ts";
+import type { JsonObject } from "../core/types.ts";
+import type { AnswerWatch } from "../relay/request.ts";
+import type { RequestContext } from "./context.ts";
+
+/** A Responses request ready for the relay: its whole conversation, and what keeps its answer. */
+export interface PreparedResponses {
+  body: JsonObject;
+  watch?: AnswerWatch;
+}
+
+/** Resolves `previous_response_id` and item references, and sets up keeping the answer when it is to be stored. */
+export async function prepareResponses(
+  ctx: RequestContext,
+  principal: Principal,
+  body: JsonObject,
+): Promise<PreparedResponses> {
+  const { deps } = ctx;
+  const conversation = await resolveConversation(body, {
+    token: principal.token.id,
+    store: deps.responses,
+    days: deps.config.responses_store.days,
+  });
+  const { pending } = conversation;
+  return { body: conversation.body, watch: pending && keeper(ctx, pending) };
+}
+
+/** The terminal events whose response is kept: the API keeps a finished answer, not a failed or a cut one. */
+const KEPT_ENDS = new Set(["response.completed", "response.incomplete"]);
+
+function keeper(ctx: RequestContext, pending: Pending): AnswerWatch {
+  const { deps } = ctx;
+  async function keep(response: JsonObject): Promise<void> {
+    if (response.status !== "completed" && response.status !== "incomplete") return;
+    try {
+      await deps.responses!.save(pending.token, storedRecord(pending, response));
+    } catch (err) {
+      // The client still gets its answer; a later reference to it is then refused as not found.
+      deps.log({ request_id: ctx.requestId, event: "response_store_failed", error: String((err as Error)?.message) });
+    }
+  }
+  return {
+    body: keep,
+    events(messages) {
+      for (const message of messages) {
+        if (message.event && KEPT_ENDS.has(message.event)) return keep(JSON.parse(message.data).response);
+      }
+      return undefined;
+    },
+  };
+}
+
+function notFound(id: string, why?: string): GatewayError {
+  return new GatewayError("not_found", `Response with id '${id}' not found${why ? `: ${why}` : ""}`, {
+    code: "not_found",
+  });
+}
+
+/** The caller's stored response named in the path, or a 404. */
+async function ownResponse(ctx: RequestContext): Promise<{ record: StoredResponse; token: string }> {
+  const principal = await ctx.authenticate();
+  const id = ctx.params.id;
+  const store = ctx.deps.responses;
+  if (!store) throw notFound(id, "this gateway does not keep responses (responses_store.enabled is false)");
+  const token = principal.token.id;
+  const [record] = await store.load(token, [id]);
+  if (!record) throw notFound(id);
+  return { record, token };
+}
+
+/** GET /v1/responses/{id}: the response as its client received it. */
+export async function getResponse(req: Request, ctx: RequestContext): Promise<Response> {
+  const { record } = await ownResponse(ctx);
+  if (new URL(req.url).searchParams.get("stream") === "true") {
+    throw new GatewayError("invalid_request", "stream: a stored response cannot be replayed as a stream", {
+      param: "stream",
+    });
+  }
+  return json(record.response);
+}
+
+/** DELETE /v1/responses/{id}. */
+export async function deleteResponse(_req: Request, ctx: RequestContext): Promise<Response> {
+  const principal = await ctx.authenticate();
+  const id = ctx.params.id;
+  const store = ctx.deps.responses;
+  if (!store || !await store.delete(principal.token.id, id)) {
+    throw notFound(id, store ? undefined : "this gateway does not keep responses");
+  }
+  return json({ id, object: "response", deleted: true });
+}
+
+/** GET /v1/responses/{id}/input_items: the items the response was made from, a page at a time. */
+export async function listInputItems(req: Request, ctx: RequestContext): Promise<Response> {
+  const { record, token } = await ownResponse(ctx);
+  const { items, missing } = await itemsBefore(ctx.deps.responses!, token, record);
+  if (missing) throw notFound(ctx.params.id, `the response it continues, '${missing}', has expired or was deleted`);
+  return json(pageItems(items, new URL(req.url).searchParams));
+}
+
+function invalidQuery(param: string, message: string): GatewayError {
+  return new GatewayError("invalid_request", `${param}: ${message}`, { param });
+}
+
+/**
+ * One page of `items` (oldest first) as the API lists them: `order` desc by default, `limit` 1 to 100 (20), and
+ * `after` / `before` as item ids that the page starts after or ends before.
+ */
+export function pageItems(items: readonly JsonObject[], query: URLSearchParams): JsonObject {
+  const limitText = query.get("limit") ?? "20";
+  const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : NaN;
+  if (!(limit >= 1 && limit <= 100)) throw invalidQuery("limit", "must be an integer from 1 to 100");
+  const order = query.get("order") ?? "desc";
+  if (order !== "asc" && order !== "desc") throw invalidQuery("order", 'must be "asc" or "desc"');
+  const ordered = order === "asc" ? items : [...items].reverse();
+  const at = (param: "after" | "before") => {
+    const id = query.get(param);
+    if (id === null) return undefined;
+    const index = ordered.findIndex((item) => item.id === id);
+    if (index === -1) throw invalidQuery(param, `no input item of this response has the id '${id}'`);
+    return index;
+  };
+  const after = at("after");
+  const before = at("before");
+  const window = ordered.slice(after === undefined ? 0 : after + 1, before);
+  // Paging back from `before` alone gives the items nearest to it.
+  const data = before !== undefined && after === undefined ? window.slice(-limit) : window.slice(0, limit);
+  return {
+    object: "list",
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: window.length > data.length,
+  };
+}
