@@ -129,6 +129,21 @@ export function turnsSent(kind: Kind, body: Json): string[] {
   return out;
 }
 
+/**
+ * What the upstream is sent once the model made the call of {@linkcode TOOL_TURNS} and the tool answered `output`:
+ * every turn so far (chat upstreams take no reasoning back; Anthropic gets its thinking back with the signature).
+ */
+export function toolLoopSent(kind: Kind, output: string): string[] {
+  const thinking = kind === "anthropic" ? ["assistant thinks: Checking the clock. (sig-1)"] : [];
+  return [
+    "user: What time is it?",
+    ...thinking,
+    "assistant: Let me check.",
+    'assistant calls get_time({"tz":"UTC"})',
+    `tool call_1: ${output}`,
+  ];
+}
+
 /** The system prompt an upstream request carries, whatever its protocol. */
 export function systemSent(kind: Kind, body: Json): string[] {
   if (kind === "anthropic") return (body.system ?? []).map((block: Json) => block.text);
