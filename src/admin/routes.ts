@@ -60,6 +60,8 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
   admin("GET", "/admin/groups/:id", (s, _req, ctx) => s.getGroup(ctx.params.id)),
   admin("PATCH", "/admin/groups/:id", async (s, req, ctx) => s.updateGroup(ctx.params.id, await bodyOf(req, ctx))),
   admin("DELETE", "/admin/groups/:id", (s, _req, ctx) => s.deleteGroup(ctx.params.id)),
+  admin("DELETE", "/admin/tokens/:id/responses", (s, _req, ctx) => s.purgeResponses(ctx.params.id)),
+  admin("DELETE", "/admin/responses/:id", (s, _req, ctx) => s.deleteResponse(ctx.params.id)),
   admin("GET", "/admin/usage", (s, req) => s.usage(queryOf(req))),
   admin("GET", "/admin/requests", (s, req) => s.requests(queryOf(req))),
 ];

@@ -1,9 +1,11 @@
 /**
  * @module The operations on tokens, groups and usage that the admin API and the CLI share: inputs are checked
- * with the admin schemas, failures are GatewayErrors (400 naming the field, 404, 409), results are plain JSON.
+ * with the admin schemas, failures are GatewayErrors (400 naming the field, 404, 409), results are plain JSON. Stored
+ * Responses can be deleted one by one or a token's all at once, whether or not the gateway still keeps new ones.
  * Groups defined in the config file are read-only here: the config rewrites them at every start.
  */
 import type { Store, TokenPatch } from "../access/store.ts";
+import { responseStore } from "../conversations/store.ts";
 import type { Config } from "../core/config.ts";
 import { parseDuration } from "../core/duration.ts";
 import { GatewayError } from "../core/errors.ts";
@@ -44,6 +46,7 @@ function sinceDay(since: string, now: Date): string {
 export function adminService(ctx: AdminContext) {
   const { store } = ctx;
   const configGroups = new Set(ctx.config.groups.map((group) => group.name));
+  const responses = responseStore(store.kv, { days: ctx.config.responses_store.days, now: () => ctx.now().getTime() });
 
   async function requireGroup(name: string, param: string): Promise<Group> {
     const group = await store.getGroup(name);
@@ -137,6 +140,18 @@ export function adminService(ctx: AdminContext) {
       }
       await store.deleteGroup(name);
       return { deleted: name };
+    },
+    /** Deletes a stored response, whichever token made it. */
+    async deleteResponse(id: string): Promise<{ id: string; object: "response"; deleted: true; token: string }> {
+      const owner = await responses.owner(id, (await store.listTokens()).map((token) => token.id));
+      if (!owner || !await responses.delete(owner, id)) throw notFound("Response", id);
+      return { id, object: "response", deleted: true, token: owner };
+    },
+    /** Deletes every stored response of a token. */
+    async purgeResponses(tokenId: string): Promise<{ token: string; deleted: number }> {
+      const token = await store.getToken(tokenId);
+      if (!token) throw notFound("Token", tokenId);
+      return { token: token.id, deleted: await responses.purge(token.id) };
     },
     async usage(
       input: unknown,

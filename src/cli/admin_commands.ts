@@ -1,6 +1,6 @@
 /**
- * @module The CLI's token and group commands over the same service as the admin API: flags become the API's JSON
- * input, results print as tables for people or as JSON with --json.
+ * @module The CLI's token, group and response commands over the same service as the admin API: flags become the
+ * API's JSON input, results print as tables for people or as JSON with --json.
  */
 import { LIMIT_FIELDS } from "../access/limits.ts";
 import { openStore, seedGroups } from "../access/store.ts";
@@ -186,6 +186,28 @@ export async function groupCommand(args: Args, io: Io, help: string): Promise<nu
         io.err(`Deleted group "${name}"`);
         return 0;
       });
+  }
+  io.err(help);
+  return 2;
+}
+
+/** `response delete ID` and `response purge --token ID`. */
+export async function responseCommand(args: Args, io: Io, help: string): Promise<number> {
+  const [, action, id] = args.words;
+  if (action === "delete" && id) {
+    return await withService(args, io, async (service) => {
+      const result = await service.deleteResponse(id);
+      io.err(`Deleted response ${result.id} of token ${result.token}`);
+      return 0;
+    });
+  }
+  const token = flag(args, "token");
+  if (action === "purge" && token) {
+    return await withService(args, io, async (service) => {
+      const result = await service.purgeResponses(token);
+      io.err(`Deleted ${result.deleted} stored response(s) of token ${result.token}`);
+      return 0;
+    });
   }
   io.err(help);
   return 2;

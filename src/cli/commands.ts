@@ -1,6 +1,6 @@
 /** @module The CLI's entry: help for each command, `serve`, and dispatch to the operator commands. */
 import { serve } from "../server.ts";
-import { groupCommand, tokenCommand } from "./admin_commands.ts";
+import { groupCommand, responseCommand, tokenCommand } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
 import { usageCommand } from "./usage_commands.ts";
 
@@ -19,6 +19,7 @@ Commands:
   token list|get|update|revoke  see, change or revoke tokens (never their secrets)
   group list|create|update|delete  manage groups: models, listing shape, limits
   usage [--by token] [--since 7d]  usage totals; usage log shows recent requests
+  response delete|purge       delete stored Responses: one by id, or all of a token's
 
 Every command takes --config PATH (else $MODELGATE_CONFIG, else config/gateway.yaml, else the example),
 --help, and --json where it prints data. KV path: $MODELGATE_KV, else the config's kv_path.`,
@@ -48,6 +49,13 @@ ${LIMIT_FLAGS}`,
 Groups from the config are written into KV at every start and cannot be changed here; edit the config.
 
 ${LIMIT_FLAGS}`,
+  response: `Usage: modelgate response <delete|purge> [options]
+
+  response delete RESP_ID          deletes one stored response (its input and output), whichever token made it
+  response purge --token TOK_ID    deletes every stored response of a token
+
+Responses are kept for responses_store.days (default 30) when responses_store.enabled is true; a token can also
+delete its own with DELETE /v1/responses/{id}.`,
   usage: `Usage: modelgate usage [--by token|group|model|session|day] [--since 7d|YYYY-MM-DD] [--until YYYY-MM-DD]
                       [--name KEY] [--json]
        modelgate usage log [--token ID] [--group G] [--model M] [--session S] [--status N] [--since 1h]
@@ -69,6 +77,7 @@ export async function runCli(args: Args, io: Io): Promise<number> {
   if (command === "token") return await tokenCommand(args, io, HELP.token);
   if (command === "group") return await groupCommand(args, io, HELP.group);
   if (command === "usage") return await usageCommand(args, io);
+  if (command === "response") return await responseCommand(args, io, HELP.response);
   io.err(`Unknown command "${command}"\n\n${HELP[""]}`);
   return 2;
 }

@@ -219,3 +219,31 @@ Deno.test("end to end: create a token through the admin API, use it, read its us
   assert.equal(after.status, 401);
   await after.body?.cancel();
 });
+
+Deno.test("stored responses: delete one whoever made it, or purge a token's all", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url, { admin: true });
+  const ask = async (secret: string) => {
+    const res = await gw.post("/v1/responses", { model: "claude-test", input: "Hi" }, { "x-api-key": secret });
+    return (await res.json()).id as string;
+  };
+  const stored = async (secret: string, id: string) => {
+    const res = await fetch(`${gw.url}/v1/responses/${id}`, { headers: { "x-api-key": secret } });
+    await res.body?.cancel();
+    return res.status === 200;
+  };
+  const [one, two, other] = [await ask(gw.tokens.oa), await ask(gw.tokens.oa), await ask(gw.tokens.auto)];
+  const tokenId = (await gw.store.findToken(gw.tokens.oa))!.id;
+  const deleted = await gw.admin("DELETE", `/admin/responses/${one}`);
+  assert.deepEqual(await deleted.json(), { id: one, object: "response", deleted: true, token: tokenId });
+  const again = await gw.admin("DELETE", `/admin/responses/${one}`);
+  assert.equal(again.status, 404);
+  await again.body?.cancel();
+  const purged = await gw.admin("DELETE", `/admin/tokens/${tokenId}/responses`);
+  assert.deepEqual(await purged.json(), { token: tokenId, deleted: 1 });
+  assert.deepEqual([await stored(gw.tokens.oa, two), await stored(gw.tokens.auto, other)], [false, true]);
+  const unknown = await gw.admin("DELETE", "/admin/tokens/tok_nope/responses");
+  assert.equal(unknown.status, 404);
+  await unknown.body?.cancel();
+});

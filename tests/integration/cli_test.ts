@@ -83,3 +83,36 @@ Deno.test("a CLI revocation reaches a running gateway sharing the KV file, and t
     kv.close();
   }
 });
+
+Deno.test("response delete and response purge remove what a running gateway stored", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using setup = await cliSetup(upstream.url);
+  const kv = await Deno.openKv(setup.kvPath);
+  try {
+    await using gw = await startGateway(upstream.url, { kv });
+    const ask = async (secret: string) => {
+      const res = await gw.post("/v1/responses", { model: "claude-test", input: "Hi" }, { "x-api-key": secret });
+      return (await res.json()).id as string;
+    };
+    const get = (secret: string, id: string) =>
+      fetch(`${gw.url}/v1/responses/${id}`, { headers: { "x-api-key": secret } }).then(async (res) => {
+        await res.body?.cancel();
+        return res.status;
+      });
+    const [one, two] = [await ask(gw.tokens.oa), await ask(gw.tokens.oa)];
+    const other = await ask(gw.tokens.auto);
+    const deleted = await setup.cli(`response delete ${one}`);
+    assert.equal(deleted.code, 0);
+    assert.match(deleted.err, new RegExp(`Deleted response ${one} of token tok_`));
+    assert.deepEqual([await get(gw.tokens.oa, one), await get(gw.tokens.oa, two)], [404, 200]);
+    await assert.rejects(setup.cli(`response delete ${one}`), new RegExp(`Response "${one}" does not exist`));
+    const tokenId = (await gw.store.findToken(gw.tokens.oa))!.id;
+    const purged = await setup.cli(`response purge --token ${tokenId}`);
+    assert.match(purged.err, /Deleted 1 stored response\(s\)/);
+    assert.deepEqual([await get(gw.tokens.oa, two), await get(gw.tokens.auto, other)], [404, 200]);
+    assert.equal((await setup.cli("response purge")).code, 2, "purge names the token it empties");
+  } finally {
+    kv.close();
+  }
+});
