@@ -74,6 +74,12 @@ const CASES = [
     yaml: BASE + "routing: { retry_budget: { window_ms: 10 } }\n",
     want: /routing\.retry_budget\.window_ms/,
   },
+  {
+    name: "a response store kept for no days",
+    yaml: BASE + "responses_store: { days: 0 }\n",
+    want: /responses_store\.days/,
+  },
+  { name: "an unknown response store key", yaml: BASE + "responses_store: { ttl: 3 }\n", want: /"ttl"/ },
   { name: "invalid YAML", yaml: "upstreams: [", want: /invalid YAML/ },
 ];
 for (const c of CASES) {
@@ -98,6 +104,9 @@ Deno.test("parseConfig() fills defaults and trims a trailing slash from base_url
   assert.equal(config.max_body_bytes, 32 * 1024 * 1024);
   assert.equal(config.upstreams[0].priority, 0);
   assert.equal(config.upstreams[0].native_custom_tools, false, "freeform tools go as functions unless told otherwise");
+  assert.deepEqual(config.responses_store, { enabled: true, days: 30 });
+  const off = parseConfig(BASE + "responses_store: { enabled: false }\n", "cfg.yaml");
+  assert.deepEqual(off.responses_store, { enabled: false, days: 30 });
 });
 
 Deno.test("the example config parses", () => {

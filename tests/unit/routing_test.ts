@@ -94,6 +94,12 @@ const PATHS = [
   { method: "GET", path: "/v1/models/%E0%A4%A", want: undefined },
   { method: "GET", path: "/v1/messages", want: undefined, known: true },
   { method: "POST", path: "/v2/messages", want: undefined },
+  { method: "GET", path: "/v1/responses/resp_1", want: "/v1/responses/:id", id: "resp_1" },
+  { method: "GET", path: "/v1/responses/resp_1/input_items", want: "/v1/responses/:id/input_items", id: "resp_1" },
+  { method: "GET", path: "/v1/responses//input_items", want: undefined },
+  { method: "GET", path: "/v1/responses/a/b/input_items", want: undefined },
+  { method: "POST", path: "/v1/responses/resp_1", want: undefined, known: true },
+  { method: "DELETE", path: "/admin/tokens/tok_1/responses", want: "/admin/tokens/:id/responses", id: "tok_1" },
 ];
 for (const c of PATHS) {
   Deno.test(`matchEndpoint() maps ${c.method} ${c.path}`, () => {
