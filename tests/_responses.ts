@@ -39,7 +39,7 @@ export interface Setup extends AsyncDisposable {
   /** The caller's token id. */
   tokenId: string;
   /** POST /v1/responses in the case's mode (stream or not) with `model` filled in; the response object, or throws. */
-  respond(body: Json, token?: string): Promise<Json>;
+  respond(body: Json, token?: string, headers?: Record<string, string>): Promise<Json>;
   /** POST /v1/responses expecting a refusal: its status and error object. */
   refused(body: Json, token?: string): Promise<{ status: number; error: Json }>;
   /** GET or DELETE a path with the caller's token (or another). */
@@ -57,15 +57,15 @@ export async function setup(
   const gw = await startGateway(upstream.url, options);
   const token = gw.tokens.oa;
   const tokenId = (await gw.store.findToken(token))!.id;
-  const post = (body: Json, secret = token) =>
-    gw.post("/v1/responses", { model: c.model, ...body, stream: c.stream }, { "x-api-key": secret });
+  const post = (body: Json, secret = token, headers: Record<string, string> = {}) =>
+    gw.post("/v1/responses", { model: c.model, ...body, stream: c.stream }, { "x-api-key": secret, ...headers });
   return {
     upstream,
     gw,
     token,
     tokenId,
-    async respond(body, secret) {
-      const res = await post(body, secret);
+    async respond(body, secret, headers) {
+      const res = await post(body, secret, headers);
       if (res.status !== 200) throw new Error(`POST /v1/responses answered ${res.status}: ${await res.text()}`);
       if (!c.stream) return await res.json();
       const events = (await within(readSse(res), 5000, "the stream")).map((m) => JSON.parse(m.data));

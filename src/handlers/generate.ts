@@ -40,9 +40,15 @@ export function generate(protocol: Protocol, operation: Operation) {
       requestId: ctx.requestId,
       exchange,
       deferFinish: ctx.deferFinish,
+      responseId: protocol === "openai-responses" ? newResponseId() : undefined,
       watch,
     });
   };
+}
+
+/** A fresh Responses id: stored responses are found by it, so it never repeats. */
+function newResponseId(): string {
+  return `resp_${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
 /** Claude Code's session id, kept only when it looks like an id (it ends up in usage records). */

@@ -28,6 +28,7 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
     model: String(call.body.model),
     upstreamModel: route.upstreamModel,
     requestId: call.requestId,
+    responseId: call.responseId,
     now: () => deps.now().getTime(),
     log: (line) => deps.log({ request_id: call.requestId, ...loggable(line) }),
     defaultMaxTokens: route.upstream.default_max_tokens,

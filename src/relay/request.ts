@@ -40,6 +40,8 @@ export interface RelayRequest {
   exchange: Exchange;
   /** Called when the response is a stream: the exchange then ends when the stream does, by the returned call. */
   deferFinish(): () => void;
+  /** The id a Responses answer takes: a fresh one, since the request id may be the client's and repeat. */
+  responseId?: string;
   /** Sees the translated answer before the client does (to keep it); absent for most requests. */
   watch?: AnswerWatch;
 }

@@ -12,6 +12,8 @@ export interface TranslateContext {
   /** The id the upstream knows the model by. */
   upstreamModel: string;
   requestId: string;
+  /** The id a Responses answer takes; when absent it derives from the request id. */
+  responseId?: string;
   /** Milliseconds since the epoch; injected so tests are deterministic. */
   now(): number;
   /** Structured log sink, e.g. for fields dropped because the upstream cannot express them. */

@@ -42,9 +42,9 @@ type Open =
   | { kind: "message"; item: JsonObject; text: string }
   | { kind: "call"; item: JsonObject };
 
-/** A writer for one response; ids derive from the request id so they are unique and stable in tests. */
+/** A writer for one response; item ids derive from the response id, so they are unique when it is. */
 export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
-  const id = `resp_${ctx.requestId.replace(/^req_/, "")}`;
+  const id = ctx.responseId ?? `resp_${ctx.requestId.replace(/^req_/, "")}`;
   const output: JsonObject[] = [];
   let sequence = 0;
   let open: Open | undefined;

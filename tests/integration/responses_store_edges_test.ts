@@ -70,6 +70,21 @@ for (const c of CASES) {
     assert.equal(turnsSent(c.kind, s.upstream.requests[1].body!)[0], `user: ${big}`);
   });
 
+  Deno.test(`responses made under one client x-request-id keep apart (${c.label})`, async () => {
+    await using s = await setup(c);
+    const same = { "x-request-id": "client-chosen-id" };
+    const first = await s.respond({ input: "What time is it?" }, undefined, same);
+    const second = await s.respond({ previous_response_id: first.id, input: "And now?" }, undefined, same);
+    assert.notEqual(first.id, second.id);
+    assert.notEqual(outputOf(first, "message").id, outputOf(second, "message").id);
+    await s.respond({ previous_response_id: second.id, input: "Thanks!" }, undefined, same);
+    assert.deepEqual(turnsSent(c.kind, s.upstream.requests[2].body!).filter((t) => t.startsWith("user")), [
+      "user: What time is it?",
+      "user: And now?",
+      "user: Thanks!",
+    ]);
+  });
+
   Deno.test(`an answer reaches its client only once it is stored (${c.label})`, async () => {
     const delay = { ms: 0 };
     const kv = slowCommits(await Deno.openKv(":memory:"), delay);
