@@ -80,6 +80,14 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
   if (previous !== undefined && previous !== null && typeof previous !== "string") {
     throw invalid("previous_response_id", "must be a string");
   }
+  // A conversation object would prepend its items as previous_response_id does; ignoring it would drop them.
+  if (body.conversation !== undefined && body.conversation !== null) {
+    throw invalid(
+      "conversation",
+      "conversation objects are not supported by this gateway; continue with previous_response_id, or send the whole " +
+        "conversation in input",
+    );
+  }
   const items = inputItems(body.input);
   const referenced = items.some((item) => item.type === "item_reference");
   const keep = store !== undefined && body.store !== false;

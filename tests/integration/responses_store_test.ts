@@ -215,6 +215,8 @@ for (const c of CASES) {
       "previous_response_not_found",
     ]);
     assert.match(missing.error.message, /send the whole conversation in input instead/);
+    const conversation = await s.refused({ conversation: "conv_1", input: "Hi" });
+    assert.deepEqual([conversation.status, conversation.error.param], [400, "conversation"]);
     assert.equal(s.upstream.requests.length, 1, "nothing refused reached the upstream");
   });
 }
