@@ -60,6 +60,8 @@ export const UsageQuery = z.strictObject({
   since: Since.default("7d"),
   until: Day.optional(),
   name: z.string().min(1).optional(),
+  /** "day" keeps each day's totals apart: one row per day and name. */
+  per: z.enum(["day"]).optional(),
 });
 
 /** GET /admin/requests query. */

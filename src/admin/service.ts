@@ -161,7 +161,7 @@ export function adminService(ctx: AdminContext) {
       const since = sinceDay(query.since, now);
       const until = query.until ?? now.toISOString().slice(0, 10);
       if (until < since) throw invalid("until", "must not be before since");
-      const data = await usageTotals(store.kv, { by: query.by, since, until, name: query.name });
+      const data = await usageTotals(store.kv, { by: query.by, since, until, name: query.name, perDay: !!query.per });
       return { by: query.by, since, until, currency: ctx.config.currency, data };
     },
     async requests(input: unknown): Promise<{ currency: string; data: RequestLogEntry[] }> {

@@ -1,6 +1,15 @@
 /** @module Reading usage back: totals per token, group, model, session or day over a date range, and the log. */
 import { formatMoney } from "../core/money.ts";
-import { type Counter, COUNTERS, type Dimension, type RequestLogEntry } from "./recorder.ts";
+import {
+  type Counter,
+  COUNTERS,
+  type Dimension,
+  LOG_INDEXED_SINCE,
+  type LogIndex,
+  logIndexKey,
+  logKey,
+  type RequestLogEntry,
+} from "./recorder.ts";
 
 /** What totals are grouped by: an aggregation dimension, or the day. */
 export type GroupBy = Dimension | "day";
@@ -8,8 +17,11 @@ export type GroupBy = Dimension | "day";
 /** The counters of a row that are plain counts; cost is a decimal string. */
 type Count = Exclude<Counter, "cost">;
 
-/** One row of totals; `cost` is an exact decimal string in the config's currency. */
-export type UsageRow = { key: string; total_tokens: number; cost: string } & Record<Count, number>;
+/**
+ * One row of totals; `cost` is an exact decimal string in the config's currency, and `day` is set when totals are
+ * kept apart per day.
+ */
+export type UsageRow = { key: string; day?: string; total_tokens: number; cost: string } & Record<Count, number>;
 
 /** A date range of UTC days, both ends included (YYYY-MM-DD). */
 export interface DayRange {
@@ -22,19 +34,22 @@ function nextDay(day: string): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 }
 
-function emptyRow(key: string): UsageRow {
-  // Built in the order a row reads best as JSON: the counts, then the totals.
-  const row = { key } as UsageRow;
+function emptyRow(key: string, day: string | undefined): UsageRow {
+  // Built in the order a row reads best as JSON: the key (and day), the counts, then the totals.
+  const row = (day === undefined ? { key } : { key, day }) as UsageRow;
   for (const counter of COUNTERS) if (counter !== "cost") row[counter] = 0;
   row.total_tokens = 0;
   row.cost = "0";
   return row;
 }
 
-/** Totals grouped by `by` over `range`, optionally for one name of that dimension, largest first. */
+/**
+ * Totals grouped by `by` over `range`, optionally for one name of that dimension, most spent first; with `perDay`,
+ * one row per day and name (days in order, each day's rows most spent first), as a chart over time needs them.
+ */
 export async function usageTotals(
   kv: Deno.Kv,
-  options: DayRange & { by: GroupBy; name?: string },
+  options: DayRange & { by: GroupBy; name?: string; perDay?: boolean },
 ): Promise<UsageRow[]> {
   // Every recorded request has a group, so per-day totals are the group aggregates summed per day.
   const dimension: Dimension = options.by === "day" ? "group" : options.by;
@@ -45,28 +60,35 @@ export async function usageTotals(
     start: ["usage", dimension, options.since],
     end: ["usage", dimension, nextDay(options.until)],
   };
-  for await (const entry of kv.list<Deno.KvU64>(selector)) {
+  for await (const entry of kv.list<Deno.KvU64>(selector, { batchSize: 500 })) {
     const [, , day, name, counter] = entry.key as [string, string, string, string, Counter];
     if (options.name !== undefined && name !== options.name) continue;
     const key = options.by === "day" ? day : name;
-    const row = rows.get(key) ?? emptyRow(key);
-    rows.set(key, row);
+    const id = options.perDay ? `${day}\0${key}` : key;
+    const row = rows.get(id) ?? emptyRow(key, options.perDay ? day : undefined);
+    rows.set(id, row);
     if (counter === "cost") {
-      costs.set(key, (costs.get(key) ?? 0n) + entry.value.value);
+      costs.set(id, (costs.get(id) ?? 0n) + entry.value.value);
       continue;
     }
     const value = Number(entry.value.value);
     row[counter] += value;
     if (counter.endsWith("_tokens")) row.total_tokens += value;
   }
-  for (const [key, pico] of costs) rows.get(key)!.cost = formatMoney(pico);
-  const out = [...rows.values()];
-  if (options.by === "day") return out.sort((a, b) => a.key.localeCompare(b.key));
+  for (const [id, pico] of costs) rows.get(id)!.cost = formatMoney(pico);
+  const out = [...rows.entries()];
   // Who spent the most comes first, then who used the most tokens.
-  const spent = (row: UsageRow) => costs.get(row.key) ?? 0n;
-  return out.sort((a, b) =>
-    spent(b) > spent(a) ? 1 : spent(b) < spent(a) ? -1 : b.total_tokens - a.total_tokens || a.key.localeCompare(b.key)
-  );
+  const spent = (id: string) => costs.get(id) ?? 0n;
+  const largest = ([idA, a]: [string, UsageRow], [idB, b]: [string, UsageRow]) =>
+    spent(idB) > spent(idA)
+      ? 1
+      : spent(idB) < spent(idA)
+      ? -1
+      : b.total_tokens - a.total_tokens || a.key.localeCompare(b.key);
+  if (options.perDay) out.sort((a, b) => a[1].day!.localeCompare(b[1].day!) || largest(a, b));
+  else if (options.by === "day") out.sort((a, b) => a[1].key.localeCompare(b[1].key));
+  else out.sort(largest);
+  return out.map(([, row]) => row);
 }
 
 /** Filters for the request log; every field is optional. */
@@ -89,25 +111,91 @@ type StoredEntry = Omit<RequestLogEntry, "cost" | "unpriced"> & Partial<Pick<Req
 
 // A filter that matches little must not read the whole log for one page.
 const MAX_SCANNED = 20_000;
+/** Log entries fetched at once through an index (KV reads at most 10 keys per call). */
+const FETCH_AT_ONCE = 50;
 
-/** Recent log entries that match, newest first. */
+/** An entry as the log reads: entries written before costs were recorded read as costing nothing. */
+function complete(entry: StoredEntry): RequestLogEntry {
+  return { ...entry, cost: entry.cost ?? "0", unpriced: entry.unpriced ?? false };
+}
+
+/** Which index serves a filter: the one likely to match least. */
+const INDEX_ORDER: readonly [LogIndex, keyof LogFilter][] = [
+  ["session", "session_id"],
+  ["token", "token_id"],
+  ["status", "status"],
+  ["model", "model"],
+];
+
+function matches(entry: StoredEntry, filter: LogFilter): boolean {
+  return (filter.token_id === undefined || entry.token_id === filter.token_id) &&
+    (filter.group === undefined || entry.group === filter.group) &&
+    (filter.model === undefined || entry.model === filter.model) &&
+    (filter.session_id === undefined || entry.session_id === filter.session_id) &&
+    (filter.status === undefined || entry.status === filter.status);
+}
+
+/** Entries in [since, until) read from the log itself, newest first, into `out`. */
+async function scan(kv: Deno.Kv, filter: LogFilter, since: number, until: number, out: RequestLogEntry[]) {
+  let scanned = 0;
+  const selector = { start: ["request_log", since], end: ["request_log", until] };
+  for await (const { value } of kv.list<StoredEntry>(selector, { reverse: true, batchSize: 500 })) {
+    if (++scanned > MAX_SCANNED || out.length >= filter.limit) break;
+    if (matches(value, filter)) out.push(complete(value));
+  }
+}
+
+/** Entries in [since, until) found through an index, newest first, into `out`. */
+async function throughIndex(
+  kv: Deno.Kv,
+  filter: LogFilter,
+  [index, value]: [LogIndex, string | number],
+  range: { since: number; until: number },
+  out: RequestLogEntry[],
+) {
+  const selector = {
+    start: logIndexKey(index, value, range.since, ""),
+    end: logIndexKey(index, value, range.until, ""),
+  };
+  let pending: Deno.KvKey[] = [];
+  let scanned = 0;
+  const load = async () => {
+    const chunks = [];
+    for (let i = 0; i < pending.length; i += 10) chunks.push(kv.getMany<StoredEntry[]>(pending.slice(i, i + 10)));
+    pending = [];
+    for (const entry of (await Promise.all(chunks)).flat()) {
+      if (entry.value && matches(entry.value, filter) && out.length < filter.limit) out.push(complete(entry.value));
+    }
+  };
+  for await (const { key } of kv.list(selector, { reverse: true, batchSize: 100 })) {
+    if (++scanned > MAX_SCANNED) break;
+    pending.push(logKey(key[3] as number, key[4] as string));
+    if (pending.length >= Math.min(FETCH_AT_ONCE, filter.limit - out.length)) await load();
+    if (out.length >= filter.limit) return;
+  }
+  await load();
+}
+
+/**
+ * Recent log entries that match, newest first. A filter on token, model, session or status reads only the entries
+ * its index names; entries older than the indexes (written by an earlier version) are found by reading the log.
+ */
 export async function requestLog(kv: Deno.Kv, filter: LogFilter): Promise<RequestLogEntry[]> {
   const out: RequestLogEntry[] = [];
-  const selector = {
-    start: ["request_log", filter.since ?? 0],
-    end: ["request_log", filter.until ?? Number.MAX_SAFE_INTEGER],
-  };
-  let scanned = 0;
-  for await (const { value } of kv.list<StoredEntry>(selector, { reverse: true, batchSize: 500 })) {
-    if (++scanned > MAX_SCANNED) break;
-    if (filter.token_id !== undefined && value.token_id !== filter.token_id) continue;
-    if (filter.group !== undefined && value.group !== filter.group) continue;
-    if (filter.model !== undefined && value.model !== filter.model) continue;
-    if (filter.session_id !== undefined && value.session_id !== filter.session_id) continue;
-    if (filter.status !== undefined && value.status !== filter.status) continue;
-    // Entries written before costs were recorded read as costing nothing.
-    out.push({ ...value, cost: value.cost ?? "0", unpriced: value.unpriced ?? false });
-    if (out.length >= filter.limit) break;
+  const since = filter.since ?? 0;
+  const until = filter.until ?? Number.MAX_SAFE_INTEGER;
+  const found = INDEX_ORDER.find(([, field]) => filter[field] !== undefined);
+  const indexedSince = found ? (await kv.get<number>(LOG_INDEXED_SINCE)).value : null;
+  if (!found || indexedSince === null) {
+    await scan(kv, filter, since, until, out);
+    return out;
+  }
+  const value = filter[found[1]] as string | number;
+  if (until > indexedSince) {
+    await throughIndex(kv, filter, [found[0], value], { since: Math.max(since, indexedSince), until }, out);
+  }
+  if (out.length < filter.limit && since < indexedSince) {
+    await scan(kv, filter, since, Math.min(until, indexedSince), out);
   }
   return out;
 }

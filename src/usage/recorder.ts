@@ -1,8 +1,9 @@
 /**
  * @module Usage accounting as an observer: each finished request becomes a request-log entry (no prompt or
- * completion text, expiring after the configured days) and adds to per-day aggregates by token, group, model
- * and session, its cost included. Both are batched in memory and written about once a second with KV atomic sums,
- * off the request path; `close()` writes what is left. A crash loses at most one interval of counts.
+ * completion text, expiring after the configured days, indexed by token, model, session and status) and adds to
+ * per-day aggregates by token, group, model and session, its cost included. Both are batched in memory and written
+ * about once a second with KV atomic sums, off the request path; `close()` writes what is left. A crash loses at
+ * most one interval of counts.
  */
 import type { Exchange, Observer } from "../core/exchange.ts";
 import { formatMoney, parseMoney } from "../core/money.ts";
@@ -65,6 +66,34 @@ export function usageKey(dimension: Dimension, day: string, name: string, counte
 /** KV key of one log entry, ordered by time: ["request_log", started_at, request_id]. */
 export function logKey(startedAt: number, requestId: string): Deno.KvKey {
   return ["request_log", startedAt, requestId];
+}
+
+/** The log's filters that have an index, so a filtered read touches only matching entries. */
+export const LOG_INDEXES = ["token", "model", "session", "status"] as const;
+/** One indexed filter of the log. */
+export type LogIndex = typeof LOG_INDEXES[number];
+
+/** KV key of one index entry: ["request_log_by", index, value, started_at, request_id]; its value is null. */
+export function logIndexKey(index: LogIndex, value: string | number, startedAt: number, requestId: string): Deno.KvKey {
+  return ["request_log_by", index, value, startedAt, requestId];
+}
+
+/** Where the time of the first indexed entry is kept: entries before it (written before the indexes) are scanned. */
+export const LOG_INDEXED_SINCE: Deno.KvKey = ["request_log_indexed_since"];
+
+/** The index keys of one entry. */
+function indexKeys(entry: RequestLogEntry): Deno.KvKey[] {
+  const at = Date.parse(entry.time);
+  const values: Record<LogIndex, string | number | null> = {
+    token: entry.token_id,
+    model: entry.model,
+    session: entry.session_id,
+    status: entry.status,
+  };
+  return LOG_INDEXES.flatMap((index) => {
+    const value = values[index];
+    return value === null ? [] : [logIndexKey(index, value, at, entry.request_id)];
+  });
 }
 
 /** The token-counting route: free upstream, so neither recorded nor limited. */
@@ -140,6 +169,7 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
   let sums = new Map<string, { key: Deno.KvKey; value: bigint }>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
+  let marked = false;
 
   function add(dimension: Dimension, day: string, name: string, counter: Counter, value: bigint): void {
     // Only the name is client input and it comes last; the other parts are from fixed sets, so ids cannot collide.
@@ -151,10 +181,19 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
 
   async function write(batch: RequestLogEntry[], totals: { key: Deno.KvKey; value: bigint }[]): Promise<void> {
     const expireIn = options.logDays * 86_400_000;
+    if (!marked && batch.length > 0) {
+      marked = true;
+      // Only the first writer ever sets it; later ones find it there and their commit changes nothing.
+      const first = Math.min(...batch.map((entry) => Date.parse(entry.time)));
+      await kv.atomic().check({ key: LOG_INDEXED_SINCE, versionstamp: null }).set(LOG_INDEXED_SINCE, first).commit()
+        .catch((err) => options.log({ event: "usage_flush_failed", error: String((err as Error)?.message ?? err) }));
+    }
     const mutations: ((op: Deno.AtomicOperation) => void)[] = [
-      ...batch.map((entry) => (op: Deno.AtomicOperation) =>
-        op.set(logKey(Date.parse(entry.time), entry.request_id), entry, { expireIn })
-      ),
+      // An entry and its index keys stay next to each other, so they almost always share one commit.
+      ...batch.flatMap((entry) => [
+        (op: Deno.AtomicOperation) => op.set(logKey(Date.parse(entry.time), entry.request_id), entry, { expireIn }),
+        ...indexKeys(entry).map((key) => (op: Deno.AtomicOperation) => op.set(key, null, { expireIn })),
+      ]),
       ...totals.map(({ key, value }) => (op: Deno.AtomicOperation) => op.sum(key, value)),
     ];
     for (let i = 0; i < mutations.length; i += MUTATIONS_PER_COMMIT) {

@@ -88,6 +88,7 @@ const BAD: { name: string; method: string; path: string; body?: unknown; param: 
     param: "models.1",
   },
   { name: "bad usage grouping", method: "GET", path: "/admin/usage?by=colour", param: "by" },
+  { name: "bad usage split", method: "GET", path: "/admin/usage?per=hour", param: "per" },
   { name: "bad since", method: "GET", path: "/admin/usage?since=yesterday", param: "since" },
   { name: "zero duration", method: "GET", path: "/admin/usage?since=0d", param: "since" },
   { name: "impossible date", method: "GET", path: "/admin/usage?since=2026-13-45", param: "since" },
@@ -209,6 +210,13 @@ Deno.test("end to end: create a token through the admin API, use it, read its us
   );
   const bySession = await (await gw.admin("GET", "/admin/usage?by=session")).json();
   assert.deepEqual(bySession.data.map((r: Record<string, unknown>) => [r.key, r.requests]), [["s-1", 2], ["s-2", 1]]);
+  const perDay = await (await gw.admin("GET", "/admin/usage?by=session&since=1d&per=day")).json();
+  // The UTC day the requests were recorded on (the clock may pass midnight during the test).
+  const today = (await (await gw.admin("GET", "/admin/requests?limit=1")).json()).data[0].time.slice(0, 10);
+  assert.deepEqual(perDay.data.map((r: Record<string, unknown>) => [r.day, r.key, r.requests]), [
+    [today, "s-1", 2],
+    [today, "s-2", 1],
+  ]);
   const log = await (await gw.admin("GET", `/admin/requests?token=${token.id}&session=s-2`)).json();
   assert.equal(log.data.length, 1);
   assert.equal(log.data[0].session_id, "s-2");

@@ -1,0 +1,140 @@
+/**
+ * @module Reading the request log and the totals back from KV: filters through the log's indexes give what a full
+ * read would, read only matching entries, still find entries written before the indexes, and totals per day.
+ */
+import assert from "node:assert/strict";
+import type { Exchange } from "../../src/core/exchange.ts";
+import { type LogFilter, requestLog, usageTotals } from "../../src/usage/query.ts";
+import { logKey, type RequestLogEntry, toLogEntry, usageRecorder } from "../../src/usage/recorder.ts";
+
+const T0 = Date.parse("2026-03-04T05:06:07Z");
+
+function exchange(i: number, extra: Partial<Exchange> = {}): Exchange {
+  return {
+    request_id: `req_${String(i).padStart(5, "0")}`,
+    started_at: T0 + i * 1000,
+    method: "POST",
+    route: "/v1/messages",
+    protocol: "anthropic",
+    token_id: `tok_${i % 3}`,
+    group: "g",
+    model: ["m1", "m2"][i % 2],
+    session_id: i % 5 === 0 ? `s${i % 4}` : undefined,
+    stream: false,
+    attempts: [],
+    status: i % 7 === 0 ? 429 : 200,
+    usage: { input_tokens: i, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    usage_complete: true,
+    ...extra,
+  };
+}
+
+/** Records `exchanges` into `kv` through the usage recorder, as the gateway does. */
+async function record(kv: Deno.Kv, exchanges: Exchange[]): Promise<void> {
+  const recorder = usageRecorder(kv, {
+    flushMs: 60_000,
+    logDays: 30,
+    log: (line) => assert.fail(JSON.stringify(line)),
+  });
+  for (const e of exchanges) recorder.finish!(e);
+  await recorder.close();
+}
+
+/** What a filter must give: every matching entry, newest first, up to the limit. */
+function expected(entries: RequestLogEntry[], filter: LogFilter): string[] {
+  return entries
+    .filter((e) =>
+      (filter.token_id === undefined || e.token_id === filter.token_id) &&
+      (filter.model === undefined || e.model === filter.model) &&
+      (filter.session_id === undefined || e.session_id === filter.session_id) &&
+      (filter.status === undefined || e.status === filter.status) &&
+      Date.parse(e.time) >= (filter.since ?? 0) && Date.parse(e.time) < (filter.until ?? Infinity)
+    )
+    .sort((a, b) => b.time.localeCompare(a.time))
+    .slice(0, filter.limit)
+    .map((e) => e.request_id);
+}
+
+const FILTERS: LogFilter[] = [
+  { limit: 10 },
+  { token_id: "tok_1", limit: 25 },
+  { model: "m2", status: 429, limit: 100 },
+  { session_id: "s0", limit: 3 },
+  { session_id: "s2", token_id: "tok_1", limit: 100 },
+  { status: 429, since: T0 + 50_000, until: T0 + 120_000, limit: 100 },
+  { token_id: "nobody", limit: 10 },
+];
+
+Deno.test("every filter of the log gives what reading the whole log would, newest first", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const exchanges = Array.from({ length: 150 }, (_, i) => exchange(i));
+  await record(kv, exchanges);
+  const entries = exchanges.map((e) => toLogEntry(e)!);
+  for (const filter of FILTERS) {
+    const got = (await requestLog(kv, filter)).map((e) => e.request_id);
+    assert.deepEqual(got, expected(entries, filter), JSON.stringify(filter));
+  }
+});
+
+/** A view of `kv` that counts the entries each prefix of a listing gave. */
+function countingKv(kv: Deno.Kv): { kv: Deno.Kv; listed: Map<string, number> } {
+  const listed = new Map<string, number>();
+  const view = {
+    get: kv.get.bind(kv),
+    getMany: kv.getMany.bind(kv),
+    async *list(selector: Deno.KvListSelector, options?: Deno.KvListOptions) {
+      for await (const entry of kv.list(selector, options)) {
+        listed.set(String(entry.key[0]), (listed.get(String(entry.key[0])) ?? 0) + 1);
+        yield entry;
+      }
+    },
+  };
+  return { kv: view as unknown as Deno.Kv, listed };
+}
+
+Deno.test("a filter that matches one entry in a thousand reads that entry, not the log", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const exchanges = Array.from({ length: 1000 }, (_, i) => exchange(i, { session_id: i === 17 ? "rare" : undefined }));
+  await record(kv, exchanges);
+  const counting = countingKv(kv);
+  const found = await requestLog(counting.kv, { session_id: "rare", limit: 100 });
+  assert.deepEqual(found.map((e) => e.request_id), ["req_00017"]);
+  assert.equal(counting.listed.get("request_log") ?? 0, 0);
+  assert.equal(counting.listed.get("request_log_by"), 1);
+  const failed = await requestLog(counting.kv, { status: 429, limit: 5 });
+  assert.deepEqual(failed.map((e) => e.request_id), ["req_00994", "req_00987", "req_00980", "req_00973", "req_00966"]);
+  assert.equal(counting.listed.get("request_log") ?? 0, 0);
+});
+
+Deno.test("entries written before the log had indexes are still found by a filter, once each", async () => {
+  using kv = await Deno.openKv(":memory:");
+  // An earlier version wrote the log without indexes.
+  const old = Array.from({ length: 20 }, (_, i) => toLogEntry(exchange(i))!);
+  for (const entry of old) await kv.set(logKey(Date.parse(entry.time), entry.request_id), entry);
+  const fresh = Array.from({ length: 20 }, (_, i) => exchange(100 + i));
+  await record(kv, fresh);
+  const all = [...old, ...fresh.map((e) => toLogEntry(e)!)];
+  for (const filter of FILTERS) {
+    const got = (await requestLog(kv, filter)).map((e) => e.request_id);
+    assert.deepEqual(got, expected(all, filter), JSON.stringify(filter));
+  }
+});
+
+Deno.test("usageTotals() with perDay keeps each day's totals apart, days in order and largest first", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const day = 86_400_000;
+  await record(kv, [
+    exchange(1, { started_at: T0, model: "small" }),
+    exchange(2, { started_at: T0, model: "big", usage: { ...exchange(0).usage!, input_tokens: 50 } }),
+    exchange(3, { started_at: T0 + day, model: "small" }),
+    exchange(4, { started_at: T0 + day, model: "small" }),
+  ]);
+  const rows = await usageTotals(kv, { by: "model", since: "2026-03-04", until: "2026-03-05", perDay: true });
+  assert.deepEqual(rows.map((r) => [r.day, r.key, r.requests, r.total_tokens]), [
+    ["2026-03-04", "big", 1, 51],
+    ["2026-03-04", "small", 1, 2],
+    ["2026-03-05", "small", 2, 9],
+  ]);
+  const totals = await usageTotals(kv, { by: "model", since: "2026-03-04", until: "2026-03-05" });
+  assert.deepEqual(totals.map((r) => [r.day, r.key, r.requests]), [[undefined, "big", 1], [undefined, "small", 3]]);
+});
