@@ -46,7 +46,11 @@ export function matchEndpoint(
   for (const endpoint of ENDPOINTS) {
     const params: Record<string, string> = {};
     const slot = endpoint.path.indexOf("/:id");
-    if (slot !== -1) {
+    if (endpoint.path.endsWith("/*")) {
+      const prefix = endpoint.path.slice(0, -2);
+      if (path !== prefix && !path.startsWith(`${prefix}/`)) continue;
+      params.rest = path.slice(prefix.length);
+    } else if (slot !== -1) {
       const prefix = endpoint.path.slice(0, slot + 1);
       const suffix = endpoint.path.slice(slot + 4);
       const end = path.length - suffix.length;
@@ -57,7 +61,7 @@ export function matchEndpoint(
       params.id = id;
     } else if (endpoint.path !== path) continue;
     pathKnown = true;
-    if (endpoint.method === method) return { endpoint, params, pathKnown };
+    if (endpoint.method === method || endpoint.method === "*") return { endpoint, params, pathKnown };
   }
   return { params: {}, pathKnown };
 }

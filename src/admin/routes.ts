@@ -5,7 +5,7 @@
 import { readCredential, sameSecret } from "../access/auth.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json, readJsonObject } from "../core/http.ts";
-import type { Endpoint, RequestContext } from "../handlers/context.ts";
+import type { Deps, Endpoint, RequestContext } from "../handlers/context.ts";
 import { serves } from "../relay/routing.ts";
 import { type AdminService, adminService } from "./service.ts";
 
@@ -23,6 +23,11 @@ async function authorize(req: Request, ctx: RequestContext): Promise<AdminServic
     throw new GatewayError("authentication", "Missing admin key: send it as x-api-key or Authorization: Bearer");
   }
   if (!await sameSecret(given, key)) throw new GatewayError("authentication", "Invalid admin key");
+  return serviceOf(deps);
+}
+
+/** The admin service over the app's store and config, as the admin API and the console use it. */
+export function serviceOf(deps: Deps): AdminService {
   return adminService({
     store: deps.store,
     config: deps.config,

@@ -58,8 +58,12 @@ export interface RequestContext {
 
 /** One HTTP endpoint. */
 export interface Endpoint {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
-  /** Exact path, or a path with one ":id" segment, such as "/v1/responses/:id/input_items". */
+  /** "*" for an endpoint that answers every method itself (a section with its own routes, such as the console). */
+  method: "GET" | "POST" | "PATCH" | "DELETE" | "*";
+  /**
+   * Exact path, a path with one ":id" segment, such as "/v1/responses/:id/input_items", or a prefix ending in "/*"
+   * for the prefix and everything under it (the part after the prefix is `params.rest`).
+   */
   path: string;
   /** The protocol of its error responses, given what is known of the caller. */
   errors(req: Request, principal?: Principal): Protocol;

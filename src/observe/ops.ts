@@ -8,7 +8,7 @@ import type { Store } from "../access/store.ts";
 import type { Config } from "../core/config.ts";
 import { json } from "../core/http.ts";
 import { deploymentsByUpstream } from "../relay/routing.ts";
-import type { HealthBoard } from "../relay/health.ts";
+import type { HealthBoard, UpstreamHealth } from "../relay/health.ts";
 import type { RouteTable } from "../relay/routing.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
@@ -33,25 +33,45 @@ export interface OpsOptions {
 
 const NO_STORE = { "cache-control": "no-store" };
 
+/** An upstream as `GET /healthz` shows it: its own state, whether its key is set, and its deployments' states. */
+export type UpstreamReport = Omit<UpstreamHealth, "models"> & { has_key: boolean; models: UpstreamHealth["models"] };
+
+/** The body of `GET /healthz`. */
+export interface HealthReport {
+  status: "ok";
+  upstreams: Record<string, UpstreamReport>;
+}
+
+/** The names of the upstreams whose key variable is set. */
+function keyedUpstreams(table: RouteTable): Set<string> {
+  const keyed = new Set<string>();
+  for (const routes of table.routes.values()) {
+    for (const route of routes) if (route.transport !== undefined) keyed.add(route.upstream.name);
+  }
+  return keyed;
+}
+
+/** Reads health per upstream and per deployment as `GET /healthz` shows it (the console shows the same). */
+export function healthReport(deps: Pick<OpsDeps, "config" | "table" | "health">): () => HealthReport {
+  const layout = deploymentsByUpstream(deps.config);
+  const keyed = keyedUpstreams(deps.table);
+  return () => {
+    const upstreams: Record<string, UpstreamReport> = {};
+    for (const [name, { models, ...own }] of Object.entries(deps.health.snapshot(layout))) {
+      upstreams[name] = { ...own, has_key: keyed.has(name), models };
+    }
+    return { status: "ok", upstreams };
+  };
+}
+
 /** The handler of the operator's endpoints; answers undefined for any other request. */
 export function opsRoutes(
   deps: OpsDeps,
   options: OpsOptions,
 ): (req: Request, path: string) => Promise<Response | undefined> {
   const layout = deploymentsByUpstream(deps.config);
-  const keyed = new Set<string>();
-  for (const routes of deps.table.routes.values()) {
-    for (const route of routes) if (route.transport !== undefined) keyed.add(route.upstream.name);
-  }
-
-  function health(): Record<string, unknown> {
-    const snapshot = deps.health.snapshot(layout);
-    const upstreams: Record<string, unknown> = {};
-    for (const [name, { models, ...own }] of Object.entries(snapshot)) {
-      upstreams[name] = { ...own, has_key: keyed.has(name), models };
-    }
-    return { status: "ok", upstreams };
-  }
+  const keyed = keyedUpstreams(deps.table);
+  const health = healthReport(deps);
 
   async function ready(): Promise<Response> {
     // A model that fails does not make the instance unready (every instance sees the same provider); an upstream this
