@@ -4,6 +4,7 @@
  */
 import { authenticate, readCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
+import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import { errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
 import type { Exchange } from "./core/exchange.ts";
 import { requestIdFrom } from "./core/http.ts";
@@ -33,6 +34,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "DELETE", path: "/v1/responses/:id", errors: openaiErrors, handle: deleteResponse },
   { method: "GET", path: "/v1/responses/:id/input_items", errors: openaiErrors, handle: listInputItems },
   ...ADMIN_ENDPOINTS,
+  CONSOLE_ENDPOINT,
 ];
 
 /** Finds the endpoint for a path; `params` receives the `:id` segment of its pattern. */

@@ -21,8 +21,9 @@ const LAYERS: Record<string, number> = {
   handlers: 3,
   observe: 3,
   admin: 4,
-  ".": 5,
-  cli: 6,
+  console: 5,
+  ".": 6,
+  cli: 7,
 };
 const ROOT_FILES = new Set(["app.ts", "server.ts", "runtime.ts"]);
 /** What a pure translator must not touch: the network and Deno's APIs (KV, files, environment). */
@@ -243,7 +244,12 @@ Deno.test("layoutProblems() names each broken rule", () => {
     },
     { name: "a file without a statement", sources: [{ path: "core/x.ts", text: "", imports: [] }], problem: /@module/ },
     { name: "a fourth file at the top", sources: [source("limits.ts")], problem: /only app\.ts/ },
-    { name: "a folder with no layer", sources: [source("console/page.ts")], problem: /"console" has no layer/ },
+    { name: "a folder with no layer", sources: [source("widgets/page.ts")], problem: /"widgets" has no layer/ },
+    {
+      name: "the admin API imports the console",
+      sources: [source("admin/routes.ts", "../console/routes.ts"), source("console/routes.ts")],
+      problem: /admin\/ may not import console\//,
+    },
   ];
   for (const { name, sources, problem } of cases) {
     const problems = layoutProblems(sources);

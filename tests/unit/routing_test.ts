@@ -100,6 +100,9 @@ const PATHS = [
   { method: "GET", path: "/v1/responses/a/b/input_items", want: undefined },
   { method: "POST", path: "/v1/responses/resp_1", want: undefined, known: true },
   { method: "DELETE", path: "/admin/tokens/tok_1/responses", want: "/admin/tokens/:id/responses", id: "tok_1" },
+  { method: "GET", path: "/ui/", want: "/ui/*", rest: "" },
+  { method: "PUT", path: "/ui/tokens/tok_1/revoke", want: "/ui/*", rest: "/tokens/tok_1/revoke" },
+  { method: "GET", path: "/uix", want: undefined },
 ];
 for (const c of PATHS) {
   Deno.test(`matchEndpoint() maps ${c.method} ${c.path}`, () => {
@@ -107,5 +110,6 @@ for (const c of PATHS) {
     assert.equal(match.endpoint?.path, c.want);
     if (c.id) assert.equal(match.params.id, c.id);
     if (c.known) assert.equal(match.pathKnown, true);
+    if (c.rest !== undefined) assert.equal(match.params.rest, c.rest);
   });
 }

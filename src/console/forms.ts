@@ -1,0 +1,96 @@
+/**
+ * @module The console's forms as the admin service's input: a urlencoded body read within a size limit, and the
+ * fields of token and group forms turned into the same JSON the admin API takes, so the service checks them alike.
+ */
+import { LIMIT_FIELDS } from "../access/limits.ts";
+import type { Limits } from "../core/config.ts";
+import { GatewayError } from "../core/errors.ts";
+
+/** Forms are a few fields; anything longer is not one of the console's. */
+const MAX_FORM_BYTES = 64 * 1024;
+
+/** The request's urlencoded form, read up to a limit. */
+export async function readForm(req: Request): Promise<URLSearchParams> {
+  const type = req.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") {
+    await req.body?.cancel();
+    throw new GatewayError("invalid_request", "The console takes forms as application/x-www-form-urlencoded", {
+      status: 415,
+    });
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of req.body ?? []) {
+    size += chunk.byteLength;
+    if (size > MAX_FORM_BYTES) throw new GatewayError("request_too_large", "The form is larger than 64 KB");
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) bytes.set(chunk, offset), offset += chunk.byteLength;
+  return new URLSearchParams(new TextDecoder().decode(bytes));
+}
+
+/** A text field, trimmed; undefined when empty. */
+export function field(form: URLSearchParams, name: string): string | undefined {
+  const value = form.get(name)?.trim();
+  return value ? value : undefined;
+}
+
+/** A number as typed, or the text as it is so the service's message names the field and says what it expected. */
+function numeric(text: string): number | string {
+  const plain = text.replace(/[\s_]/g, "");
+  return /^-?\d+(\.\d+)?$/.test(plain) ? Number(plain) : text;
+}
+
+/** The limit fields that were filled in, or undefined when none was. */
+export function limitsOf(form: URLSearchParams): Partial<Record<keyof Limits, number | string>> | undefined {
+  const out: Partial<Record<keyof Limits, number | string>> = {};
+  for (const name of Object.keys(LIMIT_FIELDS) as (keyof Limits)[]) {
+    const value = field(form, name);
+    if (value !== undefined) out[name] = numeric(value);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
+ * The expiry a form asks for: `expires_at` as the page's script fills it from the local date and time (an ISO time),
+ * else the local field read as UTC when the script did not run; null when the form asks for none.
+ */
+export function expiryOf(form: URLSearchParams): string | null | undefined {
+  if (form.get("no_expiry")) return null;
+  const iso = field(form, "expires_at");
+  if (iso) return iso;
+  const local = field(form, "expires_local");
+  return local ? `${local.length === 16 ? `${local}:00` : local}Z` : undefined;
+}
+
+/** The admin API's body for a new token. */
+export function tokenCreateInput(form: URLSearchParams): Record<string, unknown> {
+  return {
+    group: field(form, "group"),
+    name: field(form, "name"),
+    expires_at: expiryOf(form) ?? undefined,
+    limits: limitsOf(form),
+  };
+}
+
+/** The admin API's body for a token's edit: every field is on the form, so empty limits clear them. */
+export function tokenUpdateInput(form: URLSearchParams): Record<string, unknown> {
+  return {
+    name: field(form, "name"),
+    group: field(form, "group"),
+    expires_at: expiryOf(form),
+    limits: limitsOf(form) ?? null,
+  };
+}
+
+/** The admin API's body for a new group (`withName`) or a group's edit. */
+export function groupInput(form: URLSearchParams, withName: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    listing: field(form, "listing"),
+    models: form.getAll("models").filter(Boolean),
+    limits: withName ? limitsOf(form) : limitsOf(form) ?? null,
+  };
+  return withName ? { name: field(form, "name"), ...body } : body;
+}

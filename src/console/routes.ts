@@ -1,0 +1,165 @@
+/**
+ * @module The console under /ui: off (404, like any unknown path) without an admin key; sign-in and sign-out;
+ * the session and Origin checks in front of every page; its route table; and the security headers on every answer.
+ */
+import { sameSecret } from "../access/auth.ts";
+import { serviceOf } from "../admin/routes.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { Endpoint, RequestContext } from "../handlers/context.ts";
+import { asset } from "./assets.ts";
+import type { ConsoleRoute } from "./context.ts";
+import { readForm } from "./forms.ts";
+import { GROUP_ROUTES } from "./groups.ts";
+import { html } from "./html.ts";
+import { OVERVIEW_ROUTES } from "./overview.ts";
+import { pageResponse, redirect, secure } from "./page.ts";
+import { REQUEST_ROUTES } from "./requests.ts";
+import { endSession, hasSession, sameOrigin, sessionCookie, startSession } from "./session.ts";
+import { TOKEN_DETAIL_ROUTES } from "./token_detail.ts";
+import { TOKEN_ROUTES } from "./tokens.ts";
+import { UPSTREAM_ROUTES } from "./upstreams.ts";
+import { USAGE_ROUTES } from "./usage.ts";
+
+/** Every page behind the sign-in, by method and path under /ui. */
+const ROUTES: readonly ConsoleRoute[] = [
+  ...OVERVIEW_ROUTES,
+  ...TOKEN_ROUTES,
+  ...TOKEN_DETAIL_ROUTES,
+  ...GROUP_ROUTES,
+  ...USAGE_ROUTES,
+  ...REQUEST_ROUTES,
+  ...UPSTREAM_ROUTES,
+];
+
+/** The route for a method and path, with its parameters decoded; a malformed %-escape matches nothing. */
+export function matchRoute(
+  routes: readonly ConsoleRoute[],
+  method: string,
+  path: string,
+): { route?: ConsoleRoute; params: Record<string, string>; pathKnown: boolean } {
+  const parts = path.split("/");
+  let pathKnown = false;
+  for (const route of routes) {
+    const pattern = route.path.split("/");
+    if (pattern.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    const matches = pattern.every((segment, i) => {
+      if (!segment.startsWith(":")) return segment === parts[i];
+      try {
+        params[segment.slice(1)] = decodeURIComponent(parts[i]);
+        return parts[i] !== "";
+      } catch {
+        return false;
+      }
+    });
+    if (!matches) continue;
+    pathKnown = true;
+    if (route.method === method) return { route, params, pathKnown };
+  }
+  return { params: {}, pathKnown };
+}
+
+/** Where to go after signing in: a console page the form named, else the overview. */
+function nextPage(value: string | null): string {
+  return value && /^\/ui\/[A-Za-z0-9/_.?=&%-]*$/.test(value) && !value.includes("//") ? value : "/ui/";
+}
+
+/** The sign-in form; the key is never put back in it. */
+function signInPage(status: number, next: string, notice?: { text: string; tone: "ok" | "bad" }): Response {
+  const body = html`
+    <form method="post" action="/ui/login" class="panel signin">
+      <label>Admin key <input type="password" name="key" autocomplete="current-password" required autofocus></label>
+      <input type="hidden" name="next" value="${next}">
+      <button type="submit" class="primary">Sign in</button>
+      <p class="muted">The key is <code>MODELGATE_ADMIN_KEY</code> from the gateway's environment.</p>
+    </form>
+  `;
+  return pageResponse({ title: "Sign in", body, notice }, status);
+}
+
+async function signIn(req: Request, ctx: RequestContext, adminKey: string): Promise<Response> {
+  const form = await readForm(req);
+  const next = nextPage(form.get("next"));
+  if (!await sameSecret(form.get("key") ?? "", adminKey)) {
+    return signInPage(401, next, { text: "Wrong admin key.", tone: "bad" });
+  }
+  const session = await startSession(ctx.deps.store.kv, adminKey, ctx.deps.now());
+  return redirect(next, { "set-cookie": sessionCookie(req, session) });
+}
+
+function refusedOrigin(): Response {
+  const body = html`<p>This form did not come from the console's own page, so nothing was changed.
+<a href="/ui/">Open the console</a> and try again.</p>`;
+  return pageResponse({ title: "Refused", body }, 403);
+}
+
+/** An error a page did not handle itself, as a page: the message for refusals, a generic line otherwise. */
+function errorPage(err: unknown, ctx: RequestContext): Response {
+  const error = err instanceof GatewayError ? err : undefined;
+  if (!error || error.status >= 500) {
+    ctx.deps.log({ request_id: ctx.requestId, event: "internal_error", error: String((err as Error)?.stack ?? err) });
+  }
+  const text = error && error.status < 500 ? error.message : `Something went wrong (request ${ctx.requestId}).`;
+  const body = html`<p><a href="/ui/">Back to the overview</a></p>`;
+  return pageResponse({ title: "Not done", nav: "", body, notice: { text, tone: "bad" } }, error?.status ?? 500);
+}
+
+async function route(req: Request, ctx: RequestContext, adminKey: string): Promise<Response> {
+  const url = new URL(req.url);
+  const path = ctx.params.rest || "/";
+  // A HEAD is answered as its GET; the server sends no body.
+  const method = req.method === "HEAD" ? "GET" : req.method;
+  const { kv } = ctx.deps.store;
+  if (method === "GET" && path.startsWith("/assets/")) {
+    return asset(path.slice("/assets/".length)) ?? pageResponse({ title: "Not found", body: html`` }, 404);
+  }
+  // Every change, signing in and out included, must come from the console's own pages.
+  if (req.method === "POST" && !sameOrigin(req)) {
+    await req.body?.cancel();
+    return refusedOrigin();
+  }
+  if (path === "/login" && req.method === "POST") return await signIn(req, ctx, adminKey);
+  if (path === "/logout" && req.method === "POST") {
+    await req.body?.cancel();
+    await endSession(kv, adminKey, req);
+    return redirect("/ui/?done=signed-out", { "set-cookie": sessionCookie(req) });
+  }
+  const signedIn = await hasSession(kv, adminKey, req, ctx.deps.now());
+  if (!signedIn) {
+    await req.body?.cancel();
+    if (method !== "GET") return signInPage(401, "/ui/");
+    // After signing in, back to the page that was asked for.
+    const next = path === "/" || path.startsWith("/log") ? "/ui/" : `/ui${path}${url.search}`;
+    const done = url.searchParams.get("done") === "signed-out";
+    return signInPage(200, next, done ? { text: "Signed out.", tone: "ok" } : undefined);
+  }
+  const { route, params, pathKnown } = matchRoute(ROUTES, method, path);
+  if (!route) {
+    await req.body?.cancel();
+    const text = pathKnown ? `Method ${req.method} is not allowed here` : `No console page at ${url.pathname}`;
+    return errorPage(new GatewayError("not_found", text, { status: pathKnown ? 405 : 404 }), ctx);
+  }
+  return await route.handle({ req, url, deps: ctx.deps, service: serviceOf(ctx.deps), params, now: ctx.deps.now() });
+}
+
+/** The console as one endpoint of the app: everything under /ui, any method. */
+export const CONSOLE_ENDPOINT: Endpoint = {
+  method: "*",
+  path: "/ui/*",
+  errors: () => "openai-chat",
+  async handle(req, ctx) {
+    const adminKey = ctx.deps.operator.adminKey;
+    if (!adminKey) {
+      // Off looks exactly like a path that does not exist.
+      throw new GatewayError("not_found", `Unknown path: ${req.method} ${new URL(req.url).pathname}`, {
+        code: "unknown_url",
+      });
+    }
+    try {
+      return secure(await route(req, ctx, adminKey));
+    } catch (err) {
+      if (req.body && !req.bodyUsed) await req.body.cancel().catch(() => {});
+      return secure(errorPage(err, ctx));
+    }
+  },
+};
