@@ -24,6 +24,8 @@ export interface ChartData {
   wide?: boolean;
   /** Series names in the order colours go to them, so two charts of the same things colour them alike. */
   order?: readonly string[];
+  /** Writes a value without its unit, for amounts that are not counts (money); counts are shortened (1.2M). */
+  format?(value: number): string;
 }
 
 const WIDTH = 640;
@@ -38,7 +40,7 @@ const COLOURS = 7;
 
 /** A round step for `ticks` gridlines reaching at least `max` (1, 2 or 5 times a power of ten). */
 function niceStep(max: number, ticks: number): number {
-  const raw = Math.max(max, 1) / ticks;
+  const raw = (max > 0 ? max : 1) / ticks;
   const power = 10 ** Math.floor(Math.log10(raw));
   return [1, 2, 5, 10].map((m) => m * power).find((step) => step >= raw)!;
 }
@@ -77,6 +79,8 @@ export function barChart(data: ChartData): Html {
       </figure>
     `;
   }
+  const tick = data.format ?? ((v: number) => amount(v, "").trim());
+  const said = (v: number) => data.format ? `${data.format(v)} ${data.unit}` : amount(v, data.unit);
   const step = niceStep(Math.max(...totals), 4);
   const top = step * Math.ceil(Math.max(...totals) / step);
   const plotW = width - LEFT - RIGHT;
@@ -87,7 +91,7 @@ export function barChart(data: ChartData): Html {
   const grid = [];
   for (let v = 0; v <= top; v += step) {
     grid.push(html`<line class="grid" x1="${LEFT}" x2="${width - RIGHT}" y1="${y(v)}" y2="${y(v)}"></line>
-<text class="tick" x="${LEFT - 6}" y="${y(v) + 4}" text-anchor="end">${amount(v, "").trim()}</text>`);
+<text class="tick" x="${LEFT - 6}" y="${y(v) + 4}" text-anchor="end">${tick(v)}</text>`);
   }
   const bars = data.days.map((day, i) => {
     const x = LEFT + slot * i + (slot - barW) / 2;
@@ -99,14 +103,14 @@ export function barChart(data: ChartData): Html {
         <rect class="${s.name === "other" ? "so" : `s${k}`}" x="${x.toFixed(1)}" y="${y(base + value).toFixed(
           1,
         )}" width="${barW.toFixed(1)}" height="${(y(base) - y(base + value)).toFixed(1)}">
-          <title>${day} · ${s.name}: ${amount(value, data.unit)}</title>
+          <title>${day} · ${s.name}: ${said(value)}</title>
         </rect>
       `;
       base += value;
       return rect;
     });
     const label = dayLabel(day, i, data.days.length);
-    return html`<g><title>${day}: ${amount(totals[i], data.unit)}</title>${parts}<text class="tick" x="${
+    return html`<g><title>${day}: ${said(totals[i])}</title>${parts}<text class="tick" x="${
       (x + barW / 2).toFixed(1)
     }" y="${HEIGHT - 8}" text-anchor="middle">${label}</text></g>`;
   });
@@ -114,7 +118,7 @@ export function barChart(data: ChartData): Html {
     const sum = s.values.reduce((a, b) => a + b, 0);
     return html`<li><span class="swatch ${
       s.name === "other" ? "so" : `s${k}`
-    }"></span><span class="name">${s.name}</span> <span class="muted">${amount(sum, data.unit)}</span></li>`;
+    }"></span><span class="name">${s.name}</span> <span class="muted">${said(sum)}</span></li>`;
   });
   return html`
     <figure class="chart">

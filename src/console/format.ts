@@ -38,16 +38,23 @@ export function percent(part: number, whole: number): string {
   return `${value < 10 && value > 0 ? value.toFixed(1) : Math.round(value)}%`;
 }
 
-/** A money amount as usage rows carry it, with as many decimals as small amounts need. */
-export function money(value: number): string {
-  return value === 0 ? "0.00" : value.toFixed(value < 1 ? 4 : 2);
+const CENTS = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const SMALL = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 2 });
+
+/** `12.35 USD`, `0.0084 USD`: a cost (an exact decimal string, or a sum) rounded for reading, with its currency. */
+export function money(value: string | number, currency: string): string {
+  const n = Number(value);
+  return `${n === 0 ? "0" : n < 1 ? SMALL.format(n) : CENTS.format(n)} ${currency}`;
 }
 
-/** A moment as `<time>`: UTC on the server, rewritten by the page's script into the operator's own time zone. */
-export function moment(iso: string | null | undefined, fallback = "never"): Html {
+/**
+ * A moment as `<time>`: UTC on the server, rewritten by the page's script into the operator's own time zone;
+ * `recent` ones (the request log) show the time to the second, and the date only when it is not today.
+ */
+export function moment(iso: string | null | undefined, fallback = "never", recent = false): Html {
   if (!iso) return html`<span class="muted">${fallback}</span>`;
-  const utc = `${iso.slice(0, 16).replace("T", " ")} UTC`;
-  return html`<time datetime="${iso}" title="${iso}">${utc}</time>`;
+  const utc = `${iso.slice(0, recent ? 19 : 16).replace("T", " ")} UTC`;
+  return html`<time datetime="${iso}" title="${iso}" ${recent ? "data-recent" : ""}>${utc}</time>`;
 }
 
 const LIMIT_UNITS: Record<keyof Limits, string> = {

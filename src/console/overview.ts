@@ -1,7 +1,8 @@
 /**
- * @module The overview: requests, errors, tokens (and cost, once priced) today and over seven days, requests and
- * tokens per day by model as charts, and every deployment's health.
+ * @module The overview: requests, errors, tokens and (when the gateway prices requests) cost today and over seven
+ * days, requests and tokens per day by model as charts, and every deployment's health.
  */
+import { formatMoney, parseMoney } from "../core/money.ts";
 import { healthReport } from "../observe/ops.ts";
 import type { UsageRow } from "../usage/query.ts";
 import { barChart } from "./chart.ts";
@@ -10,23 +11,28 @@ import { amount, lastDays, money, percent } from "./format.ts";
 import { html } from "./html.ts";
 import { pageResponse } from "./page.ts";
 import { healthBoard } from "./upstreams.ts";
-import { cards, costOf } from "./widgets.ts";
+import { cards, pricing } from "./widgets.ts";
 
-/** Rows summed into one (counters and cost); undefined cost when no row carries one. */
-function sum(rows: readonly UsageRow[]): { requests: number; errors: number; tokens: number; cost?: number } {
-  const out: { requests: number; errors: number; tokens: number; cost?: number } = {
-    requests: 0,
-    errors: 0,
-    tokens: 0,
-  };
+/** What some rows add up to; the cost exactly, as a decimal string. */
+interface Sum {
+  requests: number;
+  errors: number;
+  tokens: number;
+  unpriced: number;
+  cost: string;
+}
+
+function sum(rows: readonly UsageRow[]): Sum {
+  const out = { requests: 0, errors: 0, tokens: 0, unpriced: 0 };
+  let pico = 0n;
   for (const row of rows) {
     out.requests += row.requests;
     out.errors += row.errors;
     out.tokens += row.total_tokens;
-    const cost = costOf(row);
-    if (cost !== undefined) out.cost = (out.cost ?? 0) + cost;
+    out.unpriced += row.unpriced;
+    pico += parseMoney(row.cost) ?? 0n;
   }
-  return out;
+  return { ...out, cost: formatMoney(pico) };
 }
 
 /** Per-model series over `days` of one figure of the rows. */
@@ -67,8 +73,14 @@ async function overviewPage(c: ConsoleRequest): Promise<Response> {
       detail: `${amount(week.tokens, "tokens")} in 7 days`,
     },
   ];
-  if (week.cost !== undefined) {
-    figures.push({ label: "Cost today", value: money(now.cost ?? 0), detail: `${money(week.cost)} in 7 days` });
+  const currency = c.deps.config.currency;
+  if (pricing(c.deps.config, data)) {
+    const unpriced = week.unpriced > 0 ? ` · ${amount(week.unpriced, "requests")} without a price` : "";
+    figures.push({
+      label: "Cost today",
+      value: money(now.cost, currency),
+      detail: `${money(week.cost, currency)} in 7 days${unpriced}`,
+    });
   }
   // The same model gets the same colour in both charts: the most tokens first.
   const order = [...new Set(data.map((row) => row.key))].sort((a, b) =>

@@ -5,10 +5,10 @@
 import type { TokenRecord } from "../core/principal.ts";
 import type { RequestLogEntry } from "../usage/recorder.ts";
 import { type ConsoleRequest, type ConsoleRoute, refusal } from "./context.ts";
-import { badge, count, duration, moment } from "./format.ts";
+import { badge, count, duration, moment, money } from "./format.ts";
 import { type Html, html } from "./html.ts";
 import { pageResponse } from "./page.ts";
-import { select, table } from "./widgets.ts";
+import { pricing, select, table } from "./widgets.ts";
 
 const LIMITS = ["50", "100", "250", "500"];
 /** Refresh choices in seconds; 0 is off. */
@@ -24,28 +24,45 @@ function filterLink(name: string, value: string, text: string): Html {
   return html`<a href="/ui/requests?${name}=${encodeURIComponent(value)}" title="${value}">${text}</a>`;
 }
 
-/** Log entries as table rows; `names` maps token ids to names. */
-export function logRows(entries: readonly RequestLogEntry[], names: ReadonlyMap<string, string>): Html[] {
+/** How log rows are shown: token names by id, and the currency when costs are shown. */
+export interface LogView {
+  names: ReadonlyMap<string, string>;
+  currency?: string;
+}
+
+function costOf(entry: RequestLogEntry, currency: string): Html {
+  if (entry.unpriced) return html`<td class="num muted" title="its deployment has no price">unpriced</td>`;
+  return html`<td class="num" title="${entry.cost} ${currency}">${money(entry.cost, currency)}</td>`;
+}
+
+/** A second, smaller line under a cell's value. */
+function under(text: string): Html {
+  return html`<div class="muted small">${text}</div>`;
+}
+
+/** The client protocols by a short name. */
+const CLIENTS: Record<string, string> = {
+  anthropic: "messages",
+  "openai-chat": "chat",
+  "openai-responses": "responses",
+};
+
+/** Log entries as table rows. */
+export function logRows(entries: readonly RequestLogEntry[], view: LogView): Html[] {
+  const { names, currency } = view;
   return entries.map((e) => {
     const input = e.input_tokens + e.cache_read_input_tokens + e.cache_creation_input_tokens;
-    const partial = e.status < 400 && !e.usage_complete
-      ? html`
-        <span class="muted" title="the stream ended before its usage was final">(partial)</span>
-      `
-      : "";
+    const partial = e.status < 400 && !e.usage_complete ? under("partial: the stream ended early") : "";
     return html`
       <tr>
-        <td>${moment(e.time)}</td>
+        <td>${moment(e.time, "never", true)}</td>
         <td>${statusBadge(e)}</td>
-        <td>${filterLink("model", e.model, e.model)}</td>
-        <td>${e.upstream ?? "–"}</td>
-        <td>${filterLink("token", e.token_id, names.get(e.token_id) ?? e.token_id)}</td>
-        <td>${e.group ?? "–"}</td>
-        <td>${e.protocol}${e.stream ? " · stream" : ""}</td>
-        <td class="num">${duration(e.duration_ms)}</td>
-        <td class="num">${duration(e.ttfb_ms)}</td>
-        <td class="num">${count(input)}</td>
-        <td class="num">${count(e.output_tokens)}${partial}</td>
+        <td>${filterLink("model", e.model, e.model)}${e.upstream ? under(`via ${e.upstream}`) : ""}</td>
+        <td>${filterLink("token", e.token_id, names.get(e.token_id) ?? e.token_id)}${e.group ? under(e.group) : ""}</td>
+        <td>${CLIENTS[e.protocol] ?? e.protocol}${e.stream ? under("stream") : ""}</td>
+        <td class="num">${duration(e.duration_ms)}${under(`first byte ${duration(e.ttfb_ms)}`)}</td>
+        <td class="num">${count(input)} → ${count(e.output_tokens)}${partial}</td>
+        ${currency ? costOf(e, currency) : ""}
         <td class="session">${e.session_id ? filterLink("session", e.session_id, e.session_id) : "–"}</td>
         <td>${e.error ?? ""}</td>
       </tr>
@@ -54,25 +71,25 @@ export function logRows(entries: readonly RequestLogEntry[], names: ReadonlyMap<
 }
 
 /** The head of the log table. */
-export const LOG_HEAD = [
-  "Time",
-  "Status",
-  "Model",
-  "Upstream",
-  "Token",
-  "Group",
-  "Client",
-  "Duration",
-  "First byte",
-  "Input tokens",
-  "Output tokens",
-  "Session",
-  "Error",
-];
+export function logHead(view: LogView): string[] {
+  return [
+    "Time",
+    "Status",
+    "Model",
+    "Token",
+    "Client",
+    "Duration",
+    "Tokens in → out",
+    ...view.currency ? ["Cost"] : [],
+    "Session",
+    "Error",
+  ];
+}
 
-/** Token ids to names, for showing who sent what. */
-export function tokenNames(tokens: readonly TokenRecord[]): Map<string, string> {
-  return new Map(tokens.map((t) => [t.id, t.name]));
+/** How `entries` are shown: who sent them by token name, and their cost when the gateway prices requests. */
+export function logView(c: ConsoleRequest, tokens: readonly TokenRecord[], entries: RequestLogEntry[]): LogView {
+  const names = new Map(tokens.map((t) => [t.id, t.name]));
+  return { names, currency: pricing(c.deps.config, entries) ? c.deps.config.currency : undefined };
 }
 
 async function logPage(c: ConsoleRequest): Promise<Response> {
@@ -96,7 +113,7 @@ async function logPage(c: ConsoleRequest): Promise<Response> {
     notice = { text: refused.message, tone: "bad" };
     status = refused.status;
   }
-  const names = tokenNames(tokens);
+  const view = logView(c, tokens, entries);
   const tokenOptions = tokens.map((t) =>
     html`
       <option value="${t.id}" ${t.id === filters.token ? "selected" : ""}>${t.name} (${t.id})</option>
@@ -133,8 +150,8 @@ async function logPage(c: ConsoleRequest): Promise<Response> {
       data-refresh="${every}"><p class="muted">${entries.length} newest ${entries.length === 1
         ? "request"
         : "requests"}${filtered ? " matching" : ""}, as of ${moment(c.now.toISOString())}.</p>${table(
-          LOG_HEAD,
-          logRows(entries, names),
+          logHead(view),
+          logRows(entries, view),
           empty,
         )}</section>
   `;

@@ -3,15 +3,16 @@
  * per day this week and its latest requests; plus the token links and buttons the list page shares.
  */
 import type { GatewayError } from "../core/errors.ts";
+import { formatMoney, parseMoney } from "../core/money.ts";
 import type { TokenRecord } from "../core/principal.ts";
 import { barChart } from "./chart.ts";
 import { type ConsoleRequest, type ConsoleRoute, doneNotice, refusal } from "./context.ts";
-import { badge, lastDays, limitsText, moment, tokenStatus } from "./format.ts";
+import { badge, lastDays, limitsText, moment, money, tokenStatus } from "./format.ts";
 import { readForm, tokenUpdateInput } from "./forms.ts";
 import { type Html, html } from "./html.ts";
 import { pageResponse, redirect } from "./page.ts";
-import { LOG_HEAD, logRows, tokenNames } from "./requests.ts";
-import { expiryInput, limitInputs, select, table } from "./widgets.ts";
+import { logHead, logRows, logView } from "./requests.ts";
+import { expiryInput, limitInputs, pricing, select, table } from "./widgets.ts";
 
 /** The path of a token's page. */
 export function tokenPath(id: string): string {
@@ -50,6 +51,15 @@ async function detailPage(c: ConsoleRequest, failed?: { values: URLSearchParams;
   const values = failed?.values;
   const days = lastDays(c.now, 7);
   const byDay = new Map(usage.data.map((row) => [row.day, row]));
+  const view = logView(c, tokens, log.data);
+  const currency = c.deps.config.currency;
+  const week = usage.data.reduce((pico, row) => pico + (parseMoney(row.cost) ?? 0n), 0n);
+  const spend = pricing(c.deps.config, usage.data)
+    ? html`
+      <dt>Cost, 7 days</dt>
+      <dd>${money(formatMoney(week), currency)}</dd>
+    `
+    : "";
   const chart = barChart({
     wide: true,
     days,
@@ -73,6 +83,7 @@ async function detailPage(c: ConsoleRequest, failed?: { values: URLSearchParams;
           <dd>${moment(token.expires_at)}</dd>
           <dt>Limits</dt>
           <dd>${limitsText(token.limits, c.deps.config.currency)}</dd>
+          ${spend}
         </dl>
       </section>
       <section class="panel">
@@ -87,8 +98,8 @@ async function detailPage(c: ConsoleRequest, failed?: { values: URLSearchParams;
     </div>
     ${chart}
     <h2>Latest requests</h2>${table(
-      LOG_HEAD,
-      logRows(log.data, tokenNames(tokens)),
+      logHead(view),
+      logRows(log.data, view),
       "This token has sent no requests yet.",
     )}
     <p><a href="/ui/requests?token=${encodeURIComponent(token.id)}">All of its requests in the log</a> ·

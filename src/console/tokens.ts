@@ -10,7 +10,7 @@ import { readForm, tokenCreateInput } from "./forms.ts";
 import { type Html, html } from "./html.ts";
 import { pageResponse } from "./page.ts";
 import { revokeButton, statusBadge, tokenLink } from "./token_detail.ts";
-import { expiryInput, limitInputs, select, table } from "./widgets.ts";
+import { costCell, expiryInput, limitInputs, pricing, select, table } from "./widgets.ts";
 
 const STATUSES = ["active", "revoked", "expired"];
 
@@ -46,12 +46,13 @@ async function listPage(c: ConsoleRequest, failed?: { values: URLSearchParams; e
     .filter((t) => !search || t.name.toLowerCase().includes(search) || t.id.toLowerCase().includes(search))
     .sort((a, b) => b.created_at.localeCompare(a.created_at));
   const groupNames = groups.map((g) => g.name);
+  const currency = c.deps.config.currency;
+  const priced = pricing(c.deps.config, usage.data);
   const rows = shown.map((t) => {
     const week = used.get(t.id);
     return html`
       <tr>
-        <td>${tokenLink(t)}</td>
-        <td><code>${t.id}</code></td>
+        <td>${tokenLink(t)}<div class="muted small"><code>${t.id}</code></div></td>
         <td>${t.group}</td>
         <td>${statusBadge(t, c.now)}</td>
         <td>${moment(t.created_at)}</td>
@@ -59,6 +60,7 @@ async function listPage(c: ConsoleRequest, failed?: { values: URLSearchParams; e
         <td>${limitsText(t.limits, c.deps.config.currency)}</td>
         <td class="num">${week ? amount(week.requests, "requests") : "–"}</td>
         <td class="num">${week ? amount(week.total_tokens, "tokens") : "–"}</td>
+        ${priced ? week ? costCell(week.cost, week.unpriced, currency) : html`<td class="num">–</td>` : ""}
         <td>${revokeButton(t, "list")}</td>
       </tr>
     `;
@@ -78,10 +80,23 @@ async function listPage(c: ConsoleRequest, failed?: { values: URLSearchParams; e
     ? "No tokens yet. Create one above; its secret is shown once."
     : "No token matches these filters.";
   const body = html`${createForm(groupNames, failed?.values, c.deps.config.currency)}${filters}
-<p class="muted">${shown.length} of ${tokens.length} tokens. Requests and tokens are the last 7 days.</p>
+<p class="muted">${shown.length} of ${tokens.length} tokens. Requests, tokens${
+    priced ? " and cost" : ""
+  } are the last 7 days.</p>
 ${
     table(
-      ["Name", "ID", "Group", "Status", "Created", "Expires", "Limits", "Requests", "Tokens", ""],
+      [
+        "Name and ID",
+        "Group",
+        "Status",
+        "Created",
+        "Expires",
+        "Limits",
+        "Requests",
+        "Tokens",
+        ...priced ? ["Cost"] : [],
+        "",
+      ],
       rows,
       empty,
       "tokens",

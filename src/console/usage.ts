@@ -2,15 +2,16 @@
  * @module The usage page: totals by token, group, model, session or day over a chosen range of UTC days, as a
  * table and as a chart per day, and the same numbers as a CSV download, all read through the admin service.
  */
+import { formatMoney, parseMoney } from "../core/money.ts";
 import type { UsageRow } from "../usage/query.ts";
 import { COUNTERS } from "../usage/recorder.ts";
 import { barChart } from "./chart.ts";
 import { type ConsoleRequest, type ConsoleRoute, refusal } from "./context.ts";
-import { daysBetween, lastDays } from "./format.ts";
+import { daysBetween, lastDays, money } from "./format.ts";
 import { html, type HtmlValue } from "./html.ts";
 import { pageResponse } from "./page.ts";
 import { tokenLink } from "./token_detail.ts";
-import { costOf, select, usageTable } from "./widgets.ts";
+import { pricing, select, usageTable } from "./widgets.ts";
 
 const BY = ["token", "group", "model", "session", "day"];
 /** The chart's longest axis; a longer range is charted for its latest days (the table covers it all). */
@@ -36,24 +37,31 @@ function dailyUsage(c: ConsoleRequest, query: ReturnType<typeof queryOf>) {
   return c.service.usage({ by: query.by, since: query.since, until: query.until, name: query.name, per: "day" });
 }
 
-/** Per-day rows added up per key, largest first (per day for `by=day`). */
+/** Per-day rows added up per key, the most spent (then the most tokens) first; per day for `by=day`. */
 export function totalsOf(rows: readonly UsageRow[], byDay: boolean): UsageRow[] {
   const totals = new Map<string, Record<string, unknown>>();
+  // Costs add up exactly, in pico-units, as the service sums them.
+  const costs = new Map<string, bigint>();
   for (const row of rows) {
     const sum = totals.get(row.key) ?? { key: row.key };
     for (const [field, value] of Object.entries(row)) {
       if (typeof value === "number") sum[field] = ((sum[field] as number | undefined) ?? 0) + value;
     }
     totals.set(row.key, sum);
+    costs.set(row.key, (costs.get(row.key) ?? 0n) + (parseMoney(row.cost) ?? 0n));
   }
+  for (const [key, pico] of costs) totals.get(key)!.cost = formatMoney(pico);
   const out = [...totals.values()] as UsageRow[];
+  const spent = (row: UsageRow) => costs.get(row.key)!;
   return byDay
     ? out.sort((a, b) => a.key.localeCompare(b.key))
-    : out.sort((a, b) => b.total_tokens - a.total_tokens || a.key.localeCompare(b.key));
+    : out.sort((a, b) =>
+      spent(b) > spent(a) ? 1 : spent(b) < spent(a) ? -1 : b.total_tokens - a.total_tokens || a.key.localeCompare(b.key)
+    );
 }
 
 function metricOf(row: UsageRow, metric: string): number {
-  return metric === "requests" ? row.requests : metric === "cost" ? costOf(row) ?? 0 : row.total_tokens;
+  return metric === "requests" ? row.requests : metric === "cost" ? Number(row.cost) : row.total_tokens;
 }
 
 async function usagePage(c: ConsoleRequest): Promise<Response> {
@@ -75,7 +83,8 @@ async function usagePage(c: ConsoleRequest): Promise<Response> {
     status = refused.status;
   }
   const totals = totalsOf(rows, query.by === "day");
-  const priced = rows.some((row) => costOf(row) !== undefined);
+  const currency = c.deps.config.currency;
+  const priced = pricing(c.deps.config, rows);
   const metric = query.metric === "cost" && !priced ? "tokens" : query.metric;
   const days = daysBetween(range.since, range.until, CHART_DAYS);
   const series = new Map<string, number[]>();
@@ -95,7 +104,8 @@ async function usagePage(c: ConsoleRequest): Promise<Response> {
     wide: true,
     days,
     series: [...series].map(([key, values]) => ({ name: query.by === "day" ? "all" : seriesName(key), values })),
-    unit: metric === "cost" ? "in cost" : metric,
+    unit: metric === "cost" ? currency : metric,
+    format: metric === "cost" ? (value) => money(value, currency).split(" ")[0] : undefined,
     label: `${metric === "requests" ? "Requests" : metric === "cost" ? "Cost" : "Tokens"} per day${
       query.by === "day" ? "" : ` by ${query.by}`
     }`,
@@ -119,7 +129,10 @@ async function usagePage(c: ConsoleRequest): Promise<Response> {
     <p
       class="muted">${range.since} to ${range.until} (UTC days). <a href="/ui/usage.csv?${params
         .toString()}" download>Download CSV</a> (one row per day and ${query.by}).</p>
-    ${usageTable(totals, label, "No usage in this range. Requests are counted a second or so after they finish.")}
+    ${usageTable(totals, label, {
+      empty: "No usage in this range. Requests are counted a second or so after they finish.",
+      currency: priced ? currency : undefined,
+    })}
   `;
   return pageResponse({ title: "Usage", nav: "/ui/usage", body, notice }, status);
 }
@@ -134,7 +147,8 @@ function csvCell(value: unknown): string {
 async function usageCsv(c: ConsoleRequest): Promise<Response> {
   const query = queryOf(c);
   const result = await dailyUsage(c, query);
-  const fields = [...COUNTERS, "total_tokens", ...result.data.some((row) => costOf(row) !== undefined) ? ["cost"] : []];
+  // The counts, then the totals, as the admin API's rows read; cost is an exact decimal string in `currency`.
+  const fields = [...COUNTERS.filter((counter) => counter !== "cost"), "total_tokens", "cost"];
   const lines = [["day", query.by, ...fields].map(csvCell).join(",")];
   for (const row of result.data) {
     const record = row as unknown as Record<string, unknown>;

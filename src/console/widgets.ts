@@ -1,10 +1,10 @@
 /**
  * @module Pieces several console pages share: form fields for limits, expiry and choices, a table with an empty
- * state, summary cards, and the usage table whose columns follow what the rows carry (cost when priced).
+ * state, summary cards, and the usage table, with its cost column when the gateway prices requests.
  */
-import type { Limits } from "../core/config.ts";
+import type { Config, Limits } from "../core/config.ts";
 import type { UsageRow } from "../usage/query.ts";
-import { amount, count, LIMIT_FIELDS, limitUnit, money, percent } from "./format.ts";
+import { count, LIMIT_FIELDS, limitUnit, money, percent } from "./format.ts";
 import { type Html, html, type HtmlValue } from "./html.ts";
 
 /** The limit fields, filled from `values` (a failed form) or from `current` (what is stored); money in `currency`. */
@@ -77,15 +77,30 @@ export function cards(items: { label: string; value: string; detail?: string }[]
   }</div>`;
 }
 
-/** A usage row's cost when the gateway priced it (rows carry `cost` once prices are configured). */
-export function costOf(row: UsageRow): number | undefined {
-  const cost = (row as Record<string, unknown>).cost;
-  return typeof cost === "number" ? cost : undefined;
+/**
+ * True when costs are worth a column: the config prices some deployment, or a row shows a cost recorded under an
+ * earlier config. Without prices every cost is "0", and the columns would only say so.
+ */
+export function pricing(config: Config, rows: readonly { cost: string }[] = []): boolean {
+  const priced = config.upstreams.some((up) => up.models.some((model) => typeof model !== "string" && model.price));
+  return priced || rows.some((row) => row.cost !== "0");
 }
 
-/** Rows of usage as a table; `label` names each row's key (a token's name beside its id, for instance). */
-export function usageTable(rows: readonly UsageRow[], label: (key: string) => HtmlValue, empty: string): Html {
-  const priced = rows.some((row) => costOf(row) !== undefined);
+/** A cost rounded for reading, the exact amount in its tooltip, and the requests it leaves out (no price). */
+export function costCell(cost: string, unpriced: number, currency: string): Html {
+  const left = unpriced > 0
+    ? html`<div class="muted small" title="requests on deployments without a price">+${count(unpriced)} unpriced</div>`
+    : "";
+  return html`<td class="num" title="${cost} ${currency}">${money(cost, currency)}${left}</td>`;
+}
+
+/** Rows of usage as a table; `label` names each row's key; `currency` adds the cost column when costs are shown. */
+export function usageTable(
+  rows: readonly UsageRow[],
+  label: (key: string) => HtmlValue,
+  options: { empty: string; currency?: string },
+): Html {
+  const { currency } = options;
   const head = [
     "",
     "Requests",
@@ -95,7 +110,7 @@ export function usageTable(rows: readonly UsageRow[], label: (key: string) => Ht
     "Cache read",
     "Cache write",
     "Total tokens",
-    ...priced ? ["Cost"] : [],
+    ...currency ? ["Cost"] : [],
   ];
   return table(
     head,
@@ -113,14 +128,9 @@ export function usageTable(rows: readonly UsageRow[], label: (key: string) => Ht
           html`<td class="num">${count(n)}</td>`
         )
       }<td class="num strong">${count(row.total_tokens)}</td>${
-        priced ? html`<td class="num">${money(costOf(row) ?? 0)}</td>` : ""
+        currency ? costCell(row.cost, row.unpriced, currency) : ""
       }</tr>`
     ),
-    empty,
+    options.empty,
   );
-}
-
-/** `1.2M tokens` or `–`. */
-export function tokensText(n: number | undefined): string {
-  return n ? amount(n, "tokens") : "–";
 }

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { fakeUpstream } from "../_fake_upstream.ts";
-import { ADMIN_KEY, startGateway, type TestGateway } from "../_helpers.ts";
+import { ADMIN_KEY, messagesBody, startGateway, type TestGateway } from "../_helpers.ts";
+import { answerWithCacheUsage, ANTHROPIC_CACHE_COST, spendGateway } from "../_spend.ts";
 
 /** Sends a console form as a browser on the console's own page would (with its Origin). */
 function post(
@@ -302,4 +303,43 @@ Deno.test("the usage CSV has a row per day and key, and defuses spreadsheet form
   const [head, row] = (await res.text()).trim().split("\r\n");
   assert.match(head, /^"day","session","requests",/);
   assert.match(row, new RegExp(`^"${day}","'=HYPERLINK\\(1\\)","2",`));
+});
+
+Deno.test("costs show in the config's currency when the gateway prices requests, and not otherwise", async () => {
+  await using upstream = fakeUpstream();
+  answerWithCacheUsage(upstream);
+  await using gw = await spendGateway(upstream, { admin: true, extraYaml: "currency: EUR\n" });
+  const { secret } = await (await gw.admin("POST", "/admin/tokens", { group: "spend", name: "payer" })).json();
+  for (const model of ["claude-priced", "claude-test"]) {
+    const res = await gw.post("/v1/messages", messagesBody({ model }), { "x-api-key": secret });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+  }
+  await gw.flush();
+  const cookie = await signIn(gw);
+  const usage = (await open(gw, "/ui/usage?by=token", cookie)).text;
+  assert.match(usage, /<th>Cost<\/th>/);
+  assert.ok(usage.includes(`title="${ANTHROPIC_CACHE_COST} EUR">0.00019 EUR`), "rounded, exact in the tooltip");
+  assert.match(usage, />\+1 unpriced</);
+  assert.match(usage, /<option\s*>cost<\/option>/, "cost can be charted");
+  const chart = (await open(gw, "/ui/usage?by=model&metric=cost", cookie)).text;
+  assert.ok(chart.includes(`claude-priced: 0.00019 EUR</title>`), "the chart draws cost per day");
+  const overview = (await open(gw, "/ui/", cookie)).text;
+  assert.match(overview, /Cost today<\/div>\s*<div class="value">0\.00019 EUR/);
+  assert.match(overview, /1 request without a price/);
+  const log = (await open(gw, "/ui/requests", cookie)).text;
+  assert.match(log, /<th>Cost<\/th>/);
+  assert.match(log, />unpriced</);
+  const day = new Date(gw.deps.now()).toISOString().slice(0, 10);
+  const csv = await (await fetch(`${gw.url}/ui/usage.csv?by=model&since=${day}&until=${day}`, { headers: { cookie } }))
+    .text();
+  assert.match(csv, /"total_tokens","cost"\r\n/);
+  assert.ok(csv.includes(`"claude-priced",`) && csv.includes(`"${ANTHROPIC_CACHE_COST}"\r\n`), csv);
+
+  await using plain = await startGateway(upstream.url, { admin: true });
+  const plainCookie = await signIn(plain);
+  for (const path of ["/ui/", "/ui/usage", "/ui/requests", "/ui/tokens"]) {
+    const text = (await open(plain, path, plainCookie)).text;
+    assert.doesNotMatch(text, /<th>Cost<\/th>|Cost today/, path);
+  }
 });

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { barChart, topSeries } from "../../src/console/chart.ts";
-import { amount, daysBetween, duration, limitsText, span } from "../../src/console/format.ts";
+import { amount, daysBetween, duration, limitsText, money, span } from "../../src/console/format.ts";
 import { groupInput, tokenCreateInput, tokenUpdateInput } from "../../src/console/forms.ts";
 import { html, htmlText } from "../../src/console/html.ts";
 import { matchRoute } from "../../src/console/routes.ts";
@@ -144,12 +144,21 @@ Deno.test("an upstream's address is shown without anything that could hold a sec
   assert.equal(safeAddress("https://user:pass@api.example.com/v1?key=abc#x"), "https://api.example.com/v1");
 });
 
-Deno.test("totalsOf() adds every figure of per-day rows per key, cost included when rows carry it", () => {
-  const row = (day: string, key: string, requests: number, cost?: number) =>
-    ({ key, day, requests, total_tokens: requests * 10, ...cost === undefined ? {} : { cost } }) as unknown as UsageRow;
-  const totals = totalsOf([row("d1", "a", 1, 0.5), row("d1", "b", 5, 1), row("d2", "a", 2, 0.25)], false);
-  assert.deepEqual(totals.map((r) => [r.key, r.requests, r.total_tokens, (r as unknown as { cost: number }).cost]), [
-    ["b", 5, 50, 1],
-    ["a", 3, 30, 0.75],
+Deno.test("totalsOf() adds every figure of per-day rows per key, cost exactly, the most spent first", () => {
+  const row = (day: string, key: string, requests: number, cost: string) =>
+    ({ key, day, requests, unpriced: 0, total_tokens: requests * 10, cost }) as unknown as UsageRow;
+  const totals = totalsOf([row("d1", "a", 1, "0.1"), row("d1", "b", 5, "0.3"), row("d2", "a", 2, "0.2")], false);
+  // Equal spend: the most tokens first; then the one that spent more, whatever its tokens.
+  assert.deepEqual(totals.map((r) => [r.key, r.requests, r.total_tokens, r.cost]), [
+    ["b", 5, 50, "0.3"],
+    ["a", 3, 30, "0.3"],
   ]);
+  const more = totalsOf([row("d1", "a", 1, "0.4"), row("d1", "b", 5, "0.3")], false);
+  assert.deepEqual(more.map((r) => r.key), ["a", "b"]);
+});
+
+Deno.test("money is rounded for reading, with its currency", () => {
+  assert.equal(money("0", "USD"), "0 USD");
+  assert.equal(money("0.000189", "EUR"), "0.00019 EUR");
+  assert.equal(money("1234.5", "USD"), "1,234.50 USD");
 });

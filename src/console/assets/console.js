@@ -2,12 +2,24 @@
 // the operator's time zone, turns local expiry inputs into ISO times, copies a new token's secret, and refreshes the
 // request log in place. Every page works without it, in UTC.
 
-/** Shows every `<time datetime>` under `root` in the browser's time zone. */
+/** Shows every `<time datetime>` under `root` in the browser's time zone; recent ones to the second, dated if not today. */
 function localTimes(root) {
   const format = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+  const today = new Intl.DateTimeFormat(undefined, { timeStyle: "medium" });
+  // timeStyle cannot be mixed with month and day, so the earlier days' format spells its fields out.
+  const earlier = new Intl.DateTimeFormat(undefined, {
+    month: "short",
+    day: "numeric",
+    hour: "numeric",
+    minute: "2-digit",
+    second: "2-digit",
+  });
+  const day = new Date().toDateString();
   for (const element of root.querySelectorAll("time[datetime]")) {
     const at = new Date(element.getAttribute("datetime"));
-    if (!Number.isNaN(at.getTime())) element.textContent = format.format(at);
+    if (Number.isNaN(at.getTime())) continue;
+    const recent = element.hasAttribute("data-recent");
+    element.textContent = (recent ? at.toDateString() === day ? today : earlier : format).format(at);
   }
 }
 
