@@ -29,11 +29,15 @@ Deno.test({
       await Deno.writeTextFile(configFile, processConfigYaml());
       await using gateway = await startProcess({
         command: [binary, "serve", "--config", configFile],
-        env: { TEST_UP_KEY: "upstream-key-compiled" },
+        env: { TEST_UP_KEY: "upstream-key-compiled", MODELGATE_ADMIN_KEY: "compiled-admin-key-0123456789" },
       });
       const res = await fetch(`${gateway.url}/healthz`);
       assert.equal(res.status, 200);
       assert.equal((await res.json()).status, "ok");
+      // The console's style sheet is inside the binary.
+      const style = await fetch(`${gateway.url}/ui/assets/console.css`);
+      assert.equal(style.status, 200);
+      assert.match(await style.text(), /figure\.chart/);
       assert.equal(await gateway.stop(), 0);
     } finally {
       await Deno.remove(dir, { recursive: true });

@@ -14,6 +14,7 @@ Deno.test("main.ts serves with no arguments, config from MODELGATE_CONFIG_YAML a
       // Locally the managed KV stands in as memory; on Deploy this variable is simply not set.
       MODELGATE_KV: ":memory:",
       TEST_UP_KEY: "upstream-key-on-deploy",
+      MODELGATE_ADMIN_KEY: "deploy-admin-key-0123456789",
     },
   });
   assert.ok(gateway.stderr.some((line) => line.includes("(config $MODELGATE_CONFIG_YAML)")), gateway.stderr.join("\n"));
@@ -23,11 +24,17 @@ Deno.test("main.ts serves with no arguments, config from MODELGATE_CONFIG_YAML a
   const ready = await fetch(`${gateway.url}/readyz`);
   assert.equal(ready.status, 200);
   await ready.body?.cancel();
+  // The console's assets travel in the module graph, so they are served with no file access at all.
+  const script = await fetch(`${gateway.url}/ui/assets/console.js`);
+  assert.equal(script.status, 200);
+  assert.match(await script.text(), /DOMContentLoaded/);
   const refused = await fetch(`${gateway.url}/v1/models`);
   assert.equal(refused.status, 401);
   await refused.body?.cancel();
   assert.equal(await gateway.stop(), 0);
-  const [line] = gateway.stdout.map((text) => JSON.parse(text));
-  assert.equal(line.event, "request");
-  assert.equal(line.status, 401);
+  const lines = gateway.stdout.map((text) => JSON.parse(text));
+  assert.deepEqual(lines.map((line) => [line.event, line.route, line.status]), [
+    ["request", "/ui/*", 200],
+    ["request", "/v1/models", 401],
+  ]);
 });
