@@ -5,6 +5,7 @@
 import type { Config } from "../core/config.ts";
 import type { Observer } from "../core/exchange.ts";
 import { highestPrices } from "../usage/cost.ts";
+import { type DayCache, dayCache } from "../usage/day_cache.ts";
 import { type UsageRecorder, usageRecorder } from "../usage/recorder.ts";
 import { type CachedCredentials, cachedCredentials } from "./auth_cache.ts";
 import { createLimiter, type Limiter } from "./limiter.ts";
@@ -15,6 +16,8 @@ export interface Operator {
   credentials: CachedCredentials;
   limiter: Limiter;
   usage: UsageRecorder;
+  /** Closed days' usage totals, read once from KV, for the admin API and the console. */
+  usageDays: DayCache;
   /** The admin API's key; the API is off when it is undefined. */
   adminKey: string | undefined;
   /** The observers to run, limits first so a refused request is still recorded. */
@@ -48,6 +51,7 @@ export function createOperator(config: Config, store: Store, options: OperatorOp
     credentials,
     limiter,
     usage,
+    usageDays: dayCache(),
     adminKey: options.env("MODELGATE_ADMIN_KEY") || undefined,
     observers: [limiter, usage],
     async close() {

@@ -33,6 +33,7 @@ export function serviceOf(deps: Deps): AdminService {
     config: deps.config,
     served: (model) => serves(deps.table, model),
     now: deps.now,
+    usageDays: deps.operator.usageDays,
   });
 }
 

@@ -10,6 +10,7 @@ import type { Config } from "../core/config.ts";
 import { parseDuration } from "../core/duration.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
+import { type DayCache, openSince } from "../usage/day_cache.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/recorder.ts";
 import { GroupCreate, GroupUpdate, LogQuery, parseInput, TokenCreate, TokenUpdate, UsageQuery } from "./schemas.ts";
@@ -21,6 +22,20 @@ export interface AdminContext {
   /** True when some upstream serves the public model id. */
   served(model: string): boolean;
   now(): Date;
+  /** Where a long-running gateway keeps closed days' usage totals; without it every read goes to KV. */
+  usageDays?: DayCache;
+}
+
+/** How far the clocks of instances sharing a KV may disagree, as far as closing a day goes. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/**
+ * How long after a request starts its usage may still be written: its deadline and its longest stream, the usage
+ * flush and the clocks of other instances. A day is closed that long after its end.
+ */
+function lateMs(config: Config): number {
+  const longest = Math.max(...config.upstreams.map((upstream) => upstream.total_timeout_ms));
+  return config.routing.deadline_ms + longest + config.usage.flush_ms + CLOCK_SKEW_MS;
 }
 
 function notFound(what: string, id: string): GatewayError {
@@ -161,7 +176,9 @@ export function adminService(ctx: AdminContext) {
       const since = sinceDay(query.since, now);
       const until = query.until ?? now.toISOString().slice(0, 10);
       if (until < since) throw invalid("until", "must not be before since");
-      const data = await usageTotals(store.kv, { by: query.by, since, until, name: query.name, perDay: !!query.per });
+      const closed = ctx.usageDays && { cache: ctx.usageDays, openSince: openSince(now.getTime(), lateMs(ctx.config)) };
+      const options = { by: query.by, since, until, name: query.name, perDay: !!query.per };
+      const data = await usageTotals(store.kv, options, closed);
       return { by: query.by, since, until, currency: ctx.config.currency, data };
     },
     async requests(input: unknown): Promise<{ currency: string; data: RequestLogEntry[] }> {

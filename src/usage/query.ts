@@ -1,5 +1,6 @@
 /** @module Reading usage back: totals per token, group, model, session or day over a date range, and the log. */
 import { formatMoney } from "../core/money.ts";
+import type { DayCache, DaySums } from "./day_cache.ts";
 import {
   type Counter,
   COUNTERS,
@@ -43,37 +44,97 @@ function emptyRow(key: string, day: string | undefined): UsageRow {
   return row;
 }
 
+/** Closed days to reuse: the cache, and the first day that may still change (days before it are closed). */
+export interface ClosedDays {
+  cache: DayCache;
+  openSince: string;
+}
+
+/** Runs of consecutive days, as [first, last] pairs, from days in order. */
+function runs(days: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (const day of days) {
+    const last = out.at(-1);
+    if (last && nextDay(last[1]) === day) last[1] = day;
+    else out.push([day, day]);
+  }
+  return out;
+}
+
+/** Ranges longer than this are read whole: a closed-day cache is for the ranges people look at, not for decades. */
+const MAX_CACHED_DAYS = 1000;
+
+/** Each day's sums of `dimension` in `range`: closed days from the cache when there, the others read from KV. */
+async function daySums(
+  kv: Deno.Kv,
+  dimension: Dimension,
+  range: DayRange,
+  closed: ClosedDays | undefined,
+): Promise<Map<string, DaySums>> {
+  const out = new Map<string, DaySums>();
+  const span = (Date.parse(range.until) - Date.parse(range.since)) / 86_400_000 + 1;
+  const cache = span <= MAX_CACHED_DAYS ? closed : undefined;
+  const missing: string[] = [];
+  if (cache) {
+    for (let day = range.since; day <= range.until; day = nextDay(day)) {
+      const cached = day < cache.openSince ? cache.cache.get(dimension, day) : undefined;
+      if (cached) out.set(day, cached);
+      else missing.push(day);
+    }
+  }
+  // One listing per run of days to read (the whole range when there is no cache).
+  const toRead: [string, string][] = cache ? runs(missing) : [[range.since, range.until]];
+  for (const [first, last] of toRead) {
+    const selector = { start: ["usage", dimension, first], end: ["usage", dimension, nextDay(last)] };
+    for await (const entry of kv.list<Deno.KvU64>(selector, { batchSize: 500 })) {
+      const [, , day, name, counter] = entry.key as [string, string, string, string, Counter];
+      const names = out.get(day) ?? new Map<string, Map<Counter, bigint>>();
+      const counters = names.get(name) ?? new Map<Counter, bigint>();
+      counters.set(counter, (counters.get(counter) ?? 0n) + entry.value.value);
+      names.set(name, counters);
+      out.set(day, names);
+    }
+  }
+  // Days without usage are not kept: reading them again finds nothing, quickly.
+  for (const day of missing) {
+    const sums = out.get(day);
+    if (sums && day < cache!.openSince) cache!.cache.set(dimension, day, sums);
+  }
+  return out;
+}
+
 /**
  * Totals grouped by `by` over `range`, optionally for one name of that dimension, most spent first; with `perDay`,
  * one row per day and name (days in order, each day's rows most spent first), as a chart over time needs them.
+ * With `closed`, days that can no longer change are read from KV once and then from memory.
  */
 export async function usageTotals(
   kv: Deno.Kv,
   options: DayRange & { by: GroupBy; name?: string; perDay?: boolean },
+  closed?: ClosedDays,
 ): Promise<UsageRow[]> {
   // Every recorded request has a group, so per-day totals are the group aggregates summed per day.
   const dimension: Dimension = options.by === "day" ? "group" : options.by;
   const rows = new Map<string, UsageRow>();
   // Cost adds up in pico-units, as bigints, and becomes a decimal string once at the end.
   const costs = new Map<string, bigint>();
-  const selector = {
-    start: ["usage", dimension, options.since],
-    end: ["usage", dimension, nextDay(options.until)],
-  };
-  for await (const entry of kv.list<Deno.KvU64>(selector, { batchSize: 500 })) {
-    const [, , day, name, counter] = entry.key as [string, string, string, string, Counter];
-    if (options.name !== undefined && name !== options.name) continue;
-    const key = options.by === "day" ? day : name;
-    const id = options.perDay ? `${day}\0${key}` : key;
-    const row = rows.get(id) ?? emptyRow(key, options.perDay ? day : undefined);
-    rows.set(id, row);
-    if (counter === "cost") {
-      costs.set(id, (costs.get(id) ?? 0n) + entry.value.value);
-      continue;
+  for (const [day, names] of await daySums(kv, dimension, options, closed)) {
+    for (const [name, counters] of names) {
+      if (options.name !== undefined && name !== options.name) continue;
+      const key = options.by === "day" ? day : name;
+      const id = options.perDay ? `${day}\0${key}` : key;
+      const row = rows.get(id) ?? emptyRow(key, options.perDay ? day : undefined);
+      rows.set(id, row);
+      for (const [counter, sum] of counters) {
+        if (counter === "cost") {
+          costs.set(id, (costs.get(id) ?? 0n) + sum);
+          continue;
+        }
+        const value = Number(sum);
+        row[counter] += value;
+        if (counter.endsWith("_tokens")) row.total_tokens += value;
+      }
     }
-    const value = Number(entry.value.value);
-    row[counter] += value;
-    if (counter.endsWith("_tokens")) row.total_tokens += value;
   }
   for (const [id, pico] of costs) rows.get(id)!.cost = formatMoney(pico);
   const out = [...rows.entries()];

@@ -255,3 +255,22 @@ Deno.test("stored responses: delete one whoever made it, or purge a token's all"
   assert.equal(unknown.status, 404);
   await unknown.body?.cancel();
 });
+
+Deno.test("a day that just ended is read afresh until its last requests can no longer be written", async () => {
+  await using upstream = fakeUpstream();
+  let now = Date.parse("2026-03-05T00:10:00Z");
+  await using gw = await startGateway(upstream.url, { admin: true, now: () => new Date(now) });
+  const key = ["usage", "token", "2026-03-04", "tok_late", "requests"];
+  const read = async () => {
+    const body = await (await gw.admin("GET", "/admin/usage?by=token&since=2026-03-04&until=2026-03-04")).json();
+    return body.data.map((row: { key: string; requests: number }) => [row.key, row.requests]);
+  };
+  await gw.store.kv.atomic().sum(key, 1n).commit();
+  assert.deepEqual(await read(), [["tok_late", 1]]);
+  // A stream that started before midnight ends now and is recorded under yesterday.
+  await gw.store.kv.atomic().sum(key, 1n).commit();
+  assert.deepEqual(await read(), [["tok_late", 2]]);
+  // Hours later the day is closed: read once more from KV, then kept.
+  now += 3 * 3_600_000;
+  assert.deepEqual(await read(), [["tok_late", 2]]);
+});

@@ -1,9 +1,11 @@
 /**
  * @module Reading the request log and the totals back from KV: filters through the log's indexes give what a full
- * read would, read only matching entries, still find entries written before the indexes, and totals per day.
+ * read would, read only matching entries, still find entries written before the indexes; totals per day; and closed
+ * days read from KV once.
  */
 import assert from "node:assert/strict";
 import type { Exchange } from "../../src/core/exchange.ts";
+import { dayCache, type DaySums, openSince } from "../../src/usage/day_cache.ts";
 import { type LogFilter, requestLog, usageTotals } from "../../src/usage/query.ts";
 import { logKey, type RequestLogEntry, toLogEntry, usageRecorder } from "../../src/usage/recorder.ts";
 
@@ -137,4 +139,46 @@ Deno.test("usageTotals() with perDay keeps each day's totals apart, days in orde
   ]);
   const totals = await usageTotals(kv, { by: "model", since: "2026-03-04", until: "2026-03-05" });
   assert.deepEqual(totals.map((r) => [r.day, r.key, r.requests]), [[undefined, "big", 1], [undefined, "small", 3]]);
+});
+
+Deno.test("closed days are read from KV once, open days every time, and the totals stay the same", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const day = 86_400_000;
+  await record(kv, [0, 1, 2].flatMap((d) => [exchange(d * 10, { started_at: T0 + d * day }), exchange(d * 10 + 1)]));
+  const counting = countingKv(kv);
+  const closed = { cache: dayCache(), openSince: "2026-03-06" };
+  const range = { by: "token" as const, since: "2026-03-04", until: "2026-03-06", perDay: true };
+  const uncached = await usageTotals(kv, range);
+  assert.deepEqual(await usageTotals(counting.kv, range, closed), uncached);
+  const first = counting.listed.get("usage")!;
+  counting.listed.clear();
+  assert.deepEqual(await usageTotals(counting.kv, range, closed), uncached);
+  // Only the open day (one request, so its few counters) is read again.
+  const again = counting.listed.get("usage")!;
+  assert.ok(again > 0 && again < first / 2, `${again} of ${first}`);
+  // Totals over the range, and one name of it, come out of the same cached days.
+  assert.deepEqual(
+    await usageTotals(counting.kv, { by: "token", since: "2026-03-04", until: "2026-03-06", name: "tok_0" }, closed),
+    await usageTotals(kv, { by: "token", since: "2026-03-04", until: "2026-03-06", name: "tok_0" }),
+  );
+});
+
+Deno.test("openSince() keeps a day open until its last requests can no longer be written", () => {
+  const midnight = Date.parse("2026-03-05T00:00:00Z");
+  assert.equal(openSince(midnight + 10 * 60_000, 45 * 60_000), "2026-03-04");
+  assert.equal(openSince(midnight + 46 * 60_000, 45 * 60_000), "2026-03-05");
+});
+
+Deno.test("dayCache() holds at most its rows, dropping the day used least recently", () => {
+  const sums = (n: number): DaySums => new Map(Array.from({ length: n }, (_, i) => [`n${i}`, new Map()]));
+  const cache = dayCache(5);
+  cache.set("token", "d1", sums(2));
+  cache.set("token", "d2", sums(2));
+  assert.ok(cache.get("token", "d1"), "used, so d2 is now the oldest");
+  cache.set("token", "d3", sums(2));
+  assert.equal(cache.get("token", "d2"), undefined);
+  assert.ok(cache.get("token", "d1") && cache.get("token", "d3"));
+  assert.equal(cache.get("model", "d1"), undefined, "kept apart per dimension");
+  cache.set("token", "huge", sums(6));
+  assert.equal(cache.get("token", "huge"), undefined, "a day larger than the cache is not kept");
 });
