@@ -65,13 +65,20 @@ async function signIn(page: Page, key: string): Promise<number> {
   return response.status();
 }
 
-/** Creates a token through the form; answers its secret as the page shows it. */
-async function createToken(page: Page, gw: TestGateway, name: string): Promise<string> {
+/** Creates a token through the form, expiring at a local time when given; answers its secret as the page shows it. */
+async function createToken(page: Page, gw: TestGateway, name: string, expires?: string): Promise<string> {
   await page.goto(`${gw.url}/ui/tokens`);
   await page.click("details.panel summary");
   await page.select("select[name=group]", "default");
   await page.type("input[name=name]", name);
   await page.type("input[name=requests_per_minute]", "60");
+  if (expires) {
+    await page.$eval(
+      "input[name=expires_local]",
+      (input, value) => void ((input as unknown as { value: string }).value = value),
+      expires,
+    );
+  }
   await follow(page, "form.grid button[type=submit]");
   assert.equal(await text(page, "h1"), "Token created");
   return (await text(page, "#secret")).trim();
@@ -130,13 +137,15 @@ Deno.test("the console in a browser: sign in, issue a token, see its request in 
     await shot("overview");
 
     // A token made in the page: its secret is shown once, and the copy button copies it.
-    const secret = await createToken(page, gw, "alice");
+    // The expiry is typed in the operator's time zone (New York, UTC-5 in January).
+    const secret = await createToken(page, gw, "alice", "2030-01-02T03:04");
     assert.match(secret, /^sk-/);
     await page.click("button[data-copy]");
     await page.waitForSelector("[data-copied]:not([hidden])");
     assert.equal(await page.evaluate("navigator.clipboard.readText()"), secret);
     await shot("token-created");
     const [alice] = (await gw.store.listTokens()).filter((t) => t.name === "alice");
+    assert.equal(alice.expires_at, "2030-01-02T08:04:00.000Z");
 
     // A token named like markup is shown as text, and nothing runs.
     await createToken(page, gw, EVIL_NAME);
