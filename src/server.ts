@@ -15,6 +15,7 @@ import { createMetrics } from "./observe/metrics.ts";
 import { createTransports, type Credentialed } from "./providers/mod.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { createHealthBoard } from "./relay/health.ts";
+import { createPinTable } from "./relay/pins.ts";
 import { sleep } from "./relay/relay.ts";
 import { createRetryBudget } from "./relay/retry_budget.ts";
 import { buildRouteTable, deploymentsByUpstream } from "./relay/routing.ts";
@@ -38,6 +39,8 @@ export interface BuildDepsOptions {
   now?(): Date;
   /** Waits out an upstream's retry-after; tests observe the wait instead of spending it. */
   sleep?(ms: number, signal: AbortSignal): Promise<boolean>;
+  /** A number in [0, 1) for the weighted choice; tests make it predictable. */
+  random?(): number;
   /** Each upstream's transport (or why it has none), when already built; else built from `env`. */
   transports?: Map<string, Credentialed>;
 }
@@ -81,8 +84,13 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     log: options.log,
     health,
     retryBudget: createRetryBudget(config.routing.retry_budget, () => now().getTime()),
+    pins: createPinTable(store.kv, {
+      now: () => now().getTime(),
+      syncMs: config.routing.affinity.sync_ms,
+      log: options.log,
+    }),
     sleep: options.sleep ?? sleep,
-    random: Math.random,
+    random: options.random ?? Math.random,
     observers: [
       ...operator.observers,
       ...options.observers ?? [],
@@ -146,8 +154,9 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   await server.finished;
   clearTimeout(graceTimer);
   for (const signal of signals) Deno.removeSignalListener(signal, stop);
-  // Usage batched since the last flush is written before KV closes.
+  // Usage batched since the last flush, and pins being written, reach KV before it closes.
   await deps.operator.close();
+  await deps.pins.settled();
   lines.flush();
   store.close();
   return 0;

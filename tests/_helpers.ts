@@ -142,6 +142,8 @@ export interface StartOptions extends GatewayOptions {
   sleep?(ms: number, signal: AbortSignal): Promise<boolean>;
   /** A whole config to run instead of the test config; tokens are made only for the groups it has. */
   configYaml?: string;
+  /** The weighted choice's randomness, in [0, 1). */
+  random?(): number;
 }
 
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
@@ -166,6 +168,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     log: (line) => logs.push(line),
     now: options.now,
     sleep: options.sleep,
+    random: options.random,
     observers: [{ finish: (exchange) => exchanges.push(structuredClone(exchange)) }],
   });
   const app = createApp(deps);
@@ -194,6 +197,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     async [Symbol.asyncDispose]() {
       await server.shutdown();
       await deps.operator.close();
+      await deps.pins.settled();
       if (!options.kv) store.close();
     },
   };

@@ -126,3 +126,20 @@ groups:
   - { name: default, listing: anthropic, models: [m1] }
 `;
 }
+
+/** Creates a token in `group` with the CLI, as an operator would; returns its secret and its id. */
+export async function cliToken(
+  writeDir: string,
+  configFile: string,
+  env: Record<string, string>,
+  group = "default",
+): Promise<{ token: string; tokenId: string }> {
+  const created = await runCommand(
+    denoMain(writeDir, "token", "create", "--group", group, "--config", configFile),
+    env,
+  );
+  if (created.code !== 0) throw new Error(`token create failed:\n${created.stderr}`);
+  const tokenId = /Created token (tok_[0-9a-f]+)/.exec(created.stderr)?.[1];
+  if (!tokenId) throw new Error(`token create named no token id:\n${created.stderr}`);
+  return { token: created.stdout.trim(), tokenId };
+}

@@ -42,21 +42,39 @@ function usageTable(rows: UsageRow[]): string {
 }
 
 function logTable(entries: RequestLogEntry[]): string {
-  const header = ["TIME", "TOKEN", "MODEL", "STATUS", "INPUT", "OUTPUT", "COST", "COMPLETE", "MS", "SESSION"];
+  // MODEL and UPSTREAM name the deployment that served the request; PIN says how its session pin turned out.
+  const header = [
+    "TIME",
+    "TOKEN",
+    "MODEL",
+    "UPSTREAM",
+    "STATUS",
+    "INPUT",
+    "CACHED",
+    "OUTPUT",
+    "COST",
+    "COMPLETE",
+    "MS",
+    "SESSION",
+    "PIN",
+  ];
   return table([
     header,
     ...entries.map((e) => [
       e.time,
       e.token_id,
       e.model,
+      e.upstream ?? "-",
       String(e.status),
       String(e.input_tokens + e.cache_read_input_tokens + e.cache_creation_input_tokens),
+      String(e.cache_read_input_tokens),
       String(e.output_tokens),
       // An entry whose deployment has no price shows that, not a cost of 0.
       e.unpriced ? "unpriced" : e.cost,
       e.status >= 400 ? "-" : e.usage_complete ? "yes" : "no",
       String(e.duration_ms ?? "-"),
       e.session_id ?? "-",
+      e.affinity ?? "-",
     ]),
   ]);
 }

@@ -55,6 +55,15 @@ const RetryBudget = z.strictObject({
   window_ms: z.number().int().min(1000).max(600_000).default(10_000),
 });
 
+const Affinity = z.strictObject({
+  /** Sends a session to the deployment that served it last, while that one is healthy, so its prompt cache is read. */
+  enabled: z.boolean().default(true),
+  /** A pin's life after its session's last request, unless the request's cache asks for longer (1 h, 24 h). */
+  ttl_ms: z.number().int().min(1000).max(86_400_000).default(300_000),
+  /** How often an instance checks a pin in use against KV, in the background, to learn of a move made elsewhere. */
+  sync_ms: z.number().int().min(100).max(600_000).default(10_000),
+});
+
 const Routing = z.strictObject({
   /** Upstream attempts per request, failovers included. */
   max_attempts: z.number().int().min(1).max(10).default(3),
@@ -67,6 +76,8 @@ const Routing = z.strictObject({
   max_cooldown_ms: z.number().int().positive().default(300_000),
   /** Limits the gateway's own retries to the same deployment; moving on to another deployment is not limited. */
   retry_budget: RetryBudget.default(RetryBudget.parse({})),
+  /** Prompt-cache affinity among a model's deployments of one priority. */
+  affinity: Affinity.default(Affinity.parse({})),
 });
 
 const Log = z.strictObject({

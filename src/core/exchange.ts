@@ -36,10 +36,12 @@ export interface Exchange {
   /** The `x-claude-code-session-id` header, when sent. */
   session_id?: string;
   stream: boolean;
-  /** The upstream that answered last, if any was tried. */
+  /** The upstream that answered last, if any was tried; with `model`, the deployment that served the request. */
   upstream?: string;
   /** The price of the deployment that answered last; undefined when it has none (or none was tried). */
   price?: Price;
+  /** How the request's session pin turned out: followed (`kept`), new (`made`) or `moved`; unset without one. */
+  affinity?: "kept" | "made" | "moved";
   attempts: Attempt[];
   status: number;
   /** Milliseconds from arrival to the response's first byte. */

@@ -10,6 +10,7 @@ import type { Exchange, Observer } from "../core/exchange.ts";
 import type { Principal } from "../core/principal.ts";
 import type { Protocol } from "../core/types.ts";
 import type { HealthBoard } from "../relay/health.ts";
+import type { PinTable } from "../relay/pins.ts";
 import type { RetryBudget } from "../relay/retry_budget.ts";
 import type { RouteTable } from "../relay/routing.ts";
 
@@ -24,6 +25,8 @@ export interface Deps {
   health: HealthBoard;
   /** Limits the gateway's own retries to one deployment. */
   retryBudget: RetryBudget;
+  /** Which deployment served each session last (prompt-cache affinity), shared through KV. */
+  pins: PinTable;
   /** Waits out an upstream's retry-after; tests pass one that only notes the wait. */
   sleep(ms: number, signal: AbortSignal): Promise<boolean>;
   /** A number in [0, 1) for weighted upstream choice. */

@@ -5,6 +5,8 @@ import type { Protocol } from "../core/types.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import { resolveRoutes } from "../relay/routing.ts";
+import { sharesTier } from "../relay/select.ts";
+import { sessionAffinity } from "../relay/session.ts";
 import type { RequestContext } from "./context.ts";
 import { prepareResponses } from "./responses.ts";
 
@@ -30,6 +32,22 @@ export function generate(protocol: Protocol, operation: Operation) {
       return estimatedCount(body);
     }
     const usable = operation === "count_tokens" ? routes.filter((route) => route.protocol === "anthropic") : routes;
+    const responseId = protocol === "openai-responses" ? newResponseId() : undefined;
+    // Only a model with a choice of deployments needs to know the request's session; the body as the client sent it
+    // still names the response it continues, and only a kept answer can be continued later.
+    const settings = ctx.deps.config.routing.affinity;
+    const affinity = operation === "generate" && settings.enabled && sharesTier(usable.filter((r) => r.transport))
+      ? await sessionAffinity({
+        protocol,
+        body,
+        headers: req.headers,
+        size: bytes.byteLength,
+        responseId: watch ? responseId : undefined,
+        token: principal.token.id,
+        model: body.model as string,
+        ttlMs: settings.ttl_ms,
+      })
+      : undefined;
     return await relay(ctx.deps, {
       routes: usable,
       client: protocol,
@@ -40,8 +58,9 @@ export function generate(protocol: Protocol, operation: Operation) {
       requestId: ctx.requestId,
       exchange,
       deferFinish: ctx.deferFinish,
-      responseId: protocol === "openai-responses" ? newResponseId() : undefined,
+      responseId,
       watch,
+      affinity,
     });
   };
 }

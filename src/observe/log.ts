@@ -99,6 +99,7 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     model: exchange.model === undefined || knownModels.has(exchange.model) ? exchange.model : "other",
     stream: exchange.stream,
     upstream: exchange.upstream,
+    affinity: exchange.affinity,
     attempts: exchange.attempts.map((a) => ({ upstream: a.upstream, outcome: a.outcome, status: a.status })),
     input_tokens: exchange.usage?.input_tokens,
     output_tokens: exchange.usage?.output_tokens,
@@ -121,6 +122,7 @@ function prettyRequest(line: LogLine): string[] {
   const optional: Array<[string, unknown]> = [
     ["model", line.model],
     ["via", line.upstream],
+    ["pin", line.affinity],
     ["in", line.input_tokens],
     ["out", line.output_tokens],
     ["stream", line.stream ? "yes" : undefined],

@@ -86,6 +86,10 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     "modelgate_tokens_total",
     "Tokens reported by upstreams, by public model and type (input, output, cache_read, cache_creation)",
   );
+  const pins = registry.counter(
+    "modelgate_affinity_total",
+    "Requests with a session pin, by public model and how the pin turned out (kept, made, moved)",
+  );
 
   // Live exchanges are read at scrape time: an exchange is a stream once its handler says so.
   const live = new Set<Exchange>();
@@ -112,6 +116,7 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       if (attempt.outcome !== "ok") failures.inc({ upstream: name, model: modelLabel, kind: kind(attempt.outcome) });
       if (i < exchange.attempts.length - 1) failovers.inc({ upstream: name, model: modelLabel });
     });
+    if (exchange.affinity) pins.inc({ model: modelLabel, outcome: exchange.affinity });
     const usage = exchange.usage;
     if (usage) {
       const counts = {

@@ -1,8 +1,9 @@
 /**
- * @module The upstream exchange with failover: try the model's deployments in priority and weight order, skipping
- * those that are cooling down or paused while another way is open; move on after a connect error, a timeout, 401/403,
- * 429, 5xx or 529 until the attempts or the deadline run out; never retry once a byte has reached the client; and
- * when the last attempt fails, answer with that upstream's own error.
+ * @module The upstream exchange with failover: try the model's deployments in priority and weight order (a session's
+ * pinned deployment first in its tier), skipping those that are cooling down or paused while another way is open;
+ * move on after a connect error, a timeout, 401/403, 429, 5xx or 529 until the attempts or the deadline run out;
+ * never retry once a byte has reached the client; and when the last attempt fails, answer with that upstream's own
+ * error. The deployment that serves a session is pinned for its next turn.
  */
 import { GatewayError } from "../core/errors.ts";
 import { clientTimeoutMs } from "../core/http.ts";
@@ -11,7 +12,7 @@ import type { HealthEvent, HealthView } from "./health.ts";
 import { deploymentOf, type NextAttempt, pickNext } from "./pick.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
-import { orderCandidates } from "./select.ts";
+import { leadWith, orderCandidates } from "./select.ts";
 
 /** Waits `ms` unless `signal` aborts first; resolves false when it did. The relay's default {@linkcode RelayDeps.sleep}. */
 export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
@@ -38,7 +39,11 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
       `No upstream is available for model "${call.body.model}": its upstream key is not configured`,
     );
   }
-  const candidates = keyed.length === 1 ? keyed : orderCandidates(keyed, deps.random);
+  let candidates = keyed.length === 1 ? keyed : orderCandidates(keyed, deps.random);
+  const { affinity } = call;
+  // The deployment that holds the session's prompt cache leads its tier; health still decides whether it is taken.
+  const pinned = affinity && await deps.pins.find(affinity);
+  if (pinned) candidates = leadWith(candidates, (route) => route.upstream.name === pinned);
   const started = deps.now().getTime();
   const deadline = started + deps.config.routing.deadline_ms;
   // A pause is waited out only when the client will still be there: the SDKs say how long they wait.
@@ -64,7 +69,10 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
     }
     last = await attemptDeployment(deps, call, health, next, deadline);
     tried.set(next.route, last);
-    if (last.response) return last.response;
+    if (last.response) {
+      if (affinity) call.exchange.affinity = deps.pins.served(affinity, next.route.upstream.name, pinned);
+      return last.response;
+    }
     if (!last.retryable || call.req.signal.aborted) break;
   }
   if (!last) throw new GatewayError("unavailable", "The request ended before an upstream was tried");

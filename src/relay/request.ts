@@ -8,8 +8,10 @@ import type { Operation } from "../core/protocols.ts";
 import type { SseMessage } from "../core/sse.ts";
 import type { JsonObject, Protocol } from "../core/types.ts";
 import type { HealthBoard } from "./health.ts";
+import type { PinTable } from "./pins.ts";
 import type { RetryBudget } from "./retry_budget.ts";
 import type { Route } from "./routing.ts";
+import type { SessionAffinity } from "./session.ts";
 
 /** What the relay needs from the app. */
 export interface RelayDeps {
@@ -18,6 +20,8 @@ export interface RelayDeps {
   health: HealthBoard;
   /** Limits the gateway's own retries to one deployment. */
   retryBudget: RetryBudget;
+  /** Which deployment each session was served by, shared by the instances on one KV. */
+  pins: PinTable;
   config: Config;
   /** Returns a number in [0, 1) for the weighted choice. */
   random(): number;
@@ -44,6 +48,8 @@ export interface RelayRequest {
   responseId?: string;
   /** Sees the translated answer before the client does (to keep it); absent for most requests. */
   watch?: AnswerWatch;
+  /** The request's session, when the deployment that served it before should serve it again. */
+  affinity?: SessionAffinity;
 }
 
 /**

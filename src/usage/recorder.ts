@@ -16,7 +16,10 @@ export interface RequestLogEntry {
   token_id: string;
   group: string | null;
   model: string;
+  /** With `model`, the deployment that served the request (the last one tried, when none did). */
   upstream: string | null;
+  /** How the session's pin turned out (`kept`, `made`, `moved`); null when the request had no session pin. */
+  affinity: string | null;
   protocol: string;
   route: string;
   stream: boolean;
@@ -110,6 +113,7 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     group: exchange.group ?? null,
     model: exchange.model,
     upstream: exchange.upstream ?? null,
+    affinity: exchange.affinity ?? null,
     protocol: exchange.protocol,
     route: exchange.route,
     stream: exchange.stream,

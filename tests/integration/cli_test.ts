@@ -71,6 +71,10 @@ Deno.test("a CLI revocation reaches a running gateway sharing the KV file, and t
     assert.match(table, new RegExp(`${token.id}\\s+1\\s+0\\s+0\\s+5\\s+2`));
     const log = JSON.parse((await setup.cli(`usage log --token ${token.id} --json`)).out);
     assert.equal(log[0].session_id, "s-9");
+    // The table names the deployment (model and upstream) that served each request.
+    const logTable = (await setup.cli(`usage log --token ${token.id}`)).out;
+    assert.match(logTable, /MODEL\s+UPSTREAM\s+STATUS\s+INPUT\s+CACHED/);
+    assert.match(logTable, /claude-test\s+anth\s+200\s+5\s+0\s+2\s+unpriced\s+yes/);
 
     assert.equal((await setup.cli(`token revoke ${token.id}`)).code, 0);
     const started = Date.now();

@@ -80,6 +80,16 @@ const CASES = [
     want: /responses_store\.days/,
   },
   { name: "an unknown response store key", yaml: BASE + "responses_store: { ttl: 3 }\n", want: /"ttl"/ },
+  {
+    name: "an affinity pin life under a second",
+    yaml: BASE + "routing: { affinity: { ttl_ms: 10 } }\n",
+    want: /routing\.affinity\.ttl_ms/,
+  },
+  {
+    name: "an unknown affinity key",
+    yaml: BASE + "routing: { affinity: { ttl: 300 } }\n",
+    want: /routing\.affinity: .*"ttl"/,
+  },
   { name: "invalid YAML", yaml: "upstreams: [", want: /invalid YAML/ },
 ];
 for (const c of CASES) {
@@ -101,6 +111,7 @@ Deno.test("parseConfig() fills defaults and trims a trailing slash from base_url
   assert.deepEqual(config.routing.retry_budget, { ratio: 0.2, min_retries: 3, window_ms: 10_000 });
   const partial = parseConfig(BASE + "routing: { retry_budget: { ratio: 0 } }\n", "cfg.yaml");
   assert.deepEqual(partial.routing.retry_budget, { ratio: 0, min_retries: 3, window_ms: 10_000 });
+  assert.deepEqual(config.routing.affinity, { enabled: true, ttl_ms: 300_000, sync_ms: 10_000 });
   assert.equal(config.max_body_bytes, 32 * 1024 * 1024);
   assert.equal(config.upstreams[0].priority, 0);
   assert.equal(config.upstreams[0].native_custom_tools, false, "freeform tools go as functions unless told otherwise");

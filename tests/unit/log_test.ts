@@ -25,6 +25,7 @@ const EXCHANGE: Exchange = {
   model: "claude-test",
   stream: true,
   upstream: "second",
+  affinity: "moved",
   attempts: [{ upstream: "first", outcome: "overloaded", status: 529 }, { upstream: "second", outcome: "ok" }],
   status: 200,
   ttfb_ms: 40,
@@ -63,8 +64,8 @@ Deno.test("createLogger() pretty format is one readable line with the request's 
   assert.ok(!lines[0].includes("\n"));
   assert.equal(
     lines[0],
-    "20:31:05.123 INFO  POST /v1/messages 200 900ms ttfb=40ms model=claude-test via=second in=5 out=7 stream=yes " +
-      "token=tok_1 group=default attempts=first:overloaded,second:ok [req_abc]",
+    "20:31:05.123 INFO  POST /v1/messages 200 900ms ttfb=40ms model=claude-test via=second pin=moved in=5 out=7 " +
+      "stream=yes token=tok_1 group=default attempts=first:overloaded,second:ok [req_abc]",
   );
   assert.ok(lines[0].endsWith("[req_abc]"));
 });
@@ -92,6 +93,7 @@ Deno.test("requestLine() carries every field an operator asks for", () => {
     model: "claude-test",
     stream: true,
     upstream: "second",
+    affinity: "moved",
     attempts: [
       { upstream: "first", outcome: "overloaded", status: 529 },
       { upstream: "second", outcome: "ok", status: undefined },
