@@ -1,12 +1,15 @@
-/** @module Test wiring: the gateway over real HTTP on port 0, a fixed test config, seeded tokens and SSE readers. */
+/** @module Test wiring: the gateway over real HTTP on port 0, a fixed test config, seeded tokens and fixtures. */
 import { createStore, seedGroups, type Store } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
 import { type Config, parseConfig } from "../src/core/config.ts";
+import { GatewayError } from "../src/core/errors.ts";
 import type { Exchange } from "../src/core/exchange.ts";
-import { type SseMessage, SseParser } from "../src/core/sse.ts";
 import type { Deps } from "../src/handlers/context.ts";
 import { buildDeps, upstreamTransports } from "../src/server.ts";
 import { buildRouteTable, type RouteTable } from "../src/relay/routing.ts";
+import { deadlineFetch } from "./_reads.ts";
+
+export { bodyReader, deadlineFetch, readSse, readText, within } from "./_reads.ts";
 
 /** The upstream keys of the test config; tests assert that they, and never the client's token, go upstream. */
 export const UPSTREAM_KEYS = { TEST_ANTHROPIC_KEY: "upstream-anthropic-key", TEST_OPENAI_KEY: "upstream-openai-key" };
@@ -144,6 +147,8 @@ export interface StartOptions extends GatewayOptions {
   configYaml?: string;
   /** The weighted choice's randomness, in [0, 1). */
   random?(): number;
+  /** How long teardown waits for open responses before it ends them and fails the test (default 5 s). */
+  shutdownGraceMs?: number;
 }
 
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
@@ -163,17 +168,20 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
   }
   const logs: Record<string, unknown>[] = [];
   const exchanges: Exchange[] = [];
+  const closing = new AbortController();
   const deps = buildDeps(config, store, {
     env,
     log: (line) => logs.push(line),
     now: options.now,
     sleep: options.sleep,
     random: options.random,
+    closing: closing.signal,
     observers: [{ finish: (exchange) => exchanges.push(structuredClone(exchange)) }],
   });
   const app = createApp(deps);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
   const url = `http://127.0.0.1:${server.addr.port}`;
+  const fetchWithDeadline = deadlineFetch();
   return {
     url,
     store,
@@ -183,35 +191,61 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     deps,
     flush: () => deps.operator.usage.flush(),
     admin: (method, path, body, headers) =>
-      fetch(`${url}${path}`, {
+      fetchWithDeadline(`${url}${path}`, {
         method,
         headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_KEY}`, ...headers },
         body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
       }),
     post: (path, body, headers) =>
-      fetch(`${url}${path}`, {
+      fetchWithDeadline(`${url}${path}`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": tokens.default, ...headers },
         body: typeof body === "string" ? body : JSON.stringify(body),
       }),
     async [Symbol.asyncDispose]() {
-      await server.shutdown();
+      const late = await shutdownWithin(server, closing, options.shutdownGraceMs ?? 5000);
       await deps.operator.close();
       await deps.pins.settled();
       if (!options.kv) store.close();
+      if (late) {
+        throw new Error(
+          `The gateway under test still had a response open ${late} ms after its shutdown began, so it was ended: ` +
+            "read every response to its end, or cancel its reader in finally (await using bodyReader(res))",
+        );
+      }
     },
   };
+}
+
+/**
+ * Shuts `server` down; when a response is still open after `graceMs` (a test left a stream unread), the gateway's
+ * grace period ends at once, as after SIGTERM, so teardown finishes. Returns the grace spent then, or 0.
+ */
+async function shutdownWithin(server: Deno.HttpServer, closing: AbortController, graceMs: number): Promise<number> {
+  const shutdown = server.shutdown();
+  const ended = () => shutdown.then(() => true);
+  if (await settlesWithin(ended(), graceMs)) return 0;
+  closing.abort(new GatewayError("unavailable", "The gateway under test is shutting down"));
+  // A response that even the end of the grace period does not close is left behind; the test fails either way.
+  await settlesWithin(ended(), graceMs);
+  return graceMs;
+}
+
+/** True when `promise` settles within `ms`, false when the time runs out first. */
+async function settlesWithin(promise: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The route table of a config whose upstreams' credentials come from `env`, as `serve` builds it. */
 export function routeTableFor(config: Config, env: (name: string) => string | undefined): RouteTable {
   const transports = upstreamTransports(config, { env, log: () => {} });
   return buildRouteTable(config, (upstream) => transports.get(upstream.name)?.transport);
-}
-
-/** Reads a whole SSE response into events. */
-export async function readSse(res: Response): Promise<SseMessage[]> {
-  return new SseParser().push(await res.text());
 }
 
 /** A minimal valid Messages request body. */
@@ -248,30 +282,9 @@ export async function waitFor<T>(read: () => T | undefined): Promise<T> {
   throw new Error("waitFor: condition never held");
 }
 
-/** Settles as `promise` does, or rejects naming `what` once `ms` pass first, so a test fails rather than hangs. */
-export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The first event of an SSE text, with its blank-line terminator. */
 export function firstEvent(sse: string): string {
   const end = sse.indexOf("\n\n");
   if (end < 0) throw new Error("firstEvent: no complete event in the text");
   return sse.slice(0, end + 2);
-}
-
-/** Reads what is left of a byte stream's reader, to its end, as text. */
-export async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = "";
-  for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value, { stream: true });
-  return text + decoder.decode();
 }

@@ -6,7 +6,15 @@
 import assert from "node:assert/strict";
 import { SseParser } from "../../src/core/sse.ts";
 import { chatCompletion, fakeUpstream, hang, jsonReply, type Responder, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, firstEvent, fixture, messagesBody, startGateway } from "../_helpers.ts";
+import {
+  anthropicMessage,
+  deadlineFetch,
+  firstEvent,
+  fixture,
+  messagesBody,
+  readText,
+  startGateway,
+} from "../_helpers.ts";
 
 const ANTHROPIC_SSE = fixture("anthropic_text.sse");
 const CHAT_SSE = fixture("openai_chat_text.sse");
@@ -61,7 +69,7 @@ function chaosResponder(random: () => number, chat: boolean): Responder {
 
 /** Checks one response and names its class: "ok", or "error:<type>" for a well-formed error. */
 async function classify(res: Response, chat: boolean, stream: boolean): Promise<string> {
-  const text = await res.text();
+  const text = await readText(res);
   if (res.status !== 200) {
     const body = JSON.parse(text);
     const type = chat ? body.error?.type : body.type === "error" && body.error?.type;
@@ -106,7 +114,7 @@ Deno.test("chaos: 500 requests against randomly failing upstreams all end well-f
         const stream = i % 2 === 0;
         if (stream) streams++;
         const res = chat
-          ? await fetch(`${gw.url}/v1/chat/completions`, {
+          ? await deadlineFetch()(`${gw.url}/v1/chat/completions`, {
             method: "POST",
             headers: { authorization: `Bearer ${gw.tokens.oa}`, "content-type": "application/json" },
             body: JSON.stringify({ model: "gpt-ha", stream, messages: [{ role: "user", content: "Hi" }] }),

@@ -9,7 +9,7 @@ import OpenAI from "openai";
 import { fixtureEvents } from "../_cloud_answers.ts";
 import { startClouds } from "../_clouds.ts";
 import { jsonReply } from "../_fake_upstream.ts";
-import { fixture } from "../_helpers.ts";
+import { deadlineFetch, fixture, readText } from "../_helpers.ts";
 
 const BODY = { max_tokens: 64, messages: [{ role: "user" as const, content: "Hello" }] };
 const overloaded = () => jsonReply({ type: "error", error: { type: "overloaded_error", message: "busy" } }, 529);
@@ -19,7 +19,7 @@ Deno.test("failover: a failing Anthropic deployment gives way to Bedrock, and a 
   clouds.anthropic.routes.set("POST /first/v1/messages", overloaded);
   const viaBedrock = await clouds.post("/v1/messages", { ...BODY, model: "claude-both", stream: true });
   assert.equal(viaBedrock.status, 200);
-  assert.equal((await viaBedrock.text()).includes("message_stop"), true);
+  assert.equal((await readText(viaBedrock)).includes("message_stop"), true);
   assert.deepEqual(clouds.gw.exchanges[0].attempts.map((a) => [a.upstream, a.outcome]), [
     ["first", "overloaded"],
     ["bedrock", "ok"],
@@ -37,7 +37,7 @@ Deno.test("the Anthropic SDK streams, creates and counts on Bedrock- and Vertex-
   await using clouds = await startClouds();
   clouds.bedrock.answer = (seen) =>
     seen.action === "count-tokens" ? { json: {}, inputTokens: 11 } : { events: fixtureEvents("anthropic/text.sse") };
-  const client = new Anthropic({ apiKey: clouds.token, baseURL: clouds.gw.url, maxRetries: 0 });
+  const client = new Anthropic({ apiKey: clouds.token, baseURL: clouds.gw.url, maxRetries: 0, fetch: deadlineFetch() });
   const streamed = await client.messages.stream({ ...BODY, model: "claude-bedrock" })
     .finalMessage();
   assert.deepEqual(streamed.content, [{ type: "text", text: "Héllo, wörld 🌍" }]);
@@ -61,7 +61,12 @@ Deno.test("the OpenAI SDK's chat completions reach a Bedrock model through trans
     seen.action === "invoke"
       ? { json: JSON.parse(fixture("anthropic/tool_use.json")) }
       : { events: fixtureEvents("anthropic/tool_use.sse") };
-  const client = new OpenAI({ apiKey: clouds.token, baseURL: `${clouds.gw.url}/v1`, maxRetries: 0 });
+  const client = new OpenAI({
+    apiKey: clouds.token,
+    baseURL: `${clouds.gw.url}/v1`,
+    maxRetries: 0,
+    fetch: deadlineFetch(),
+  });
   const request = { model: "claude-bedrock", messages: [{ role: "user" as const, content: "Time?" }], tools: TOOLS };
   const streamed = await client.chat.completions.stream({ ...request, stream_options: { include_usage: true } })
     .finalChatCompletion();
@@ -79,7 +84,12 @@ Deno.test("the OpenAI SDK's chat completions reach a Bedrock model through trans
 
 Deno.test("the OpenAI SDK's Responses API reaches a Vertex model, streamed and not", async () => {
   await using clouds = await startClouds();
-  const client = new OpenAI({ apiKey: clouds.token, baseURL: `${clouds.gw.url}/v1`, maxRetries: 0 });
+  const client = new OpenAI({
+    apiKey: clouds.token,
+    baseURL: `${clouds.gw.url}/v1`,
+    maxRetries: 0,
+    fetch: deadlineFetch(),
+  });
   const response = await client.responses.create({ model: "claude-vertex", input: "Hello" });
   assert.equal(response.output_text, "Héllo, wörld 🌍");
   const stream = client.responses.stream({ model: "claude-vertex", input: "Hello" });

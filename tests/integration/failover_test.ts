@@ -16,11 +16,12 @@ import {
 } from "../_fake_upstream.ts";
 import {
   anthropicMessage,
+  bodyReader,
   firstEvent,
   fixture,
   messagesBody,
-  readRest,
   readSse,
+  readText,
   startGateway,
   within,
 } from "../_helpers.ts";
@@ -89,7 +90,7 @@ for (const protocol of PROTOCOLS) {
           authorization: `Bearer ${gw.tokens[protocol.token]}`,
         });
         assert.equal(res.status, 200);
-        const text = await res.text();
+        const text = await readText(res);
         if (stream) assert.equal(text, protocol.name === "Messages" ? ANTHROPIC_SSE : CHAT_SSE);
         else assert.match(text, /from ha2/);
         assert.equal(
@@ -131,11 +132,10 @@ for (const protocol of PROTOCOLS) {
     const whole = protocol.name === "Messages" ? ANTHROPIC_SSE : CHAT_SSE;
     const first = firstEvent(whole);
     cut.send(first);
-    const res = await pending;
-    const reader = res.body!.getReader();
-    let text = new TextDecoder().decode((await reader.read()).value);
+    await using body = bodyReader(await pending);
+    let text = await body.next() ?? "";
     cut.cut();
-    text += await readRest(reader);
+    text += await body.rest();
     assert.ok(text.startsWith(first));
     const last = text.trimEnd().split("\n\n").at(-1)!;
     if (protocol.name === "Messages") {

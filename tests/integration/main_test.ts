@@ -1,7 +1,7 @@
 /** @module The real process: first start on the example config without keys, the token CLI, and graceful shutdown. */
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream } from "../_fake_upstream.ts";
-import { firstEvent, fixture, messagesBody, readRest, UPSTREAM_KEYS } from "../_helpers.ts";
+import { bodyReader, firstEvent, fixture, messagesBody, UPSTREAM_KEYS } from "../_helpers.ts";
 import { denoMain, runCommand, startProcess } from "../_process.ts";
 
 const EXAMPLE = Deno.readTextFileSync(new URL("../../config/gateway.example.yaml", import.meta.url));
@@ -65,16 +65,17 @@ groups: [{ name: default, listing: anthropic, models: [claude-test] }]
   const whole = fixture("anthropic_text.sse");
   const first = firstEvent(whole);
   stream.send(first);
-  const reader = (await pending).body!.getReader();
-  const text = new TextDecoder().decode((await reader.read()).value);
+  const body = bodyReader(await pending);
+  const text = await body.next() ?? "";
   return {
     gw,
     stream,
     whole,
     first,
     /** Everything the client received: the first read and the rest to the end. */
-    readRest: async () => text + await readRest(reader),
+    readRest: async () => text + await body.rest(),
     async [Symbol.asyncDispose]() {
+      await body.cancel();
       await gw[Symbol.asyncDispose]();
       await upstream[Symbol.asyncDispose]();
       await Deno.remove(dir, { recursive: true });

@@ -4,9 +4,19 @@
  * that keep their connection open after the last event.
  */
 import assert from "node:assert/strict";
-import { SseParser } from "../../src/core/sse.ts";
 import { controlledStream, fakeUpstream, firstThen, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, firstEvent, fixture, messagesBody, startGateway, waitFor, within } from "../_helpers.ts";
+import {
+  anthropicMessage,
+  bodyReader,
+  firstEvent,
+  fixture,
+  messagesBody,
+  readSse,
+  readText,
+  startGateway,
+  waitFor,
+  within,
+} from "../_helpers.ts";
 
 const ANTHROPIC_SSE = fixture("anthropic_text.sse");
 const FIRST = firstEvent(ANTHROPIC_SSE);
@@ -55,7 +65,7 @@ Deno.test("an upstream whose streams keep failing after they start cools down", 
   upstream.routes.set("POST /ha2/v1/messages", () => sseReply(ANTHROPIC_SSE));
   await using gw = await startGateway(upstream.url, { failureThreshold: 2 });
   for (let i = 0; i < 4; i++) {
-    await (await gw.post("/v1/messages", messagesBody({ model: "claude-ha", stream: true }))).text();
+    await readText(await gw.post("/v1/messages", messagesBody({ model: "claude-ha", stream: true })));
   }
   assert.equal(upstream.requests.filter((r) => r.path === "/ha1/v1/messages").length, 2);
   assert.equal(upstream.requests.filter((r) => r.path === "/ha2/v1/messages").length, 2);
@@ -68,7 +78,7 @@ Deno.test("an error as a stream's first event fails over, and is an HTTP error w
   upstream.routes.set("POST /anth/v1/messages", () => sseReply(OVERLOADED));
   await using gw = await startGateway(upstream.url);
   const failedOver = await gw.post("/v1/messages", messagesBody({ model: "claude-ha", stream: true }));
-  assert.equal(await failedOver.text(), ANTHROPIC_SSE);
+  assert.equal(await readText(failedOver), ANTHROPIC_SSE);
   assert.deepEqual(gw.exchanges.at(-1)!.attempts.map((a) => a.outcome), ["overloaded", "ok"]);
   const alone = await gw.post("/v1/messages", messagesBody({ stream: true }));
   assert.equal(alone.status, 529);
@@ -135,7 +145,7 @@ for (const c of HELD_OPEN) {
     upstream.routes.set(c.route, () => held.response);
     await using gw = await startGateway(upstream.url, { idleTimeoutMs: 60_000 });
     held.send(c.upstreamText);
-    const events = new SseParser().push(await (await gw.post(c.path, c.body)).text());
+    const events = await readSse(await gw.post(c.path, c.body));
     assert.equal(events.at(-1)!.event, c.last);
     assert.ok(!events.some((e) => e.event === "error"));
     await within(upstream.requests[0].closed, 2000, "the upstream request closing");
@@ -155,11 +165,10 @@ Deno.test("a passthrough chat stream gets keep-alive comments between events whi
     stream_options: { include_usage: true },
     messages: [{ role: "user", content: "Hi" }],
   }, { "x-api-key": gw.tokens.oa });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  assert.equal(decoder.decode((await reader.read()).value), first);
-  assert.equal(decoder.decode((await reader.read()).value), ": keep-alive\n\n");
-  await reader.cancel();
+  await using body = bodyReader(res);
+  assert.equal(await body.next(), first);
+  assert.equal(await body.next(), ": keep-alive\n\n");
+  await body.cancel();
   await within(upstream.requests[0].closed, 2000, "the upstream request closing");
 });
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { controlledStream, fakeUpstream, hang, jsonReply, type Responder, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, fixture, startGateway, within } from "../_helpers.ts";
+import { anthropicMessage, deadlineFetch, fixture, startGateway, within } from "../_helpers.ts";
 
 const SSE = fixture("anthropic_text.sse");
 /** The stream up to its first text delta: enough for a client of either protocol to have received something. */
@@ -83,8 +83,8 @@ Deno.test("the SDKs with default retries survive every fault of one model, and i
     extraGroups: "  - { name: team, listing: anthropic, models: [claude-sick, claude-well] }",
   });
   const token = (await gw.store.createToken({ group: "team" })).secret;
-  const anthropic = new Anthropic({ apiKey: token, baseURL: gw.url });
-  const openai = new OpenAI({ apiKey: token, baseURL: `${gw.url}/v1` });
+  const anthropic = new Anthropic({ apiKey: token, baseURL: gw.url, fetch: deadlineFetch() });
+  const openai = new OpenAI({ apiKey: token, baseURL: `${gw.url}/v1`, fetch: deadlineFetch() });
   const ask = (model: string, text: string) => ({
     model,
     max_tokens: 16,

@@ -4,11 +4,12 @@ import { SseParser } from "../../src/core/sse.ts";
 import { controlledStream, fakeUpstream, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
 import {
   anthropicMessage,
+  bodyReader,
   firstEvent,
   fixture,
   messagesBody,
-  readRest,
   readSse,
+  readText,
   startGateway,
   waitFor,
   within,
@@ -26,7 +27,7 @@ Deno.test("a stream reaches the client byte for byte, with SSE headers and usage
   assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
   assert.equal(res.headers.get("cache-control"), "no-cache");
   assert.equal(res.headers.get("content-length"), null);
-  assert.equal(await res.text(), FIXTURE);
+  assert.equal(await readText(res), FIXTURE);
   const exchange = gw.exchanges.at(-1)!;
   assert.deepEqual(exchange.usage, {
     input_tokens: 9,
@@ -52,7 +53,7 @@ Deno.test("an OpenAI chat stream that asked for usage passes through byte for by
     messages: [{ role: "user", content: "Hi" }],
   }, { "x-api-key": "", authorization: `Bearer ${gw.tokens.oa}` });
   assert.equal(res.status, 200);
-  assert.equal(await res.text(), chat);
+  assert.equal(await readText(res), chat);
   assert.deepEqual(gw.exchanges.at(-1)!.usage, CHAT_USAGE);
 });
 
@@ -68,7 +69,7 @@ Deno.test("an OpenAI chat stream that did not ask for usage is counted, and the 
     messages: [{ role: "user", content: "Hi" }],
   }, { "x-api-key": "", authorization: `Bearer ${gw.tokens.oa}` });
   assert.equal(res.status, 200);
-  const events = new SseParser().push(await res.text());
+  const events = await readSse(res);
   const expected = new SseParser().push(chat).filter((e) => !e.data.includes('"choices":[]'));
   assert.deepEqual(events, expected);
   assert.deepEqual(upstream.requests[0].body?.stream_options, { other: 1, include_usage: true });
@@ -87,7 +88,7 @@ Deno.test("a chat stream whose usage the gateway added still ends in an error wh
     messages: [{ role: "user", content: "Hi" }],
   }, { "x-api-key": "", authorization: `Bearer ${gw.tokens.oa}` });
   assert.equal(res.status, 200);
-  const text = await res.text();
+  const text = await readText(res);
   assert.ok(text.startsWith(partial), "what the upstream sent reaches the client");
   assert.ok(!text.includes("[DONE]"), "no normal ending");
   assert.match(text, /"error":\{[^}]*ended the stream before it finished/);
@@ -101,13 +102,12 @@ Deno.test("the first event reaches the client before the upstream has finished",
   await using gw = await startGateway(upstream.url);
   const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
   stream.send(FIRST_EVENT);
-  const res = await pending;
-  const reader = res.body!.getReader();
-  const first = new TextDecoder().decode((await reader.read()).value);
+  await using body = bodyReader(await pending);
+  const first = await body.next();
   assert.equal(first, FIRST_EVENT);
   stream.send(FIXTURE.slice(FIRST_EVENT.length));
   stream.end();
-  const rest = await readRest(reader);
+  const rest = await body.rest();
   assert.equal(first + rest, FIXTURE);
 });
 
@@ -118,10 +118,9 @@ Deno.test("a client that disconnects cancels the upstream request", async () => 
   await using gw = await startGateway(upstream.url);
   const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
   stream.send(FIRST_EVENT);
-  const res = await pending;
-  const reader = res.body!.getReader();
-  await reader.read();
-  await reader.cancel();
+  await using body = bodyReader(await pending);
+  await body.next();
+  await body.cancel();
   await within(upstream.requests[0].closed, 2000, "the upstream request closing");
   assert.equal(upstream.open(), 0);
   const exchange = await waitFor(() => gw.exchanges.at(-1));
@@ -142,11 +141,10 @@ for (const c of CUTS) {
     const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
     const partial = FIRST_EVENT + 'event: content_block_start\ndata: {"type":"content_bl';
     stream.send(partial);
-    const reader = (await pending).body!.getReader();
-    let text = "";
-    while (text.length < partial.length) text += new TextDecoder().decode((await reader.read()).value);
+    await using body = bodyReader(await pending);
+    let text = await body.until((sent) => sent.length >= partial.length);
     c.end(stream);
-    text += await readRest(reader);
+    text += await body.rest();
     const events = new SseParser().push(text);
     assert.equal(events[0].event, "message_start");
     assert.equal(events.at(-1)!.event, "error");
@@ -203,7 +201,7 @@ Deno.test("hop-by-hop and unknown upstream response headers never reach the clie
     }));
   await using gw = await startGateway(upstream.url);
   const res = await gw.post("/v1/messages", messagesBody({ stream: true }));
-  await res.text();
+  await readText(res);
   for (const name of ["keep-alive", "x-hop", "set-cookie", "server"]) assert.equal(res.headers.get(name), null, name);
 });
 
@@ -255,7 +253,7 @@ Deno.test("a finished stream's upstream connection is kept for the next request"
   });
   await using gw = await startGateway(`http://127.0.0.1:${upstream.addr.port}`);
   for (let i = 0; i < 10; i++) {
-    assert.equal(await (await gw.post("/v1/messages", messagesBody({ stream: true }))).text(), FIXTURE);
+    assert.equal(await readText(await gw.post("/v1/messages", messagesBody({ stream: true }))), FIXTURE);
   }
   assert.ok(connections.size <= 3, `${connections.size} upstream connections for 10 streams`);
 });

@@ -5,12 +5,12 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { fixture, startGateway, UPSTREAM_KEYS } from "../_helpers.ts";
+import { deadlineFetch, fixture, startGateway, UPSTREAM_KEYS } from "../_helpers.ts";
 
 const MESSAGES_PATH = "POST /anth/v1/messages";
 
 function client(url: string, token: string): OpenAI {
-  return new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0 });
+  return new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
 }
 
 const TOOLS = [{

@@ -5,12 +5,21 @@
 import Anthropic from "@anthropic-ai/sdk";
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { firstEvent, fixture, startGateway, type TestGateway, UPSTREAM_KEYS, within } from "../_helpers.ts";
+import {
+  bodyReader,
+  deadlineFetch,
+  firstEvent,
+  fixture,
+  startGateway,
+  type TestGateway,
+  UPSTREAM_KEYS,
+  within,
+} from "../_helpers.ts";
 
 const CHAT_PATH = "POST /oai/v1/chat/completions";
 
 function client(url: string, token: string): Anthropic {
-  return new Anthropic({ apiKey: token, baseURL: url, maxRetries: 0 });
+  return new Anthropic({ apiKey: token, baseURL: url, maxRetries: 0, fetch: deadlineFetch() });
 }
 
 Deno.test("Anthropic SDK messages.stream() and finalMessage() read a chat upstream's stream", async () => {
@@ -161,11 +170,9 @@ Deno.test("a client leaving a translated stream closes the upstream request", as
   });
   // The gateway answers once the upstream's first chunk is in hand.
   reply.send(`data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "Part" } }] })}\n\n`);
-  const res = await pending;
-  const reader = res.body!.getReader();
-  const first = new TextDecoder().decode((await reader.read()).value);
-  assert.match(first, /^event: message_start/);
-  await reader.cancel();
+  await using body = bodyReader(await pending);
+  assert.match(await body.next() ?? "", /^event: message_start/);
+  await body.cancel();
   await within(upstream.requests[0].closed, 2000, "the upstream request closing");
   assert.equal(upstream.open(), 0);
 });
@@ -215,12 +222,11 @@ for (const c of KEEP_ALIVE_CASES) {
       body: JSON.stringify({ model: c.model, stream: true, messages: [{ role: "user", content: "Hi" }], ...c.body }),
     });
     reply.send(c.first);
-    const reader = (await pending).body!.getReader();
-    const decoder = new TextDecoder();
-    await reader.read();
+    await using body = bodyReader(await pending);
+    await body.next();
     // Nothing more comes from the upstream, so the next bytes can only be the gateway's keep-alive.
-    assert.equal(decoder.decode((await reader.read()).value), c.keepAlive);
-    await reader.cancel();
+    assert.equal(await body.next(), c.keepAlive);
+    await body.cancel();
     await within(upstream.requests[0].closed, 2000, "the upstream request closing");
   });
 }

@@ -5,13 +5,13 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { fixture, readSse, startGateway } from "../_helpers.ts";
+import { deadlineFetch, fixture, readSse, startGateway } from "../_helpers.ts";
 
 const MESSAGES_PATH = "POST /anth/v1/messages";
 const CHAT_PATH = "POST /oai/v1/chat/completions";
 
 function client(url: string, token: string): OpenAI {
-  return new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0 });
+  return new OpenAI({ apiKey: token, baseURL: `${url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
 }
 
 const SHELL = { type: "function" as const, name: "get_time", parameters: { type: "object" }, strict: false };

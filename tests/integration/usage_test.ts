@@ -3,7 +3,16 @@ import assert from "node:assert/strict";
 import { requestLog, usageTotals } from "../../src/usage/query.ts";
 import { usageKey } from "../../src/usage/recorder.ts";
 import { chatCompletion, controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, firstEvent, fixture, messagesBody, readSse, startGateway } from "../_helpers.ts";
+import {
+  anthropicMessage,
+  bodyReader,
+  firstEvent,
+  fixture,
+  messagesBody,
+  readSse,
+  startGateway,
+  within,
+} from "../_helpers.ts";
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -110,13 +119,11 @@ Deno.test("a cut stream is recorded with what was seen and marked incomplete", a
   await using gw = await startGateway(upstream.url);
   const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
   stream.send(firstEvent(fixture("anthropic_text.sse")));
-  const res = await pending;
+  await using body = bodyReader(await pending);
   // The upstream breaks only once the client holds message_start, so the gateway has surely seen its usage.
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("message_start")) text += (await reader.read()).value ?? "";
+  let text = await body.until((read) => read.includes("message_start"));
   stream.cut();
-  for (let next = await reader.read(); !next.done; next = await reader.read()) text += next.value;
+  text += await body.rest();
   assert.match(text, /event: error\n/);
   await gw.flush();
   const [entry] = await requestLog(gw.store.kv, { limit: 10 });
@@ -136,7 +143,7 @@ Deno.test("usage is batched off the request path and written by the timer", asyn
   const watch = gw.store.kv.watch<[Deno.KvU64]>([key]).getReader();
   try {
     for (;;) {
-      const { value } = await watch.read();
+      const { value } = await within(watch.read(), 15_000, "the usage write");
       if (value?.[0].value) {
         assert.equal(value[0].value.value, 1n);
         break;

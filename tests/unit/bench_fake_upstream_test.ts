@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { bodyReader, readText } from "../_reads.ts";
 import {
   anthropicEvents,
   containsBytes,
@@ -47,13 +48,14 @@ Deno.test("createFakeUpstream() streams one chunk per event when the body asks f
   const res = await post("/v1/messages", { model: "m", stream: true });
   assert.match(res.headers.get("content-type")!, /^text\/event-stream/);
   const chunks: string[] = [];
-  for await (const chunk of res.body!) chunks.push(new TextDecoder().decode(chunk));
+  await using body = bodyReader(res);
+  for (let chunk = await body.next(); chunk !== undefined; chunk = await body.next()) chunks.push(chunk);
   assert.deepEqual(chunks, anthropicEvents());
 });
 
 Deno.test("createFakeUpstream() answers Chat Completions in both forms and 404s elsewhere", async () => {
   assert.equal((await (await post("/v1/chat/completions", {})).json()).object, "chat.completion");
-  const stream = await (await post("/v1/chat/completions", { stream: true })).text();
+  const stream = await readText(await post("/v1/chat/completions", { stream: true }));
   assert.equal(stream, openaiEvents().join(""));
   const missing = await post("/v1/responses", {});
   assert.equal(missing.status, 404);

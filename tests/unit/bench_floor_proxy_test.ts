@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { createFakeUpstream } from "../../bench/fake_upstream.ts";
 import { createFloorProxy } from "../../bench/floor_proxy.ts";
 import { v8FlagsOf } from "../../bench/setup.ts";
+import { readText } from "../_reads.ts";
 
 async function withProxy(
   upstream: (req: Request) => Response | Promise<Response>,
@@ -43,7 +44,7 @@ Deno.test("floor proxy: relays the fake upstream's whole stream", async () => {
       body: '{"model":"bench-claude","stream":true}',
     });
     assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
-    const text = await res.text();
+    const text = await readText(res);
     assert.match(text, /^event: message_start/);
     assert.match(text, /event: message_stop\ndata: \{"type":"message_stop"\}\n\n$/);
   });

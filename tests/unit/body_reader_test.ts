@@ -1,6 +1,7 @@
 /** Tests for the upstream body reader: exact-size owned chunks through a reused buffer, and the fallback. */
 import assert from "node:assert/strict";
 import { chunkReader } from "../../src/relay/body_reader.ts";
+import { READ_DEADLINE_MS, within } from "../_reads.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -55,7 +56,8 @@ Deno.test("chunkReader: a fetch body is read without a 64 KiB buffer per chunk",
     ));
   try {
     const res = await fetch(`http://127.0.0.1:${server.addr.port}/`);
-    const chunks = await readAll(chunkReader(res.body!));
+    const reader = chunkReader(res.body!);
+    const chunks = await within(readAll(reader), READ_DEADLINE_MS, "the whole body").finally(() => reader.cancel());
     assert.equal(chunks.map((c) => decoder.decode(c)).join(""), "data: a\n\ndata: b\n\n");
     for (const chunk of chunks) assert.equal(chunk.buffer.byteLength, chunk.byteLength);
   } finally {
