@@ -4,8 +4,7 @@
  */
 import { z } from "zod";
 import { LimitsSchema } from "../core/config.ts";
-import { GatewayError } from "../core/errors.ts";
-import { valueAt } from "../core/protocols.ts";
+import { firstProblem, invalidField } from "../core/validation.ts";
 
 const Name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 letters, digits, '_', '.' or '-'");
 const Label = z.string().min(1).max(100);
@@ -79,13 +78,6 @@ export const LogQuery = z.strictObject({
 export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const keys = issue.code === "unrecognized_keys" ? issue.keys : [];
-  const param = [...issue.path.map(String), ...keys.slice(0, 1)].join(".") || "body";
-  const message = keys.length > 0
-    ? "is not a known field"
-    : issue.code === "invalid_type" && valueAt(input, issue.path) === undefined
-    ? "is required"
-    : issue.message;
-  throw new GatewayError("invalid_request", `${param}: ${message}`, { param });
+  const { field, message } = firstProblem(result.error, input);
+  throw invalidField(field || "body", message);
 }

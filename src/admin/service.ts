@@ -10,6 +10,7 @@ import type { Config } from "../core/config.ts";
 import { parseDuration } from "../core/duration.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
+import { fieldPath, invalidField } from "../core/validation.ts";
 import { type DayCache, openSince } from "../usage/day_cache.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/recorder.ts";
@@ -46,10 +47,6 @@ function conflict(message: string): GatewayError {
   return new GatewayError("invalid_request", message, { status: 409, code: "conflict" });
 }
 
-function invalid(param: string, message: string): GatewayError {
-  return new GatewayError("invalid_request", `${param}: ${message}`, { param });
-}
-
 /** The first day of a range given as a date or as a duration back from now (7d = today and the six before). */
 function sinceDay(since: string, now: Date): string {
   if (/^\d{4}-\d{2}-\d{2}$/.test(since)) return since;
@@ -65,12 +62,12 @@ export function adminService(ctx: AdminContext) {
 
   async function requireGroup(name: string, param: string): Promise<Group> {
     const group = await store.getGroup(name);
-    if (!group) throw invalid(param, `no group "${name}"`);
+    if (!group) throw invalidField(param, `no group "${name}"`);
     return group;
   }
   function checkModels(models: readonly string[]): void {
     models.forEach((model, i) => {
-      if (!ctx.served(model)) throw invalid(`models.${i}`, `no upstream serves model "${model}"`);
+      if (!ctx.served(model)) throw invalidField(fieldPath(["models", i]), `no upstream serves model "${model}"`);
     });
   }
   function editable(name: string): void {
@@ -175,7 +172,7 @@ export function adminService(ctx: AdminContext) {
       const now = ctx.now();
       const since = sinceDay(query.since, now);
       const until = query.until ?? now.toISOString().slice(0, 10);
-      if (until < since) throw invalid("until", "must not be before since");
+      if (until < since) throw invalidField("until", "must not be before since");
       const closed = ctx.usageDays && { cache: ctx.usageDays, openSince: openSince(now.getTime(), lateMs(ctx.config)) };
       const options = { by: query.by, since, until, name: query.name, perDay: !!query.per };
       const data = await usageTotals(store.kv, options, closed);

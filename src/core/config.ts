@@ -6,6 +6,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { BudgetSchema } from "./money.ts";
 import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
+import { fieldPath } from "./validation.ts";
 
 const Positive = z.number().int().positive();
 
@@ -131,12 +132,6 @@ export class ConfigError extends Error {
   }
 }
 
-function yamlPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const key of path) out += typeof key === "number" ? `[${key}]` : `${out ? "." : ""}${String(key)}`;
-  return out || "(top level)";
-}
-
 /**
  * A union's own issue says only "Invalid input"; the branch that got furthest into the value (a model entry's
  * object form, when its price is wrong) says what is wrong with it, at its full path.
@@ -161,7 +156,7 @@ export function parseConfig(text: string, file: string): Config {
   if (!result.success) {
     const issue = deepest(result.error.issues[0]);
     const keys = issue.code === "unrecognized_keys" ? `: ${issue.keys.map((k) => `"${k}"`).join(", ")}` : "";
-    throw new ConfigError(file, `${yamlPath(issue.path)}: ${issue.message}${keys}`);
+    throw new ConfigError(file, `${fieldPath(issue.path) || "(top level)"}: ${issue.message}${keys}`);
   }
   crossCheck(result.data, file);
   return result.data;

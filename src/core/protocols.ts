@@ -3,8 +3,8 @@
  * and every other field passes through untouched.
  */
 import { z } from "zod";
-import { GatewayError } from "./errors.ts";
 import type { JsonObject, Protocol } from "./types.ts";
+import { firstProblem, invalidField } from "./validation.ts";
 
 const Message = z.looseObject({ role: z.string(), content: z.unknown().refine((v) => v !== undefined, "is required") });
 
@@ -41,32 +41,12 @@ const SCHEMAS: Record<`${Protocol}:${Operation}`, z.ZodType | undefined> = {
   "openai-responses:count_tokens": undefined,
 };
 
-function fieldPath(path: readonly PropertyKey[]): string {
-  return path.map((key, i) => (typeof key === "number" ? `[${key}]` : `${i ? "." : ""}${String(key)}`)).join("");
-}
-
-/** The value at a zod issue's path in `input`, to tell a missing field from one of the wrong type. */
-export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let value = input;
-  for (const key of path) {
-    if (typeof value !== "object" || value === null) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
-}
-
 /** Checks a request body and returns it unchanged; a failure is a 400 naming the field. */
 export function checkBody(protocol: Protocol, operation: Operation, body: JsonObject): JsonObject {
   const schema = SCHEMAS[`${protocol}:${operation}`];
   if (!schema) return body;
   const result = schema.safeParse(body);
   if (result.success) return body;
-  const issue = result.error.issues[0];
-  const param = fieldPath(issue.path);
-  const message = issue.code === "too_small" && param === "messages"
-    ? "must be a non-empty array"
-    : issue.code === "invalid_type" && valueAt(body, issue.path) === undefined
-    ? "is required"
-    : issue.message;
-  throw new GatewayError("invalid_request", `${param}: ${message}`, { param });
+  const { field, message } = firstProblem(result.error, body);
+  throw invalidField(field, message);
 }

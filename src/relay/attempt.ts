@@ -125,7 +125,7 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
           new GatewayError("upstream", `Upstream "${name}" ended the stream before sending anything`),
         );
       }
-      const refused = leadingError(first.value, route.protocol, name, transport.secrets());
+      const refused = leadingError(first.value, name, transport.secrets());
       if (refused) {
         // Nothing has reached the client: this is a failed attempt with a real status, not a 200 with an error.
         release();

@@ -6,6 +6,7 @@ import type { Config, UpstreamConfig } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Price } from "../core/money.ts";
 import type { Group } from "../core/principal.ts";
+import { invalidField } from "../core/validation.ts";
 import type { UpstreamProtocol } from "../core/types.ts";
 import type { Transport } from "../providers/mod.ts";
 
@@ -128,30 +129,26 @@ export interface Page<T> {
   last_id: string | null;
 }
 
-function invalid(param: string, message: string): GatewayError {
-  return new GatewayError("invalid_request", `${param}: ${message}`, { param });
-}
-
 /** Anthropic pagination: `limit` (1 to 1000, default 20), `after_id`, `before_id`. */
 export function paginate<T extends { id: string }>(items: readonly T[], query: URLSearchParams): Page<T> {
   const rawLimit = query.get("limit");
   const limit = rawLimit === null ? 20 : Number(rawLimit);
   if (!/^\d+$/.test(rawLimit ?? "20") || limit < 1 || limit > 1000) {
-    throw invalid("limit", "must be an integer from 1 to 1000");
+    throw invalidField("limit", "must be an integer from 1 to 1000");
   }
   const afterId = query.get("after_id");
   const beforeId = query.get("before_id");
-  if (afterId !== null && beforeId !== null) throw invalid("before_id", "cannot be combined with after_id");
+  if (afterId !== null && beforeId !== null) throw invalidField("before_id", "cannot be combined with after_id");
   let start = 0;
   let end = items.length;
   if (afterId !== null) {
     const at = items.findIndex((item) => item.id === afterId);
-    if (at === -1) throw invalid("after_id", `unknown model id ${JSON.stringify(afterId)}`);
+    if (at === -1) throw invalidField("after_id", `unknown model id ${JSON.stringify(afterId)}`);
     start = at + 1;
     end = Math.min(items.length, start + limit);
   } else if (beforeId !== null) {
     end = items.findIndex((item) => item.id === beforeId);
-    if (end === -1) throw invalid("before_id", `unknown model id ${JSON.stringify(beforeId)}`);
+    if (end === -1) throw invalidField("before_id", `unknown model id ${JSON.stringify(beforeId)}`);
     start = Math.max(0, end - limit);
   } else {
     end = Math.min(items.length, limit);

@@ -4,6 +4,12 @@
  */
 import { GatewayError } from "../core/errors.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import { tokenCount, type TokenCounts } from "../core/usage.ts";
+import { invalidField } from "../core/validation.ts";
+
+export { mergeAnthropicUsage, NO_USAGE, usageFromAnthropic, usageFromChat } from "../core/usage.ts";
+/** Token counts as the translators pass them around (see core/usage.ts). */
+export type Usage = TokenCounts;
 
 /** Anthropic `stop_reason` -> OpenAI chat `finish_reason` (see docs/protocols.md, "Stop and finish reasons"). */
 export const FINISH_BY_STOP: Record<string, string> = {
@@ -34,48 +40,6 @@ export function finishFromStop(stop: unknown): string {
 /** The stop reason for a finish reason; unknown or missing values end the turn normally. */
 export function stopFromFinish(finish: unknown): string {
   return STOP_BY_FINISH[String(finish)] ?? "end_turn";
-}
-
-/** Token counts independent of the wire shape; `input` excludes cache reads and writes. */
-export interface Usage {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  reasoning: number;
-}
-
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.trunc(value)) : 0;
-}
-
-/** Reads an OpenAI chat `usage`; its `prompt_tokens` includes cached tokens, so they are subtracted. */
-export function usageFromChat(usage: unknown): Usage {
-  const u = isObject(usage) ? usage : {};
-  const prompt = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  const completion = isObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
-  const cacheRead = count(prompt.cached_tokens);
-  // Some compatible servers report cache writes beside reads; those are part of the prompt too.
-  const cacheWrite = count(prompt.cache_creation_tokens ?? u.cache_creation_input_tokens);
-  return {
-    input: Math.max(0, count(u.prompt_tokens) - cacheRead - cacheWrite),
-    output: count(u.completion_tokens),
-    cacheRead,
-    cacheWrite,
-    reasoning: count(completion.reasoning_tokens),
-  };
-}
-
-/** Reads an Anthropic `usage` (input is already net of cache). */
-export function usageFromAnthropic(usage: unknown): Usage {
-  const u = isObject(usage) ? usage : {};
-  return {
-    input: count(u.input_tokens),
-    output: count(u.output_tokens),
-    cacheRead: count(u.cache_read_input_tokens),
-    cacheWrite: count(u.cache_creation_input_tokens),
-    reasoning: 0,
-  };
 }
 
 /** Anthropic `usage` object for a response or `message_delta`. */
@@ -185,7 +149,7 @@ export function joinText(content: unknown): string {
 
 /** A 400 naming the field the gateway cannot translate. */
 export function unsupported(param: string, message: string): GatewayError {
-  return new GatewayError("invalid_request", `${param}: ${message}`, { param });
+  return invalidField(param, message);
 }
 
 /** Splits an image data URL into media type and base64 data; undefined for remote URLs. */
@@ -217,7 +181,7 @@ export function effortFromBudget(thinking: unknown): string | undefined {
   if (!isObject(thinking)) return undefined;
   if (thinking.type === "adaptive") return "medium";
   if (thinking.type !== "enabled") return undefined;
-  const budget = count(thinking.budget_tokens);
+  const budget = tokenCount(thinking.budget_tokens);
   if (budget < 4096) return "low";
   if (budget < 16384) return "medium";
   return "high";
@@ -242,22 +206,6 @@ export function thinkingFromEffort(effort: unknown, maxTokens: number): JsonObje
   const budget = Math.min(wanted, maxTokens - 1);
   return budget >= 1024 ? { type: "enabled", budget_tokens: budget } : undefined;
 }
-
-/** Anthropic stream usage is cumulative: the fields a `message_delta` carries replace earlier values. */
-export function mergeAnthropicUsage(previous: Usage, usage: unknown): Usage {
-  if (!isObject(usage)) return previous;
-  const late = usageFromAnthropic(usage);
-  return {
-    input: "input_tokens" in usage ? late.input : previous.input,
-    output: "output_tokens" in usage ? late.output : previous.output,
-    cacheRead: "cache_read_input_tokens" in usage ? late.cacheRead : previous.cacheRead,
-    cacheWrite: "cache_creation_input_tokens" in usage ? late.cacheWrite : previous.cacheWrite,
-    reasoning: previous.reasoning,
-  };
-}
-
-/** No tokens counted yet. */
-export const NO_USAGE: Usage = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
 
 /** A client's `max_tokens` lowered to the upstream's ceiling when one is configured. */
 export function clampMaxTokens(value: unknown, ceiling: number | undefined): number | undefined {

@@ -1,10 +1,12 @@
 /**
  * @module Reading upstream stream events for translators: chat chunks and Anthropic events as JSON, and the
- * upstream's in-band errors as GatewayErrors so the client gets its own protocol's error event.
+ * upstream's in-band errors (as core/upstream_error.ts decides them) as GatewayErrors, so the client gets its own
+ * protocol's error event.
  */
-import { type ErrorKind, GatewayError } from "../core/errors.ts";
+import { GatewayError } from "../core/errors.ts";
 import type { SseMessage } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import { upstreamStreamError } from "../core/upstream_error.ts";
 
 /** Parses one event's JSON payload; anything else means the upstream stream is broken. */
 function parsePayload(message: SseMessage): JsonObject {
@@ -24,47 +26,16 @@ export function readChunk(message: SseMessage): JsonObject | "done" {
   return parsePayload(message);
 }
 
-/** Anthropic error types -> kinds (see docs/protocols.md, "Errors"). */
-const KIND_BY_ANTHROPIC_TYPE: Record<string, ErrorKind> = {
-  invalid_request_error: "invalid_request",
-  not_found_error: "not_found",
-  request_too_large: "request_too_large",
-  rate_limit_error: "rate_limit",
-  overloaded_error: "overloaded",
-  timeout_error: "timeout",
-  api_error: "upstream",
-};
-
-/** OpenAI error types and codes -> kinds (see docs/protocols.md, "Errors"). */
-const KIND_BY_OPENAI_CODE: Record<string, ErrorKind> = {
-  rate_limit_exceeded: "rate_limit",
-  rate_limit_error: "rate_limit",
-  insufficient_quota: "rate_limit",
-  context_length_exceeded: "invalid_request",
-  invalid_request_error: "invalid_request",
-  overloaded: "overloaded",
-};
-
-function errorMessage(error: JsonObject): string {
-  return typeof error.message === "string" && error.message ? error.message : "Upstream failed during the stream";
-}
-
-/** The in-band error a chat chunk carries (`{"error":{…}}`), if any. */
-export function chatChunkError(chunk: JsonObject): GatewayError | undefined {
-  if (!isObject(chunk.error)) return undefined;
-  const error = chunk.error;
-  const kind = KIND_BY_OPENAI_CODE[String(error.code)] ?? KIND_BY_OPENAI_CODE[String(error.type)] ?? "upstream";
-  return new GatewayError(kind, errorMessage(error));
+/** Throws the upstream's in-band error, when `message` is one, as the GatewayError of its kind. */
+function throwIfError(message: SseMessage): void {
+  const error = upstreamStreamError(message, "Upstream failed during the stream");
+  if (error) throw error;
 }
 
 /** An Anthropic stream event; an `error` event is thrown as the GatewayError it stands for. */
 export function readAnthropicEvent(message: SseMessage): JsonObject {
-  const data = parsePayload(message);
-  if (data.type === "error") {
-    const error = isObject(data.error) ? data.error : {};
-    throw new GatewayError(KIND_BY_ANTHROPIC_TYPE[String(error.type)] ?? "upstream", errorMessage(error));
-  }
-  return data;
+  throwIfError(message);
+  return parsePayload(message);
 }
 
 /** A streamed chat tool call, assembled from its fragments. */
@@ -121,10 +92,9 @@ export interface ChatDelta {
 
 /** Reads one chat chunk; "done" for `[DONE]`, and an in-band error is thrown as a GatewayError. */
 export function readChatDelta(message: SseMessage): ChatDelta | "done" {
+  throwIfError(message);
   const chunk = readChunk(message);
   if (chunk === "done") return chunk;
-  const err = chatChunkError(chunk);
-  if (err) throw err;
   const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : {};
   return {
     id: chunk.id,

@@ -85,7 +85,7 @@ const BAD: { name: string; method: string; path: string; body?: unknown; param: 
     method: "POST",
     path: "/admin/groups",
     body: { name: "g", listing: "openai", models: ["gpt-test", "nope"] },
-    param: "models.1",
+    param: "models[1]",
   },
   { name: "bad usage grouping", method: "GET", path: "/admin/usage?by=colour", param: "by" },
   { name: "bad usage split", method: "GET", path: "/admin/usage?per=hour", param: "per" },

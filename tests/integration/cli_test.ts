@@ -40,7 +40,7 @@ Deno.test("group create, update and delete through the CLI; config groups stay r
     limits: { tokens_per_month: 100000 },
   });
   await assert.rejects(setup.cli("group update default --models gpt-test"), /config file/);
-  await assert.rejects(setup.cli("group create bad --listing openai --models nope"), /models\.0: /);
+  await assert.rejects(setup.cli("group create bad --listing openai --models nope"), /models\[0\]: /);
   assert.equal((await setup.cli("group delete team")).code, 0);
   assert.ok(!(await setup.cli("group list")).out.includes("team"));
 });

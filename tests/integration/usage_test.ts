@@ -112,6 +112,39 @@ Deno.test("OpenAI chat usage is recorded from a body and from a stream's usage c
   assert.deepEqual([byModel.key, byModel.requests, byModel.total_tokens], ["gpt-test", 2, 26]);
 });
 
+/** Usage from a compatible server that reports cache writes beside the reads, both part of `prompt_tokens`. */
+const CACHED_USAGE = {
+  prompt_tokens: 20,
+  completion_tokens: 4,
+  total_tokens: 24,
+  prompt_tokens_details: { cached_tokens: 6, cache_creation_tokens: 5 },
+};
+
+Deno.test("what is recorded of a chat upstream's cache usage is what a Messages client is shown", async () => {
+  await using upstream = fakeUpstream();
+  const chunks = [
+    { choices: [{ index: 0, delta: { content: "Hi" }, finish_reason: "stop" }] },
+    { choices: [], usage: CACHED_USAGE },
+  ];
+  upstream.routes.set(
+    "POST /oai/v1/chat/completions",
+    (seen) =>
+      seen.body?.stream
+        ? sseReply(
+          chunks.map((chunk) => `data: ${JSON.stringify({ id: "c1", ...chunk })}\n\n`).join("") + "data: [DONE]\n\n",
+        )
+        : jsonReply({ ...chatCompletion(), usage: CACHED_USAGE }),
+  );
+  await using gw = await startGateway(upstream.url);
+  const shown = { input_tokens: 9, output_tokens: 4, cache_read_input_tokens: 6, cache_creation_input_tokens: 5 };
+  const whole = await (await gw.post("/v1/messages", messagesBody({ model: "gpt-test" }))).json();
+  assert.deepEqual(whole.usage, shown);
+  const events = await readSse(await gw.post("/v1/messages", messagesBody({ model: "gpt-test", stream: true })));
+  const delta = events.find((e) => e.event === "message_delta")!;
+  assert.deepEqual(JSON.parse(delta.data).usage, shown);
+  assert.deepEqual(gw.exchanges.map((exchange) => exchange.usage), [shown, shown]);
+});
+
 Deno.test("a cut stream is recorded with what was seen and marked incomplete", async () => {
   await using upstream = fakeUpstream();
   const stream = controlledStream();
