@@ -5,7 +5,7 @@
 import { authenticate, readCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
-import { errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
+import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
 import type { Exchange } from "./core/exchange.ts";
 import { requestIdFrom } from "./core/http.ts";
 import type { Protocol } from "./core/types.ts";
@@ -15,7 +15,9 @@ import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
 
 const anthropicErrors = () => "anthropic" as const;
-const openaiErrors = () => "openai-chat" as const;
+const chatErrors = () => "openai-chat" as const;
+// OpenAI's error shape, under the Responses protocol's own name: it is what the request log records.
+const responsesErrors = () => "openai-responses" as const;
 
 /** The gateway's endpoints. Routing looks at the path only, so `?beta=true` changes nothing. */
 export const ENDPOINTS: readonly Endpoint[] = [
@@ -28,11 +30,16 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: anthropicErrors,
     handle: generate("anthropic", "count_tokens"),
   },
-  { method: "POST", path: "/v1/chat/completions", errors: openaiErrors, handle: generate("openai-chat", "generate") },
-  { method: "POST", path: "/v1/responses", errors: openaiErrors, handle: generate("openai-responses", "generate") },
-  { method: "GET", path: "/v1/responses/:id", errors: openaiErrors, handle: getResponse },
-  { method: "DELETE", path: "/v1/responses/:id", errors: openaiErrors, handle: deleteResponse },
-  { method: "GET", path: "/v1/responses/:id/input_items", errors: openaiErrors, handle: listInputItems },
+  { method: "POST", path: "/v1/chat/completions", errors: chatErrors, handle: generate("openai-chat", "generate") },
+  {
+    method: "POST",
+    path: "/v1/responses",
+    errors: responsesErrors,
+    handle: generate("openai-responses", "generate"),
+  },
+  { method: "GET", path: "/v1/responses/:id", errors: responsesErrors, handle: getResponse },
+  { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
+  { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
   ...ADMIN_ENDPOINTS,
   CONSOLE_ENDPOINT,
 ];
@@ -150,7 +157,8 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       }
       response = await endpoint.handle(req, ctx);
     } catch (err) {
-      const error = toGatewayError(err);
+      // Whatever ended a request whose client has gone, it ended as the client's cancellation.
+      const error = req.signal.aborted ? clientClosed(err) : toGatewayError(err);
       if (error.kind === "internal") {
         deps.log({ request_id: requestId, event: "internal_error", error: String((err as Error)?.stack ?? err) });
       }

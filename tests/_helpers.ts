@@ -118,6 +118,8 @@ export interface TestGateway extends AsyncDisposable {
   /** A live token secret per group. */
   tokens: Record<"default" | "oa" | "auto" | "bulk", string>;
   logs: Record<string, unknown>[];
+  /** Every exchange that has begun (the handler is running or done), in the order they arrived. */
+  started: Exchange[];
   /** Every finished exchange, in the order they finished. */
   exchanges: Exchange[];
   /** The app's dependencies, for the operator side (usage flush, token cache). */
@@ -168,6 +170,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
   }
   const logs: Record<string, unknown>[] = [];
   const exchanges: Exchange[] = [];
+  const started: Exchange[] = [];
   const closing = new AbortController();
   const deps = buildDeps(config, store, {
     env,
@@ -176,7 +179,10 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     sleep: options.sleep,
     random: options.random,
     closing: closing.signal,
-    observers: [{ finish: (exchange) => exchanges.push(structuredClone(exchange)) }],
+    observers: [{
+      start: (exchange) => void started.push(exchange),
+      finish: (exchange) => void exchanges.push(structuredClone(exchange)),
+    }],
   });
   const app = createApp(deps);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
@@ -187,6 +193,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     store,
     tokens,
     logs,
+    started,
     exchanges,
     deps,
     flush: () => deps.operator.usage.flush(),

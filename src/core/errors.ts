@@ -16,7 +16,8 @@ export type ErrorKind =
   | "timeout"
   | "upstream"
   | "unavailable"
-  | "internal";
+  | "internal"
+  | "client_closed";
 
 interface KindInfo {
   status: number;
@@ -49,6 +50,8 @@ const KINDS: Record<ErrorKind, KindInfo> = {
   unavailable: { status: 503, anthropic: "api_error", openai: "server_error", code: "service_unavailable" },
   // Internal details stay in the log; the client sees a generic message.
   internal: { status: 500, anthropic: "api_error", openai: "server_error", code: null },
+  // The client went away first: nothing reaches it, and 499 (as proxies log it) keeps it apart from the 5xx.
+  client_closed: { status: 499, anthropic: "api_error", openai: "invalid_request_error", code: "client_closed" },
 };
 
 /** Options for {@linkcode GatewayError}. */
@@ -84,6 +87,14 @@ export class GatewayError extends Error {
     this.code = options.code ?? KINDS[kind].code;
     this.headers = new Headers(options.headers);
   }
+}
+
+/**
+ * The client's own cancellation: it left before its answer (while its body was still arriving, or while the gateway
+ * waited on an upstream). Not a failure of the gateway or the upstream: logged at info as 499, never a 5xx.
+ */
+export function clientClosed(cause?: unknown): GatewayError {
+  return new GatewayError("client_closed", "The client closed the request before its answer", { cause });
 }
 
 /** Turns anything thrown into a GatewayError; unknown errors become `internal`. */

@@ -19,6 +19,8 @@ export interface Attempt {
   upstream: string;
   outcome: string;
   status?: number;
+  /** The upstream's own id for the request, when it gave one: what its provider's support asks for. */
+  request_id?: string;
 }
 
 /** Everything known about one request; filled by the app and the relay, handed to observers at the end. */

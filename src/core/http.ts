@@ -1,5 +1,5 @@
 /** @module Small HTTP helpers: a size-limited JSON body reader, JSON responses, request ids and client timeouts. */
-import { GatewayError } from "./errors.ts";
+import { clientClosed, GatewayError } from "./errors.ts";
 import { isObject, type JsonObject } from "./types.ts";
 
 function tooLarge(maxBytes: number): GatewayError {
@@ -24,16 +24,18 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<Json
   }
   if (declared >= 0 && req.body) {
     // A declared length within the limit bounds the body, so it can be read natively in one go.
-    return parseJsonBody(await req.bytes());
+    return parseJsonBody(await fromClient(req.bytes()));
   }
   const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   if (req.body) {
-    for await (const chunk of req.body) {
-      size += chunk.byteLength;
-      if (size > maxBytes) throw tooLarge(maxBytes);
-      chunks.push(chunk as Uint8Array<ArrayBuffer>);
-    }
+    await fromClient((async () => {
+      for await (const chunk of req.body!) {
+        size += chunk.byteLength;
+        if (size > maxBytes) throw tooLarge(maxBytes);
+        chunks.push(chunk as Uint8Array<ArrayBuffer>);
+      }
+    })());
   }
   let bytes: Uint8Array<ArrayBuffer>;
   if (chunks.length === 1) bytes = chunks[0];
@@ -46,6 +48,15 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<Json
     }
   }
   return parseJsonBody(bytes);
+}
+
+/** A read of the request body; one that breaks off is the client leaving mid-upload, not the gateway failing. */
+async function fromClient<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (err) {
+    throw err instanceof GatewayError ? err : clientClosed(err);
+  }
 }
 
 const decoder = new TextDecoder();

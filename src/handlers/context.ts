@@ -68,7 +68,7 @@ export interface Endpoint {
    * for the prefix and everything under it (the part after the prefix is `params.rest`).
    */
   path: string;
-  /** The protocol of its error responses, given what is known of the caller. */
+  /** The protocol it speaks to its client, given what is known of the caller: its errors' shape and the logged one. */
   errors(req: Request, principal?: Principal): Protocol;
   handle(req: Request, ctx: RequestContext): Promise<Response>;
 }

@@ -100,7 +100,9 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     stream: exchange.stream,
     upstream: exchange.upstream,
     affinity: exchange.affinity,
-    attempts: exchange.attempts.map((a) => ({ upstream: a.upstream, outcome: a.outcome, status: a.status })),
+    attempts: exchange.attempts.map(({ upstream, outcome, status, request_id }) =>
+      request_id ? { upstream, outcome, status, request_id } : { upstream, outcome, status }
+    ),
     input_tokens: exchange.usage?.input_tokens,
     output_tokens: exchange.usage?.output_tokens,
     cache_read_input_tokens: exchange.usage?.cache_read_input_tokens,

@@ -38,7 +38,11 @@ const KINDS = new Set([
   "upstream",
   "unavailable",
   "internal",
+  "client_closed",
 ]);
+
+/** A client's own cancellation is neither a failed request nor a failed attempt; its 499 is counted with the rest. */
+const CANCELLED = "client_closed";
 
 const OTHER = "other";
 
@@ -107,13 +111,15 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     const route = exchange.route;
     const modelLabel = model(exchange.model);
     requests.inc({ route, status: status(exchange.status), model: modelLabel, upstream: upstream(exchange.upstream) });
-    if (exchange.error !== undefined) errors.inc({ route, kind: kind(exchange.error) });
+    if (exchange.error !== undefined && exchange.error !== CANCELLED) errors.inc({ route, kind: kind(exchange.error) });
     if (exchange.duration_ms !== undefined) duration.observe({ route, model: modelLabel }, exchange.duration_ms / 1000);
     if (exchange.ttfb_ms !== undefined) ttfb.observe({ route, model: modelLabel }, exchange.ttfb_ms / 1000);
     exchange.attempts.forEach((attempt, i) => {
       const name = upstream(attempt.upstream);
       attempts.inc({ upstream: name, model: modelLabel, outcome: kind(attempt.outcome) });
-      if (attempt.outcome !== "ok") failures.inc({ upstream: name, model: modelLabel, kind: kind(attempt.outcome) });
+      if (attempt.outcome !== "ok" && attempt.outcome !== CANCELLED) {
+        failures.inc({ upstream: name, model: modelLabel, kind: kind(attempt.outcome) });
+      }
       if (i < exchange.attempts.length - 1) failovers.inc({ upstream: name, model: modelLabel });
     });
     if (exchange.affinity) pins.inc({ model: modelLabel, outcome: exchange.affinity });

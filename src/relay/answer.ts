@@ -3,7 +3,7 @@
  * passed or translated, or a classified failure that says whether the next upstream may do better.
  */
 import { GatewayError, kindForStatus, statusForClient } from "../core/errors.ts";
-import { json } from "../core/http.ts";
+import { json, saneId } from "../core/http.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { redactSecrets } from "../providers/mod.ts";
@@ -38,6 +38,8 @@ export interface AttemptResult {
   retrySame?: boolean;
   /** The upstream's own retry-after, in milliseconds. */
   retryAfterMs?: number;
+  /** The upstream's own id for the request, when its answer named one. */
+  requestId?: string;
   /** The final answer when no attempt is left: the upstream's error as the client's protocol has it. */
   fail(): Response;
 }
@@ -64,6 +66,21 @@ export function retryAfterMs(headers: Headers, now: number): number | undefined 
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
+/** Where upstreams name their own id for a request: Anthropic's, OpenAI's and AWS's response headers. */
+const REQUEST_ID_HEADERS = ["request-id", "x-request-id", "x-amzn-requestid"];
+
+/**
+ * The upstream's own id for a request, from its answer's headers or an error body's `request_id`, kept only when it
+ * looks like an id (it is logged). It stays findable beside the gateway's id, which the client's headers carry.
+ */
+export function upstreamRequestId(headers: Headers, body?: unknown): string | undefined {
+  for (const name of REQUEST_ID_HEADERS) {
+    const id = saneId(headers.get(name));
+    if (id) return id;
+  }
+  return isObject(body) && typeof body.request_id === "string" ? saneId(body.request_id) : undefined;
+}
+
 /** A failed attempt that the next upstream may do better at. */
 export function failed(route: Route, error: GatewayError, extra: Partial<AttemptResult> = {}): AttemptResult {
   return {
@@ -150,7 +167,7 @@ export async function finishJson(
   } catch {
     body = undefined;
   }
-  const base = { upstream: name, status: res.status };
+  const base = { upstream: name, status: res.status, requestId: upstreamRequestId(res.headers, body) };
   if (res.ok && isObject(body)) {
     plan.report("ok");
     const meter = usageMeter(route.protocol);

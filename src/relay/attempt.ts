@@ -2,9 +2,17 @@
  * @module One upstream attempt: translate the request, send it through the upstream's transport under its timeouts,
  * and classify the answer as a response for the client or a failure that may fail over to the next upstream.
  */
-import { GatewayError } from "../core/errors.ts";
+import { clientClosed, GatewayError } from "../core/errors.ts";
 import { pickTranslator } from "../translate/mod.ts";
-import { answerRefused, type AttemptPlan, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
+import {
+  answerRefused,
+  type AttemptPlan,
+  type AttemptResult,
+  failed,
+  finishJson,
+  streamResponse,
+  upstreamRequestId,
+} from "./answer.ts";
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
@@ -67,8 +75,13 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
     // A client that went away, or a gateway that is shutting down, says nothing about the upstream's health.
     if (call.req.signal.aborted || deps.closing?.aborted) {
       plan.report("neutral");
-      const error = new GatewayError("unavailable", "The request ended before the upstream answered");
-      return { ...failed(route, error), outcome: "cancelled", retryable: false };
+      const shutdown = deps.closing?.reason;
+      const error = call.req.signal.aborted
+        ? clientClosed(err)
+        : shutdown instanceof GatewayError
+        ? shutdown
+        : new GatewayError("unavailable", "The gateway is shutting down");
+      return { ...failed(route, error), retryable: false };
     }
     const reason = controller.signal.reason;
     const timedOut = controller.signal.aborted && reason instanceof GatewayError;
@@ -107,6 +120,9 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
       return upstreamFailed(err, "status");
     }
     const isStream = (res.headers.get("content-type") ?? "").includes("text/event-stream");
+    // Whatever follows, the upstream's own id for the request goes into the log line with the attempt.
+    const requestId = upstreamRequestId(res.headers);
+    const named = (result: AttemptResult): AttemptResult => ({ ...result, requestId: result.requestId ?? requestId });
     if (res.ok && isStream && res.body) {
       // The response is committed only once the first chunk is in hand, so a stream that fails before it fails over.
       const reader = chunkReader(res.body);
@@ -115,22 +131,22 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
         first = await reader.read();
       } catch (err) {
         release();
-        return upstreamFailed(err, "body");
+        return named(upstreamFailed(err, "body"));
       }
       if (first.done) {
         release();
         plan.report("model_failed");
-        return failed(
+        return named(failed(
           route,
           new GatewayError("upstream", `Upstream "${name}" ended the stream before sending anything`),
-        );
+        ));
       }
       const refused = leadingError(first.value, name, transport.secrets());
       if (refused) {
         // Nothing has reached the client: this is a failed attempt with a real status, not a 200 with an error.
         release();
         reader.cancel().catch(() => {});
-        return answerRefused(plan, refused);
+        return named(answerRefused(plan, refused));
       }
       clearTimeout(headersTimer);
       const totalLeft = Math.max(1, route.upstream.total_timeout_ms - (deps.now().getTime() - startedAt));
@@ -142,14 +158,14 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
         upstream: controller,
         release,
       });
-      return { upstream: name, outcome: "ok", status: 200, retryable: false, response, fail: () => response };
+      return named({ upstream: name, outcome: "ok", status: 200, retryable: false, response, fail: () => response });
     }
     let text: string;
     try {
       text = await res.text();
     } catch (err) {
       release();
-      return upstreamFailed(err, "body");
+      return named(upstreamFailed(err, "body"));
     }
     release();
     return await finishJson(deps, call, plan, { res, text, translation, passthrough });

@@ -5,7 +5,8 @@
  * never retry once a byte has reached the client; and when the last attempt fails, answer with that upstream's own
  * error. The deployment that serves a session is pinned for its next turn.
  */
-import { GatewayError } from "../core/errors.ts";
+import { clientClosed, GatewayError } from "../core/errors.ts";
+import type { Attempt } from "../core/exchange.ts";
 import { clientTimeoutMs } from "../core/http.ts";
 import { type AttemptResult, attemptUpstream } from "./attempt.ts";
 import type { HealthEvent, HealthView } from "./health.ts";
@@ -75,6 +76,8 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
     }
     if (!last.retryable || call.req.signal.aborted) break;
   }
+  // A client that left (while a retry-after was waited out, or an attempt was under way) is told nothing more.
+  if (call.req.signal.aborted) throw clientClosed();
   if (!last) throw new GatewayError("unavailable", "The request ended before an upstream was tried");
   // A passthrough error body is returned rather than thrown; the exchange still records the failure's kind.
   if (last.outcome !== "ok") call.exchange.error = last.outcome;
@@ -105,7 +108,9 @@ async function attemptDeployment(
     report("neutral");
     throw err;
   }
-  call.exchange.attempts.push({ upstream: route.upstream.name, outcome: result.outcome, status: result.status });
+  const attempt: Attempt = { upstream: route.upstream.name, outcome: result.outcome, status: result.status };
+  if (result.requestId) attempt.request_id = result.requestId;
+  call.exchange.attempts.push(attempt);
   call.exchange.upstream = route.upstream.name;
   call.exchange.price = route.price;
   return result;

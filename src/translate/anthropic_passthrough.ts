@@ -4,7 +4,7 @@
  * from the history on the way up. Everything else (signed thinking included) passes byte for byte.
  */
 import { isObject, type JsonObject } from "../core/types.ts";
-import { identity, type TranslateContext, type Translation } from "./identity.ts";
+import { identity, logDrop, type TranslateContext, type Translation } from "./identity.ts";
 
 /** True for a thinking block the real API cannot verify. */
 function unsigned(block: unknown): boolean {
@@ -35,7 +35,7 @@ export function anthropicPassthrough(ctx: TranslateContext): Translation {
       const upstream = base.request(body);
       const messages = withoutUnsignedThinking(body.messages);
       if (!messages) return upstream;
-      ctx.log({ event: "translate_drop", field: "messages[].content[]", type: "thinking", reason: "no signature" });
+      logDrop(ctx, { field: "messages[].content[]", type: "thinking", reason: "no signature" });
       return { ...upstream, messages };
     },
     response: base.response,

@@ -5,7 +5,7 @@
 import { isObject, type JsonObject } from "../core/types.ts";
 import { anthropicTool, anthropicToolChoice, anthropicTurns, textBlocks, toolResult } from "./anthropic_turns.ts";
 import { FREEFORM_PARAM, freeformDescription, freeformParameters } from "./freeform_tools.ts";
-import type { TranslateContext } from "./identity.ts";
+import { logDrop, type TranslateContext } from "./identity.ts";
 import {
   anthropicImage,
   clampMaxTokens,
@@ -28,7 +28,7 @@ function partBlock(part: JsonObject, ctx: TranslateContext): JsonObject | undefi
     const file = parseDataUrl(part.file.file_data);
     if (file) return { type: "document", source: { type: "base64", media_type: file.mediaType, data: file.data } };
   }
-  ctx.log({ event: "translate_drop", field: `messages.content.${String(part.type)}`, reason: "no Anthropic form" });
+  logDrop(ctx, { field: `messages.content.${String(part.type)}`, reason: "no Anthropic form" });
   return undefined;
 }
 
@@ -57,7 +57,7 @@ function anthropicTools(tools: unknown, ctx: TranslateContext): JsonObject[] | u
       continue;
     }
     if (tool.type !== "function" || !fn) {
-      ctx.log({ event: "translate_drop", field: "tools", tool: String(tool.type), reason: "not a function tool" });
+      logDrop(ctx, { field: "tools", tool: String(tool.type), reason: "not a function tool" });
       continue;
     }
     out.push(anthropicTool(fn.name, fn.parameters, fn.description));
@@ -94,7 +94,7 @@ export function anthropicSettings(
   const out: JsonObject = { max_tokens: maxTokens };
   let thinking = thinkingFromEffort(fields.effort, maxTokens);
   if (thinking && hasUnthoughtToolUse(fields.messages)) {
-    ctx.log({ event: "translate_drop", field: "reasoning", type: "thinking", reason: "tool calls in history" });
+    logDrop(ctx, { field: "reasoning", type: "thinking", reason: "tool calls in history" });
     thinking = undefined;
   }
   if (thinking) out.thinking = thinking;

@@ -54,3 +54,15 @@ export function identity(ctx: TranslateContext): Translation {
     },
   };
 }
+
+/** A note that part of a request could not cross to the upstream; `reason` is the gateway's own words. */
+export interface DropNote {
+  field: string;
+  reason: string;
+  [detail: string]: string;
+}
+
+/** Logs a dropped part of a request, always under the one event name `translate_drop`. */
+export function logDrop(ctx: TranslateContext, note: DropNote): void {
+  ctx.log({ event: "translate_drop", ...note });
+}

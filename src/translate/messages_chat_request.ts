@@ -3,7 +3,7 @@
  * Messages client, chat upstream").
  */
 import { isObject, type JsonObject } from "../core/types.ts";
-import type { TranslateContext } from "./identity.ts";
+import { logDrop, type TranslateContext } from "./identity.ts";
 import {
   clampMaxTokens,
   effortFromBudget,
@@ -35,7 +35,7 @@ function userPart(block: JsonObject, ctx: TranslateContext): JsonObject | undefi
       return { type: "file", file: { filename, file_data: `data:${source.media_type};base64,${source.data}` } };
     }
   }
-  ctx.log({ event: "translate_drop", field: `content.${String(block.type)}`, reason: "no chat equivalent" });
+  logDrop(ctx, { field: `content.${String(block.type)}`, reason: "no chat equivalent" });
   return undefined;
 }
 
@@ -48,7 +48,7 @@ function userContent(parts: JsonObject[]): unknown {
 /** A tool_result's content as the text of a tool message; `is_error` has no field, so it prefixes the text. */
 function toolResultText(block: JsonObject, ctx: TranslateContext): string {
   if (Array.isArray(block.content) && block.content.some((part) => isObject(part) && part.type !== "text")) {
-    ctx.log({ event: "translate_drop", field: "content.tool_result.content", reason: "tool messages carry text only" });
+    logDrop(ctx, { field: "content.tool_result.content", reason: "tool messages carry text only" });
   }
   const text = joinText(block.content);
   return block.is_error === true ? `Error: ${text}` : text;
@@ -91,7 +91,7 @@ function assistantMessage(content: unknown, names: ToolNames, ctx: TranslateCont
         function: { name: names.toUpstream(String(block.name)), arguments: JSON.stringify(block.input ?? {}) },
       });
     } else if (block.type !== "redacted_thinking") {
-      ctx.log({ event: "translate_drop", field: `content.${String(block.type)}`, reason: "no chat equivalent" });
+      logDrop(ctx, { field: `content.${String(block.type)}`, reason: "no chat equivalent" });
     }
   }
   const text = texts.filter((t) => t !== "").join("\n");
@@ -109,7 +109,7 @@ function chatTools(tools: unknown, names: ToolNames, ctx: TranslateContext): Jso
   for (const tool of tools) {
     if (!isObject(tool)) continue;
     if (tool.type !== undefined && tool.type !== "custom" || !isObject(tool.input_schema)) {
-      ctx.log({ event: "translate_drop", field: "tools", tool: String(tool.name ?? tool.type), reason: "server tool" });
+      logDrop(ctx, { field: "tools", tool: String(tool.name ?? tool.type), reason: "server tool" });
       continue;
     }
     const fn: JsonObject = { name: names.toUpstream(String(tool.name)), parameters: tool.input_schema };
@@ -165,7 +165,7 @@ export function messagesToChatRequest(
   const effort = effortFromBudget(body.thinking);
   if (effort && ctx.reasoningEffort) out.reasoning_effort = effort;
   else if (effort) {
-    ctx.log({ event: "translation_dropped", field: "thinking", reason: "upstream has no reasoning_effort" });
+    logDrop(ctx, { field: "thinking", reason: "upstream has no reasoning_effort" });
   }
   if (body.stream === true) {
     out.stream = true;

@@ -7,7 +7,7 @@
  */
 import { isObject, type JsonObject } from "../core/types.ts";
 import { chatCustomTool, freeformArguments, freeformDescription, freeformParameters } from "./freeform_tools.ts";
-import type { TranslateContext } from "./identity.ts";
+import { logDrop, type TranslateContext } from "./identity.ts";
 import { shortenToolName, unsupported } from "./shared.ts";
 
 /** A tool as the client knows it. */
@@ -46,7 +46,7 @@ export interface ResponsesTools {
 
 /** Logs something the upstream cannot take; one line per dropped thing. */
 export function dropped(ctx: TranslateContext, field: string, what: unknown, reason = "no equivalent upstream"): void {
-  ctx.log({ event: "translate_drop", field, type: String(what), reason });
+  logDrop(ctx, { field, type: String(what), reason });
 }
 
 /**

@@ -134,7 +134,8 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
 
 /** The counters one log entry adds. */
 export function countersOf(entry: RequestLogEntry): Record<Counter, bigint> {
-  const failed = entry.status >= 400 || entry.error !== null;
+  // A client's own cancellation (499, client_closed) is not an error of the gateway's or the upstream's.
+  const failed = entry.error !== "client_closed" && (entry.status >= 400 || entry.error !== null);
   return {
     requests: 1n,
     errors: failed ? 1n : 0n,

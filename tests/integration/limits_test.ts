@@ -4,7 +4,7 @@ import { estimateRequestTokens } from "../../src/access/limits.ts";
 import type { Limits } from "../../src/core/config.ts";
 import { requestLog } from "../../src/usage/query.ts";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, messagesBody, startGateway, waitFor } from "../_helpers.ts";
+import { anthropicMessage, messagesBody, readText, startGateway, waitFor } from "../_helpers.ts";
 
 /** Every answer uses 30 tokens; a messagesBody() request is estimated at about 27 before the call. */
 function thirtyTokens() {
@@ -185,7 +185,7 @@ Deno.test("a delivered stream whose usage is unknown keeps its estimate charged"
   const body = { model: "gpt-test", messages: [{ role: "user", content: "Hi" }], max_tokens: 50, stream: true };
   const res = await gw.post("/v1/chat/completions", body, { "x-api-key": "", authorization: `Bearer ${secret}` });
   assert.equal(res.status, 200);
-  await res.text();
+  await readText(res);
   await gw.deps.operator.limiter.settled();
   const day = gw.deps.now().toISOString().slice(0, 10);
   const charged = await gw.store.kv.get<number>(["limit", "token", record.id, "tokens", "day", day]);

@@ -1,7 +1,7 @@
 /** @module The per-request log line and request ids, over real HTTP against the fake upstream. */
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, fixture, messagesBody, startGateway } from "../_helpers.ts";
+import { anthropicMessage, fixture, messagesBody, readText, startGateway } from "../_helpers.ts";
 
 function requestLines(logs: Record<string, unknown>[]): Record<string, unknown>[] {
   return logs.filter((line) => line.event === "request");
@@ -42,7 +42,7 @@ Deno.test("a streamed message is logged once, when the stream ends, with its usa
   upstream.routes.set("POST /anth/v1/messages", () => sseReply(fixture("anthropic_text.sse")));
   await using gw = await startGateway(upstream.url);
   const res = await gw.post("/v1/messages", messagesBody({ stream: true }));
-  await res.text();
+  await readText(res);
   const lines = requestLines(gw.logs);
   assert.equal(lines.length, 1);
   assert.equal(lines[0].stream, true);

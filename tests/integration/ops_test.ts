@@ -11,6 +11,7 @@ import {
   firstEvent,
   fixture,
   messagesBody,
+  readText,
   startGateway,
   testConfigYaml,
   UPSTREAM_KEYS,
@@ -99,7 +100,7 @@ Deno.test("GET /metrics shows a stream as in flight and open until it ends", asy
   assert.equal(sampleValue(page, "modelgate_streams_open", {}), 1);
   stream.send(whole.slice(first.length));
   stream.end();
-  await res.text();
+  await readText(res);
   page = await scrape(gw.url);
   assert.equal(sampleValue(page, "modelgate_requests_in_flight", {}), 0);
   assert.equal(sampleValue(page, "modelgate_streams_open", {}), 0);

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, fixture, messagesBody, startGateway, UPSTREAM_KEYS } from "../_helpers.ts";
+import { anthropicMessage, fixture, messagesBody, readText, startGateway, UPSTREAM_KEYS } from "../_helpers.ts";
 import { parsePrometheusText } from "../_prom_text.ts";
 
 Deno.test("tokens, upstream keys and upstream addresses appear in no log line, on /metrics or in the probes", async () => {
@@ -19,7 +19,7 @@ Deno.test("tokens, upstream keys and upstream addresses appear in no log line, o
   await gw.store.revokeToken(revoked.record.id);
   const send = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
     const res = await gw.post(path, body, headers);
-    await res.text();
+    await readText(res);
     return res.status;
   };
 

@@ -232,7 +232,10 @@ Deno.test("clients that give up do not make a healthy upstream cool down", async
   const res = await gw.post("/v1/messages", messagesBody());
   assert.equal(res.status, 200);
   await res.body?.cancel();
-  assert.equal((await waitFor(() => gw.exchanges.find((e) => e.attempts[0]?.outcome === "cancelled")))?.status, 503);
+  assert.equal(
+    (await waitFor(() => gw.exchanges.find((e) => e.attempts[0]?.outcome === "client_closed")))?.status,
+    499,
+  );
 });
 
 Deno.test("a finished stream's upstream connection is kept for the next request", async () => {

@@ -132,7 +132,7 @@ Deno.test("messagesViaChat() sends thinking as reasoning_effort only to an upstr
   const body = { messages: [{ role: "user", content: "Hi" }], thinking: { type: "adaptive" } };
   assert.equal(request(body, [], { reasoningEffort: true }).out.reasoning_effort, "medium");
   assert.equal(request(body, logs, { reasoningEffort: false }).out.reasoning_effort, undefined);
-  assert.ok(logs.some((l) => l.event === "translation_dropped" && l.field === "thinking"));
+  assert.ok(logs.some((l) => l.event === "translate_drop" && l.field === "thinking"));
 });
 
 Deno.test("messagesViaChat() puts the output limit in the field the upstream takes", () => {
