@@ -7,7 +7,8 @@ import type { Exchange } from "../src/core/exchange.ts";
 import type { Deps } from "../src/handlers/context.ts";
 import { buildDeps, upstreamTransports } from "../src/server.ts";
 import { buildRouteTable, type RouteTable } from "../src/relay/routing.ts";
-import { deadlineFetch } from "./_reads.ts";
+import type { FakeUpstream } from "./_fake_upstream.ts";
+import { deadlineFetch, within } from "./_reads.ts";
 
 export { bodyReader, deadlineFetch, readSse, readText, within } from "./_reads.ts";
 
@@ -287,6 +288,24 @@ export async function waitFor<T>(read: () => T | undefined): Promise<T> {
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
   throw new Error("waitFor: condition never held");
+}
+
+/**
+ * Sends a non-streamed Messages request and gives up on it once the upstream holds it (its `index`th request);
+ * resolves when the gateway has let the upstream call go.
+ */
+export async function leaveWhileUpstreamWaits(gw: TestGateway, upstream: FakeUpstream, index = 0): Promise<void> {
+  const controller = new AbortController();
+  const pending = fetch(`${gw.url}/v1/messages`, {
+    method: "POST",
+    headers: { "x-api-key": gw.tokens.default, "content-type": "application/json" },
+    body: JSON.stringify(messagesBody()),
+    signal: controller.signal,
+  });
+  await waitFor(() => upstream.requests[index]);
+  controller.abort();
+  await pending.then(() => Promise.reject(new Error("the request was answered")), () => {});
+  await within(upstream.requests[index].closed, 2000, "the upstream request closing");
 }
 
 /** The first event of an SSE text, with its blank-line terminator. */

@@ -4,7 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { fakeUpstream, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { messagesBody, readText, startGateway, type TestGateway, waitFor, within } from "../_helpers.ts";
+import {
+  leaveWhileUpstreamWaits,
+  messagesBody,
+  readText,
+  startGateway,
+  type TestGateway,
+  waitFor,
+} from "../_helpers.ts";
 import { parsePrometheusText, sampleValue } from "../_prom_text.ts";
 
 function requestLine(gw: TestGateway): Record<string, unknown> {
@@ -80,17 +87,7 @@ Deno.test("a client that leaves before any answer is logged as its own cancellat
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", hang);
   await using gw = await startGateway(upstream.url);
-  const controller = new AbortController();
-  const pending = fetch(`${gw.url}/v1/messages`, {
-    method: "POST",
-    headers: { "x-api-key": gw.tokens.default, "content-type": "application/json" },
-    body: JSON.stringify(messagesBody()),
-    signal: controller.signal,
-  });
-  await waitFor(() => upstream.requests[0]);
-  controller.abort();
-  await assert.rejects(pending);
-  await within(upstream.requests[0].closed, 2000, "the upstream request closing");
+  await leaveWhileUpstreamWaits(gw, upstream);
   await assertClientClosed(gw);
   assert.deepEqual(gw.exchanges[0].attempts.map((a) => a.outcome), ["client_closed"]);
 });

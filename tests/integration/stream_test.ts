@@ -7,6 +7,7 @@ import {
   bodyReader,
   firstEvent,
   fixture,
+  leaveWhileUpstreamWaits,
   messagesBody,
   readSse,
   readText,
@@ -172,17 +173,7 @@ Deno.test("a client that gives up on a non-streamed request closes the upstream 
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", hang);
   await using gw = await startGateway(upstream.url);
-  const controller = new AbortController();
-  const pending = fetch(`${gw.url}/v1/messages`, {
-    method: "POST",
-    headers: { "x-api-key": gw.tokens.default, "content-type": "application/json" },
-    body: JSON.stringify(messagesBody()),
-    signal: controller.signal,
-  });
-  await waitFor(() => upstream.requests[0]);
-  controller.abort();
-  await assert.rejects(pending);
-  await within(upstream.requests[0].closed, 2000, "the upstream request closing");
+  await leaveWhileUpstreamWaits(gw, upstream);
   assert.equal(upstream.open(), 0);
 });
 
@@ -210,19 +201,7 @@ Deno.test("clients that give up do not make a healthy upstream cool down", async
   let calls = 0;
   upstream.routes.set("POST /anth/v1/messages", (seen) => ++calls <= 2 ? hang(seen) : jsonReply(anthropicMessage()));
   await using gw = await startGateway(upstream.url, { failureThreshold: 1 });
-  for (let i = 0; i < 2; i++) {
-    const controller = new AbortController();
-    const pending = fetch(`${gw.url}/v1/messages`, {
-      method: "POST",
-      headers: { "x-api-key": gw.tokens.default, "content-type": "application/json" },
-      body: JSON.stringify(messagesBody()),
-      signal: controller.signal,
-    });
-    await waitFor(() => upstream.requests[i]);
-    controller.abort();
-    await assert.rejects(pending);
-    await within(upstream.requests[i].closed, 2000, "the upstream request closing");
-  }
+  for (let i = 0; i < 2; i++) await leaveWhileUpstreamWaits(gw, upstream, i);
   const health = await (await fetch(`${gw.url}/healthz`)).json();
   assert.deepEqual(health.upstreams.anth.models["claude-test"], {
     state: "ok",
