@@ -21,8 +21,9 @@ Commands:
   usage [--by token] [--since 7d]  usage totals; usage log shows recent requests
   response delete|purge       delete stored Responses: one by id, or all of a token's
 
-Every command takes --config PATH (else $MODELGATE_CONFIG, else config/gateway.yaml, else the example),
---help, and --json where it prints data. KV path: $MODELGATE_KV, else the config's kv_path.`,
+Every command takes --config PATH (else $MODELGATE_CONFIG_YAML, the whole config; else $MODELGATE_CONFIG; else
+config/gateway.yaml; else the example), --help, and --json where it prints data.
+KV path: $MODELGATE_KV, else the config's kv_path.`,
   serve: `Usage: modelgate serve [--config PATH]
 
 Runs the gateway on the config's listen address. KV path: $MODELGATE_KV, else the config's kv_path.

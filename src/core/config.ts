@@ -197,7 +197,11 @@ export function configPath(flag: string | undefined, env: (name: string) => stri
   }
 }
 
-/** The config text from env MODELGATE_CONFIG_YAML (how Deno Deploy gets it), else from the file `configPath` picks. */
+/**
+ * The config, from the first of: `--config PATH`, env MODELGATE_CONFIG_YAML (the whole YAML, how Deno Deploy gets
+ * it), env MODELGATE_CONFIG, config/gateway.yaml, config/gateway.example.yaml. A flag on the command line is the most
+ * deliberate choice, so it wins over anything the environment says.
+ */
 export async function loadConfigFrom(
   flag: string | undefined,
   env: (name: string) => string | undefined,

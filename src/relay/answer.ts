@@ -194,12 +194,14 @@ export async function finishJson(
   const retryAfter = retryAfterMs(res.headers, deps.now().getTime());
   if (!isObject(body)) {
     noteHealth(plan, res.ok ? 502 : res.status, retryAfter);
-    // A client error keeps its status (the body is not shown: it may be an HTML page naming the upstream).
+    // The body is not shown: it may be an HTML page naming the upstream. A client error keeps its status; any other
+    // answer takes its kind's (502, or 503, 504, 529, 429 for what those mean), so an upstream's garbled 500 is never
+    // taken for the gateway's own.
     const clientError = !res.ok && !retryableStatus(res.status);
     const error = new GatewayError(
       res.ok ? "upstream" : kindForStatus(res.status),
       `Upstream "${name}" answered ${res.status} with a body that is not JSON`,
-      { status: res.ok ? 502 : res.status, headers },
+      { status: clientError ? res.status : undefined, headers },
     );
     return {
       ...failed(route, error, base),

@@ -8,7 +8,15 @@ import { isObject, type JsonObject } from "../core/types.ts";
 import { chatToMessagesRequest, freeformNames } from "./chat_messages_request.ts";
 import { freeformInput } from "./freeform_tools.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
-import { chatUsage, finishFromStop, mergeAnthropicUsage, NO_USAGE, type Usage, usageFromAnthropic } from "./shared.ts";
+import {
+  answerToolId,
+  chatUsage,
+  finishFromStop,
+  mergeAnthropicUsage,
+  NO_USAGE,
+  type Usage,
+  usageFromAnthropic,
+} from "./shared.ts";
 import { readAnthropicEvent } from "./upstream_events.ts";
 
 function created(ctx: TranslateContext): number {
@@ -29,11 +37,12 @@ export function messagesToChatResponse(body: JsonObject, { ctx, freeform }: Chat
   const blocks = Array.isArray(body.content) ? body.content.filter(isObject) : [];
   const text = blocks.filter((b) => b.type === "text").map((b) => String(b.text ?? "")).join("");
   const reasoning = blocks.filter((b) => b.type === "thinking").map((b) => String(b.thinking ?? "")).join("");
-  const toolCalls = blocks.filter((b) => b.type === "tool_use").map((b) =>
-    freeform.has(String(b.name))
-      ? { id: b.id, type: "custom", custom: { name: b.name, input: freeformInput(b.input ?? {}) } }
-      : { id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }
-  );
+  const toolCalls = blocks.filter((b) => b.type === "tool_use").map((b, i) => {
+    const id = answerToolId(b.id, "call", ctx.requestId, i);
+    return freeform.has(String(b.name))
+      ? { id, type: "custom", custom: { name: b.name, input: freeformInput(b.input ?? {}) } }
+      : { id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } };
+  });
   const message: JsonObject = { role: "assistant", content: text || null, refusal: null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   // DeepSeek-style field: harmless to clients that ignore it, useful to those that show reasoning.
@@ -105,11 +114,12 @@ export function messagesToChatStream({ ctx, freeform, includeUsage = false }: Ch
           if (block.type !== "tool_use") return [];
           const k = toolIndex.size;
           toolIndex.set(Number(data.index), k);
+          const id = answerToolId(block.id, "call", ctx.requestId, k);
           if (freeform.has(String(block.name))) {
             freeformArgs.set(Number(data.index), "");
-            return [chunk({ tool_calls: [{ index: k, id: block.id, type: "custom", custom: { name: block.name } }] })];
+            return [chunk({ tool_calls: [{ index: k, id, type: "custom", custom: { name: block.name } }] })];
           }
-          const call = { index: k, id: block.id, type: "function", function: { name: block.name, arguments: "" } };
+          const call = { index: k, id, type: "function", function: { name: block.name, arguments: "" } };
           return [chunk({ tool_calls: [call] })];
         }
         case "content_block_delta": {

@@ -10,11 +10,12 @@ import { isObject, type JsonObject } from "../core/types.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesToChatRequest } from "./messages_chat_request.ts";
 import {
+  answerToolId,
   anthropicUsage,
   NO_USAGE,
   parseToolArguments,
-  sanitizeToolId,
   stopFromFinish,
+  toolArgumentsText,
   type ToolNames,
   toolNames,
   type Usage,
@@ -71,7 +72,7 @@ export function chatToMessagesResponse(body: JsonObject, state: MessagesChatStat
     const fn = isObject(call.function) ? call.function : {};
     content.push({
       type: "tool_use",
-      id: sanitizeToolId(call.id, `toolu_${ctx.requestId}_${i}`),
+      id: answerToolId(call.id, "toolu", ctx.requestId, i),
       name: names.toClient(String(fn.name ?? "")),
       input: parseToolArguments(fn.arguments),
     });
@@ -153,12 +154,12 @@ export function chatToMessagesStream(state: MessagesChatState): StreamStep {
       calledTools = true;
       const block = {
         type: "tool_use",
-        id: sanitizeToolId(call.id, `toolu_${ctx.requestId}_${call.index}`),
+        id: answerToolId(call.id, "toolu", ctx.requestId, call.index),
         name: names.toClient(call.name),
         input: {},
       };
       out.push(event({ type: "content_block_start", index, content_block: block }));
-      const json = JSON.stringify(parseToolArguments(call.args));
+      const json = toolArgumentsText(call.args);
       outputChars += json.length;
       out.push(event({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } }));
       out.push(event({ type: "content_block_stop", index: index++ }));

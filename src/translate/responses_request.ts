@@ -143,7 +143,11 @@ export function responsesToChatRequest(body: JsonObject, { ctx, tools }: Respons
       if (last?.role === "assistant") last.tool_calls = [...(last.tool_calls as JsonObject[] ?? []), call];
       else messages.push({ role: "assistant", content: null, tool_calls: [call] });
     } else if (OUTPUT_ITEMS.has(String(item.type))) {
-      messages.push({ role: "tool", tool_call_id: item.call_id, content: outputText(item.output) });
+      messages.push({
+        role: "tool",
+        tool_call_id: sanitizeToolId(item.call_id, "call_missing"),
+        content: outputText(item.output),
+      });
     } else if (item.type !== "reasoning") untranslatable(item, index, ctx);
   }
   const out: JsonObject = { model: ctx.upstreamModel, messages: adjacentToolMessages(messages) };
@@ -197,9 +201,8 @@ export function responsesToMessagesRequest(body: JsonObject, { ctx, tools }: Res
       else turns.add(item.role === "assistant" ? "assistant" : "user", blocks);
     } else if (CALL_ITEMS.has(String(item.type))) {
       const call = historyCall(item, tools);
-      const id = sanitizeToolId(call.id, "call_missing");
       const input = call.input !== undefined ? { [FREEFORM_PARAM]: call.input } : parseToolArguments(call.arguments);
-      turns.add("assistant", [{ type: "tool_use", id, name: call.name, input }]);
+      turns.add("assistant", [{ type: "tool_use", id: call.id, name: call.name, input }]);
     } else if (OUTPUT_ITEMS.has(String(item.type))) {
       const id = sanitizeToolId(item.call_id, "call_missing");
       turns.add("user", [toolResult(id, outputText(item.output))]);

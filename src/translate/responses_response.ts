@@ -12,9 +12,11 @@ import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from
 import { type ResponsesState, responsesTools } from "./responses_tools.ts";
 import { type ResponsesEnd, type ResponsesWriter, responsesWriter } from "./responses_writer.ts";
 import {
+  answerToolId,
   finishFromStop,
   mergeAnthropicUsage,
   NO_USAGE,
+  toolArgumentsText,
   type Usage,
   usageFromAnthropic,
   usageFromChat,
@@ -45,7 +47,7 @@ function writeCall(
   let text: string;
   if (call.native) text = String(call.args ?? "");
   else if (tool.custom) text = freeformInput(call.args);
-  else text = typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {});
+  else text = typeof call.args === "string" ? toolArgumentsText(call.args) : JSON.stringify(call.args ?? {});
   return [...writer.callStart(call.id, tool), ...writer.callArguments(text)];
 }
 
@@ -61,7 +63,7 @@ export function chatToResponsesResponse(body: JsonObject, state: ResponsesState)
   calls.forEach((call, i) => {
     const native = call.type === "custom" && isObject(call.custom);
     const fn = native ? call.custom as JsonObject : isObject(call.function) ? call.function : {};
-    const id = typeof call.id === "string" && call.id ? call.id : `call_${i}`;
+    const id = answerToolId(call.id, "call", state.ctx.requestId, i);
     writeCall(writer, { id, name: String(fn.name ?? ""), args: native ? fn.input : fn.arguments ?? "", native }, state);
   });
   writer.finish(endFromFinish(choice.finish_reason), usageFromChat(body.usage));
@@ -71,6 +73,7 @@ export function chatToResponsesResponse(body: JsonObject, state: ResponsesState)
 /** A non-streamed Anthropic message as a Responses object; thinking is sealed into `encrypted_content`. */
 export function messagesToResponsesResponse(body: JsonObject, state: ResponsesState): JsonObject {
   const writer = responsesWriter(state.ctx);
+  let calls = 0;
   for (const block of Array.isArray(body.content) ? body.content.filter(isObject) : []) {
     if (block.type === "thinking") {
       if (block.thinking) writer.reasoning(String(block.thinking));
@@ -78,7 +81,8 @@ export function messagesToResponsesResponse(body: JsonObject, state: ResponsesSt
     } else if (block.type === "redacted_thinking") writer.reasoningSealed(sealThinking(block));
     else if (block.type === "text" && block.text) writer.text(String(block.text));
     else if (block.type === "tool_use") {
-      writeCall(writer, { id: String(block.id), name: String(block.name), args: block.input ?? {} }, state);
+      const id = answerToolId(block.id, "call", state.ctx.requestId, calls++);
+      writeCall(writer, { id, name: String(block.name), args: block.input ?? {} }, state);
     }
   }
   writer.finish(endFromStop(body.stop_reason), usageFromAnthropic(body.usage));
@@ -101,7 +105,7 @@ export function chatToResponsesStream(state: ResponsesState): StreamStep {
   function flush(w: ResponsesWriter) {
     const out = w.close();
     for (const call of calls.drain()) {
-      const id = call.id || `call_${ctx.requestId}_${call.index}`;
+      const id = answerToolId(call.id, "call", ctx.requestId, call.index);
       out.push(...writeCall(w, { id, name: call.name, args: call.args, native: call.custom }, state));
     }
     return out;
@@ -149,6 +153,7 @@ export function messagesToResponsesStream(state: ResponsesState): StreamStep {
   let usage: Usage = NO_USAGE;
   let thinking: { thinking: string; signature: string } | undefined;
   let freeform: string | undefined;
+  let calls = 0;
 
   return {
     next(message) {
@@ -166,7 +171,7 @@ export function messagesToResponsesStream(state: ResponsesState): StreamStep {
           if (block.type === "tool_use") {
             const tool = state.tools.clientTool(String(block.name));
             if (tool.custom) freeform = "";
-            return writer.callStart(String(block.id), tool);
+            return writer.callStart(answerToolId(block.id, "call", state.ctx.requestId, calls++), tool);
           }
           return [];
         case "content_block_delta":

@@ -8,7 +8,7 @@
 import { isObject, type JsonObject } from "../core/types.ts";
 import { chatCustomTool, freeformArguments, freeformDescription, freeformParameters } from "./freeform_tools.ts";
 import { logDrop, type TranslateContext } from "./identity.ts";
-import { shortenToolName, unsupported } from "./shared.ts";
+import { sanitizeToolId, shortenToolName, unsupported } from "./shared.ts";
 
 /** A tool as the client knows it. */
 export interface ClientTool {
@@ -140,7 +140,8 @@ export function untranslatable(item: JsonObject, index: number, ctx: TranslateCo
 
 /** A call item of the history (`function_call` or `custom_tool_call`) under the upstream's name. */
 export interface HistoryCall {
-  id: unknown;
+  /** The client's call id, made safe (`^[a-zA-Z0-9_-]+$`) as its output item's is, so the two still pair up. */
+  id: string;
   name: string;
   /** The raw input of a freeform call. */
   input?: string;
@@ -151,11 +152,12 @@ export interface HistoryCall {
 /** A `function_call` or `custom_tool_call` of the history under the upstream's name, with its arguments. */
 export function historyCall(item: JsonObject, tools: ResponsesTools): HistoryCall {
   const name = tools.upstreamName(item.name, item.namespace);
+  const id = sanitizeToolId(item.call_id, "call_missing");
   if (item.type !== "custom_tool_call") {
-    return { id: item.call_id, name, arguments: typeof item.arguments === "string" ? item.arguments : "" };
+    return { id, name, arguments: typeof item.arguments === "string" ? item.arguments : "" };
   }
   const input = typeof item.input === "string" ? item.input : "";
-  return { id: item.call_id, name, input, arguments: freeformArguments(input) };
+  return { id, name, input, arguments: freeformArguments(input) };
 }
 
 /** History items that are calls, and the items that answer them. */

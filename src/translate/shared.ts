@@ -117,10 +117,21 @@ export function toolNames(): ToolNames {
   };
 }
 
-/** A tool-call id matching `^[a-zA-Z0-9_-]+$`, which Anthropic requires and Claude Code echoes back. */
+/**
+ * A tool-call id matching `^[a-zA-Z0-9_-]+$`, which Anthropic requires and Claude Code echoes back: other characters
+ * become `_`, and a missing id is `fallback`, made safe the same way (a client's request id may hold `.` or `:`).
+ */
 export function sanitizeToolId(id: unknown, fallback: string): string {
-  const text = typeof id === "string" ? id.replace(/[^a-zA-Z0-9_-]/g, "_") : "";
-  return text || fallback;
+  const text = typeof id === "string" && id ? id : fallback;
+  return text.replace(/[^a-zA-Z0-9_-]/g, "_");
+}
+
+/**
+ * The id of an answer's tool call at `position` (among its tool calls): the upstream's own, made safe, or one made of
+ * `prefix`, the request id and the position, so the same answer gives the same ids whether streamed or whole.
+ */
+export function answerToolId(id: unknown, prefix: "toolu" | "call", requestId: string, position: number): string {
+  return sanitizeToolId(id, `${prefix}_${requestId}_${position}`);
 }
 
 /**
@@ -135,6 +146,11 @@ export function parseToolArguments(text: unknown): JsonObject {
   } catch {
     return { _raw_arguments: text };
   }
+}
+
+/** A tool call's arguments as the JSON text of an object: see {@linkcode parseToolArguments}. */
+export function toolArgumentsText(text: unknown): string {
+  return JSON.stringify(parseToolArguments(text));
 }
 
 /** Text of a string or an array of `{type:"text"|"input_text"|"output_text", text}` parts, joined by newlines. */

@@ -61,6 +61,28 @@ Deno.test("an expired token answers 401", async () => {
   assert.match((await res.json()).error.message, /expired/);
 });
 
+Deno.test("a token whose group was deleted answers 403 permission_error in each route's shape, as documented", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  await gw.store.putGroup({ name: "gone", listing: "openai", models: ["gpt-test"] });
+  const { secret } = await gw.store.createToken({ group: "gone" });
+  await gw.store.deleteGroup("gone");
+  const messages = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+  assert.equal(messages.status, 403);
+  assert.deepEqual((await messages.json()).error, {
+    type: "permission_error",
+    message: `API key's group "gone" no longer exists`,
+  });
+  const chat = await gw.post("/v1/chat/completions", { model: "gpt-test", messages: [] }, {
+    "x-api-key": "",
+    authorization: `Bearer ${secret}`,
+  });
+  assert.equal(chat.status, 403);
+  assert.equal((await chat.json()).error.type, "permission_error");
+  const table = Deno.readTextFileSync(new URL("../../docs/clients.md", import.meta.url));
+  assert.match(table, /^\| 403 +\| `permission_error` +\| the token's group no longer exists/m);
+});
+
 Deno.test("models answer 401 in the OpenAI shape for Bearer and the Anthropic shape for x-api-key", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url);

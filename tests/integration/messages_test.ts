@@ -177,18 +177,29 @@ const UPSTREAM_FAILURES = [
   { name: "401 (the gateway's key failing)", status: 401, body: '{"type":"error"}', want: 502, message: /credentials/ },
   { name: "403", status: 403, body: '{"type":"error"}', want: 502, message: /credentials/ },
   { name: "a 200 with garbage", status: 200, body: "<html>oops</html>", want: 502, message: /not JSON/ },
-  { name: "a 500 with garbage", status: 500, body: "Internal Server Error", want: 500, message: /not JSON/ },
+  { name: "a 500 with garbage", status: 500, body: "Internal Server Error", want: 502, message: /not JSON/ },
+  { name: "a 501 with garbage", status: 501, body: "<html>Not Implemented</html>", want: 502, message: /not JSON/ },
+  { name: "a 503 with garbage", status: 503, body: "<html>Service Unavailable</html>", want: 503, message: /not JSON/ },
+  {
+    name: "a 504 with garbage",
+    status: 504,
+    body: "Gateway Timeout",
+    want: 504,
+    type: "timeout_error",
+    message: /not JSON/,
+  },
+  { name: "a 529 with garbage", status: 529, body: "busy", want: 529, type: "overloaded_error", message: /not JSON/ },
 ];
 
 for (const c of UPSTREAM_FAILURES) {
-  Deno.test(`an upstream answering ${c.name} gives ${c.want} api_error`, async () => {
+  Deno.test(`an upstream answering ${c.name} gives ${c.want} ${c.type ?? "api_error"}`, async () => {
     await using upstream = fakeUpstream();
     upstream.routes.set("POST /anth/v1/messages", () => new Response(c.body, { status: c.status }));
     await using gw = await startGateway(upstream.url);
     const res = await gw.post("/v1/messages", messagesBody());
     assert.equal(res.status, c.want);
     const body = await res.json();
-    assert.equal(body.error.type, "api_error");
+    assert.equal(body.error.type, c.type ?? "api_error");
     assert.match(body.error.message, c.message);
     assert.ok(!JSON.stringify(body).includes(upstream.url), "upstream URL leaked");
   });

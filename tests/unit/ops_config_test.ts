@@ -32,14 +32,15 @@ for (const c of BAD) {
   });
 }
 
-Deno.test("loadConfigFrom() takes MODELGATE_CONFIG_YAML over any file, and --config over the variable", async () => {
+Deno.test("loadConfigFrom() takes --config, then MODELGATE_CONFIG_YAML, then MODELGATE_CONFIG", async () => {
   const env = (values: Record<string, string>) => (name: string) => values[name];
-  const fromEnv = await loadConfigFrom(undefined, env({ MODELGATE_CONFIG_YAML: `log: { level: warn }\n${BASE}` }));
-  assert.equal(fromEnv.source, "$MODELGATE_CONFIG_YAML");
-  assert.equal(fromEnv.config.log.level, "warn");
   const file = await Deno.makeTempFile({ suffix: ".yaml" });
   try {
     await Deno.writeTextFile(file, `log: { level: error }\n${BASE}`);
+    const yaml = `log: { level: warn }\n${BASE}`;
+    const fromEnv = await loadConfigFrom(undefined, env({ MODELGATE_CONFIG_YAML: yaml, MODELGATE_CONFIG: file }));
+    assert.equal(fromEnv.source, "$MODELGATE_CONFIG_YAML");
+    assert.equal(fromEnv.config.log.level, "warn");
     const fromFlag = await loadConfigFrom(file, env({ MODELGATE_CONFIG_YAML: BASE }));
     assert.equal(fromFlag.source, file);
     assert.equal(fromFlag.config.log.level, "error");
