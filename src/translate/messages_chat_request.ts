@@ -2,6 +2,7 @@
  * @module Anthropic Messages request -> OpenAI Chat Completions request (see docs/protocols.md, "Anthropic
  * Messages client, chat upstream").
  */
+import { createHash } from "node:crypto";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { logDrop, type TranslateContext } from "./identity.ts";
 import {
@@ -128,6 +129,20 @@ function chatToolChoice(choice: unknown, names: ToolNames): unknown {
   return "auto";
 }
 
+/** The longest `user` every OpenAI-compatible service takes: OpenAI refuses more than 64 characters (OpenRouter 128). */
+const MAX_CHAT_USER = 64;
+
+/**
+ * The chat `user` for an Anthropic `metadata.user_id`: unchanged when it fits, else `user_` and 40 hex digits of its
+ * SHA-256, the same for every request. Claude Code's user id is a JSON string of about 150 characters (its user,
+ * account and session), which OpenAI would refuse with a 400 on every request; the digest still tells users apart.
+ */
+export function chatUser(userId: string): string | undefined {
+  if (userId === "") return undefined;
+  if (userId.length <= MAX_CHAT_USER) return userId;
+  return `user_${createHash("sha256").update(userId).digest("hex").slice(0, 40)}`;
+}
+
 /** Builds the chat request; unknown Anthropic-only fields (betas, context management, cache hints) are dropped. */
 export function messagesToChatRequest(
   body: JsonObject,
@@ -161,7 +176,10 @@ export function messagesToChatRequest(
   }
   if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) out.stop = body.stop_sequences;
   for (const field of ["temperature", "top_p"]) if (typeof body[field] === "number") out[field] = body[field];
-  if (isObject(body.metadata) && typeof body.metadata.user_id === "string") out.user = body.metadata.user_id;
+  if (isObject(body.metadata) && typeof body.metadata.user_id === "string") {
+    const user = chatUser(body.metadata.user_id);
+    if (user) out.user = user;
+  }
   const effort = effortFromBudget(body.thinking);
   if (effort && ctx.reasoningEffort) out.reasoning_effort = effort;
   else if (effort) {

@@ -4,7 +4,7 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import assert from "node:assert/strict";
-import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { chatCompletion, controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import {
   bodyReader,
   deadlineFetch,
@@ -47,6 +47,36 @@ Deno.test("Anthropic SDK messages.stream() and finalMessage() read a chat upstre
   assert.deepEqual(seen.body?.messages, [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }]);
   assert.deepEqual(seen.body?.stream_options, { include_usage: true });
   assert.equal(seen.body?.max_tokens, 8192, "lowered to the upstream's max_output_tokens");
+});
+
+Deno.test("Claude Code's long user id reaches an OpenAI-style upstream that refuses a user over 64 characters", async () => {
+  await using upstream = fakeUpstream();
+  // As OpenAI's API checks it: a `user` longer than 64 characters is a 400.
+  upstream.routes.set(CHAT_PATH, (seen) =>
+    String(seen.body?.user ?? "").length > 64
+      ? jsonReply({
+        error: {
+          message: "Invalid 'user': string too long.",
+          type: "invalid_request_error",
+          param: "user",
+          code: "string_above_max_length",
+        },
+      }, 400)
+      : jsonReply(chatCompletion("Hi")));
+  await using gw = await startGateway(upstream.url);
+  const userId = JSON.stringify({
+    device_id: "ab".repeat(32),
+    account_uuid: "0d4f0c2e-5b1a-4c3e-9a7d-2f6b8e1c4a90",
+    session_id: "7c1e2b3a-4d5f-4e6a-8b9c-0a1b2c3d4e5f",
+  });
+  const message = await client(gw.url, gw.tokens.default).messages.create({
+    model: "gpt-test",
+    max_tokens: 64,
+    metadata: { user_id: userId },
+    messages: [{ role: "user", content: "Hi" }],
+  });
+  assert.deepEqual(message.content, [{ type: "text", text: "Hi" }]);
+  assert.match(String(upstream.requests[0].body?.user), /^user_[0-9a-f]{40}$/);
 });
 
 Deno.test("Anthropic SDK completes a tool-use round trip through a chat upstream", async () => {

@@ -127,6 +127,26 @@ Deno.test("messagesViaChat() maps tools, tool_choice, stop sequences, thinking, 
   );
 });
 
+/** Claude Code's `metadata.user_id`: a JSON string of its device, account and session ids. */
+const CLAUDE_CODE_USER = JSON.stringify({
+  device_id: "9f".repeat(32),
+  account_uuid: "0d4f0c2e-5b1a-4c3e-9a7d-2f6b8e1c4a90",
+  session_id: "7c1e2b3a-4d5f-4e6a-8b9c-0a1b2c3d4e5f",
+});
+
+Deno.test("messagesViaChat() sends a user id too long for OpenAI as a short stable digest", () => {
+  const send = (userId: string) =>
+    request({ messages: [{ role: "user", content: "Hi" }], metadata: { user_id: userId } }, []).out.user;
+  assert.ok(CLAUDE_CODE_USER.length > 128);
+  const digest = send(CLAUDE_CODE_USER);
+  assert.match(String(digest), /^user_[0-9a-f]{40}$/);
+  assert.equal(send(CLAUDE_CODE_USER), digest, "the same user gets the same digest on every request");
+  assert.notEqual(send(CLAUDE_CODE_USER.replace("7c1e", "8c1e")), digest, "another user gets another");
+  assert.equal(send("x".repeat(64)), "x".repeat(64), "an id that fits passes unchanged");
+  assert.match(String(send("x".repeat(65))), /^user_[0-9a-f]{40}$/);
+  assert.equal(send(""), undefined);
+});
+
 Deno.test("messagesViaChat() sends thinking as reasoning_effort only to an upstream that takes it", () => {
   const logs: Record<string, unknown>[] = [];
   const body = { messages: [{ role: "user", content: "Hi" }], thinking: { type: "adaptive" } };
