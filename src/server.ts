@@ -2,6 +2,7 @@
  * @module The composition root of `serve`: load the config, open KV, build the app, bind the port, and on
  * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
  */
+import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
 import { createOperator } from "./access/operator.ts";
 import { openStore, seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
@@ -43,6 +44,8 @@ export interface BuildDepsOptions {
   random?(): number;
   /** Each upstream's transport (or why it has none), when already built; else built from `env`. */
   transports?: Map<string, Credentialed>;
+  /** When each undated model was first served, as recorded in KV ({@linkcode recordFirstServed}). */
+  firstServed?: ReadonlyMap<string, string>;
 }
 
 /** Each upstream's transport, with the credentials its variables name (files are read once, now). */
@@ -68,7 +71,10 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   const now = options.now ?? (() => new Date());
   const operator = createOperator(config, store, { env: options.env, log: options.log, now: () => now().getTime() });
   const transports = options.transports ?? upstreamTransports(config, options);
-  const table = buildRouteTable(config, (upstream) => transports.get(upstream.name)?.transport);
+  const table = buildRouteTable(config, (upstream) => transports.get(upstream.name)?.transport, {
+    firstServed: options.firstServed,
+    now: now(),
+  });
   const health = createHealthBoard(config.routing, () => now().getTime());
   const layout = deploymentsByUpstream(config);
   const metrics = createMetrics({
@@ -118,6 +124,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   const { config, source } = await loadConfigFrom(configFlag, io.env);
   const store = await openStore(kvLocation(config.kv_path, io.env));
   await seedGroups(store, config.groups);
+  const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date());
   const closing = new AbortController();
   // console.log writes each batch whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
   const lines = batchedWriter((text) => console.log(text));
@@ -126,7 +133,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   for (const [name, { problem }] of transports) {
     if (problem) io.err(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
-  const deps = buildDeps(config, store, { env: io.env, closing: closing.signal, log, transports });
+  const deps = buildDeps(config, store, { env: io.env, closing: closing.signal, log, transports, firstServed });
   const server = Deno.serve({
     hostname: config.listen.host,
     port: config.listen.port,

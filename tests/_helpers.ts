@@ -1,4 +1,5 @@
 /** @module Test wiring: the gateway over real HTTP on port 0, a fixed test config, seeded tokens and fixtures. */
+import { recordFirstServed, undatedModels } from "../src/access/model_dates.ts";
 import { createStore, seedGroups, type Store } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
 import { type Config, parseConfig } from "../src/core/config.ts";
@@ -173,7 +174,9 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
   const exchanges: Exchange[] = [];
   const started: Exchange[] = [];
   const closing = new AbortController();
+  const firstServed = await recordFirstServed(store.kv, undatedModels(config), options.now?.() ?? new Date());
   const deps = buildDeps(config, store, {
+    firstServed,
     env,
     log: (line) => logs.push(line),
     now: options.now,

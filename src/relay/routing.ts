@@ -55,11 +55,21 @@ const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], UpstreamProtocol> = 
   "anthropic-vertex": "anthropic",
 };
 
+/** Options for {@linkcode buildRouteTable}. */
+export interface RouteTableOptions {
+  /** When each model was first served (ISO), for models the config gives no `created_at`. */
+  firstServed?: ReadonlyMap<string, string>;
+  /** The listing date of a model neither the config nor `firstServed` dates: now, by default. */
+  now?: Date;
+}
+
 /** Builds the table from the config and each upstream's transport (undefined when it has no credentials). */
 export function buildRouteTable(
   config: Config,
   transportOf: (upstream: UpstreamConfig) => Transport | undefined,
+  options: RouteTableOptions = {},
 ): RouteTable {
+  const undated = (options.now ?? new Date()).toISOString();
   const routes = new Map<string, Route[]>();
   const models = new Map<string, ModelInfo>();
   for (const upstream of config.upstreams) {
@@ -81,8 +91,10 @@ export function buildRouteTable(
         models.set(model.id, {
           id: model.id,
           display_name: ("display_name" in model && model.display_name) || model.id,
-          // The epoch stands for "unknown", as the Anthropic models API does.
-          created_at: new Date(("created_at" in model && model.created_at) || 0).toISOString(),
+          // Clients show this date: the configured one, else when the gateway first served the model, never 1970.
+          created_at: "created_at" in model && model.created_at
+            ? new Date(model.created_at).toISOString()
+            : options.firstServed?.get(model.id) ?? undated,
           owned_by: upstream.name,
         });
       }

@@ -36,15 +36,32 @@ Deno.test("an anthropic group lists exactly its models in the Anthropic shape", 
 
 Deno.test("an openai group lists its models in the OpenAI shape", async () => {
   await using upstream = fakeUpstream();
-  await using gw = await startGateway(upstream.url);
+  const started = new Date("2026-03-01T10:00:00Z");
+  await using gw = await startGateway(upstream.url, { now: () => started });
   const res = await get(gw, "/v1/models", { authorization: `Bearer ${gw.tokens.oa}` });
   const body = await res.json();
   assert.equal(body.object, "list");
+  const created = started.getTime() / 1000;
   assert.deepEqual(body.data, [
-    { id: "gpt-test", object: "model", created: 0, owned_by: "oai" },
-    { id: "claude-test", object: "model", created: 0, owned_by: "anth" },
-    { id: "gpt-ha", object: "model", created: 0, owned_by: "hb1" },
+    { id: "gpt-test", object: "model", created, owned_by: "oai" },
+    { id: "claude-test", object: "model", created, owned_by: "anth" },
+    { id: "gpt-ha", object: "model", created, owned_by: "hb1" },
   ]);
+});
+
+Deno.test("a model without a configured date is listed from when the gateway first served it, kept across restarts", async () => {
+  await using upstream = fakeUpstream();
+  using kv = await Deno.openKv(":memory:");
+  const listed = async (now: Date) => {
+    await using gw = await startGateway(upstream.url, { kv, now: () => now });
+    const anthropic = await (await get(gw, "/v1/models/claude-test", { "x-api-key": gw.tokens.default })).json();
+    const openai = await (await get(gw, "/v1/models/gpt-test", { authorization: `Bearer ${gw.tokens.oa}` })).json();
+    return { anthropic: anthropic.created_at, openai: openai.created };
+  };
+  const first = await listed(new Date("2026-03-01T10:00:00Z"));
+  assert.deepEqual(first, { anthropic: "2026-03-01T10:00:00.000Z", openai: 1772359200 });
+  // A restart a month later, on the same KV (as is a second instance): the dates stay.
+  assert.deepEqual(await listed(new Date("2026-04-01T10:00:00Z")), first);
 });
 
 Deno.test("an auto group answers in the Anthropic shape only when anthropic-version is sent", async () => {

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { matchEndpoint } from "../../src/app.ts";
 import { parseConfig } from "../../src/core/config.ts";
 import { GatewayError } from "../../src/core/errors.ts";
-import { listModels, paginate, resolveRoutes } from "../../src/relay/routing.ts";
+import { undatedModels } from "../../src/access/model_dates.ts";
+import { buildRouteTable, listModels, paginate, resolveRoutes } from "../../src/relay/routing.ts";
 import { routeTableFor } from "../_helpers.ts";
 
 const CONFIG = parseConfig(
@@ -39,10 +40,32 @@ Deno.test("resolveRoutes() answers the group's models and 404s the rest, naming 
   }
 });
 
-Deno.test("listModels() keeps the group's order and the epoch for unknown creation times", () => {
-  const models = listModels(TABLE, GROUP);
+Deno.test("listModels() keeps the group's order and dates a model the config does not by when it was first served", () => {
+  const table = buildRouteTable(CONFIG, () => undefined, {
+    firstServed: new Map([["m1", "2026-03-01T10:00:00.000Z"]]),
+    now: new Date("2026-05-01T00:00:00Z"),
+  });
+  const models = listModels(table, GROUP);
   assert.deepEqual(models.map((m) => m.id), ["alias", "m1"]);
-  assert.equal(models[0].created_at, "1970-01-01T00:00:00.000Z");
+  assert.equal(models[1].created_at, "2026-03-01T10:00:00.000Z");
+  assert.equal(models[0].created_at, "2026-05-01T00:00:00.000Z", "one with no record yet: now, never 1970");
+});
+
+Deno.test("undatedModels() names the models whose listing entry has no created_at", () => {
+  const config = parseConfig(
+    `
+upstreams:
+  - name: a
+    protocol: anthropic
+    base_url: "http://127.0.0.1:1/v1"
+    api_key_env: K
+    models: [m1, { id: m2, created_at: "2025-01-01T00:00:00Z" }, { id: m3, display_name: "Three" }]
+  - { name: b, protocol: openai, base_url: "http://127.0.0.1:2/v1", api_key_env: K, models: [m2, m4] }
+groups: [{ name: g, listing: anthropic, models: [m1] }]
+`,
+    "unit.yaml",
+  );
+  assert.deepEqual(undatedModels(config), ["m1", "m3", "m4"]);
 });
 
 const ITEMS = ["a", "b", "c", "d", "e"].map((id) => ({ id }));
