@@ -1,7 +1,9 @@
 /**
  * @module Where the gateway runs: Deno Deploy detection, the KV location (a file, a KV Connect URL, or the
- * managed KV of `Deno.openKv()` with no path), the default command there, and log settings from the environment.
+ * managed KV of `Deno.openKv()` with no path) and opening it with a message that says what to change when the process
+ * may not write there, the default command on Deploy, and log settings from the environment.
  */
+import { openStore, type Store } from "./access/store.ts";
 import type { LogSettings } from "./observe/log.ts";
 
 type Env = (name: string) => string | undefined;
@@ -35,4 +37,83 @@ export function logSettings(fromConfig: LogSettings, env: Env): LogSettings {
     level: level === "debug" || level === "info" || level === "warn" || level === "error" ? level : fromConfig.level,
     format: format === "json" || format === "pretty" ? format : fromConfig.format,
   };
+}
+
+/** Where the KV location was set, and the setting to change: the variable, or the config's key. */
+function kvOrigin(env: Env, configSource: string): { where: string; change: string } {
+  return env("MODELGATE_KV")
+    ? { where: "from $MODELGATE_KV", change: "MODELGATE_KV" }
+    : { where: `kv_path in ${configSource}`, change: "kv_path" };
+}
+
+/** The folder a KV file lives in, as written ("." for a bare file name). */
+function folderOf(path: string): string {
+  const at = path.lastIndexOf("/");
+  return at === -1 ? "." : at === 0 ? "/" : path.slice(0, at);
+}
+
+/**
+ * Why the KV at `path` could not be opened, as what to change. Deno's own refusal (the process was started with an
+ * --allow-write that does not reach the folder) names the flag and the tasks that grant it; the system's (the user
+ * running the gateway may not create or write the folder, or it is no folder) names the folder and the setting.
+ */
+export function kvOpenError(path: string, err: unknown, origin: { where: string; change: string }): Error {
+  const folder = folderOf(path);
+  const reason = err instanceof Error ? err.message : String(err);
+  const head = `Cannot open KV "${path}" (${origin.where})`;
+  const elsewhere = `or set ${origin.change} to a file in a folder it may write`;
+  if (err instanceof Deno.errors.NotCapable) {
+    return new Error(
+      `${head}: this process may not write to "${folder}" (its --allow-write does not reach it); start it with ` +
+        `\`deno task start\` or \`deno task cli\`, which may write there, or add --allow-write=${folder} to its deno ` +
+        `run command, ${elsewhere}`,
+    );
+  }
+  if (err instanceof Deno.errors.AlreadyExists || err instanceof Deno.errors.NotADirectory) {
+    return new Error(`${head}: "${folder}" is not a folder (${reason}); ${elsewhere.slice(3)}`);
+  }
+  const system = err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotFound ||
+    /unable to open database file|readonly database|read-only file system/i.test(reason);
+  if (system) {
+    return new Error(
+      `${head}: the user running the gateway may not create or write "${folder}" (${reason}); create that folder ` +
+        `and give this user write access to it (for example: sudo install -d -o "$(id -un)" ${folder}), ${elsewhere}`,
+    );
+  }
+  return new Error(`${head}: ${reason}`);
+}
+
+/** What {@linkcode openKvStore} needs of the process. */
+export interface KvOpenIo {
+  env: Env;
+  /** Runs once the KV is open; the process entry point drops its write permission there. */
+  onKvOpen?(): void;
+}
+
+/** Opens the configured KV; a location the process may not write stops the command with {@linkcode kvOpenError}. */
+export async function openKvStore(kvPath: string, configSource: string, io: KvOpenIo): Promise<Store> {
+  const location = kvLocation(kvPath, io.env);
+  let store: Store;
+  try {
+    store = await openStore(location);
+  } catch (err) {
+    if (location === undefined || location === ":memory:" || location.includes("://")) throw err;
+    throw kvOpenError(location, err, kvOrigin(io.env, configSource));
+  }
+  io.onKvOpen?.();
+  return store;
+}
+
+/**
+ * Gives up the process's permission to write files, once its KV is open: the open KV goes on writing (Deno checks a
+ * file's permission when it is opened, not at every write), and from then on nothing else in the process can write a
+ * file, whatever --allow-write it was started with. Where there are no permissions to drop (Deno Deploy), nothing
+ * happens.
+ */
+export function dropWritePermission(): void {
+  try {
+    Deno.permissions.revokeSync({ name: "write" });
+  } catch {
+    // No permission API here: there is no file system to protect either.
+  }
 }

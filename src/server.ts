@@ -4,7 +4,7 @@
  */
 import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
 import { createOperator } from "./access/operator.ts";
-import { openStore, seedGroups, type Store } from "./access/store.ts";
+import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
 import { responseStore } from "./conversations/store.ts";
 import { type Config, loadConfigFrom } from "./core/config.ts";
@@ -20,10 +20,10 @@ import { createPinTable } from "./relay/pins.ts";
 import { sleep } from "./relay/relay.ts";
 import { createRetryBudget } from "./relay/retry_budget.ts";
 import { buildRouteTable, deploymentsByUpstream } from "./relay/routing.ts";
-import { kvLocation, logSettings } from "./runtime.ts";
+import { type KvOpenIo, logSettings, openKvStore } from "./runtime.ts";
 
 /** Output channels and environment of the process. */
-export interface ServeIo {
+export interface ServeIo extends KvOpenIo {
   err(text: string): void;
   env(name: string): string | undefined;
 }
@@ -122,7 +122,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
 /** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
 export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
   const { config, source } = await loadConfigFrom(configFlag, io.env);
-  const store = await openStore(kvLocation(config.kv_path, io.env));
+  const store = await openKvStore(config.kv_path, source, io);
   await seedGroups(store, config.groups);
   const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date());
   const closing = new AbortController();

@@ -10,16 +10,27 @@ export async function cliSetup(upstreamUrl: string, options: GatewayOptions = {}
   const kvPath = `${dir}/kv.sqlite`;
   await Deno.writeTextFile(config, testConfigYaml(upstreamUrl, options));
   const env: Record<string, string> = { ...UPSTREAM_KEYS, MODELGATE_KV: kvPath };
+  /** How many times a command said its KV was open. */
+  let opened = 0;
   /** Runs one command line, given as words separated by single spaces. */
   async function cli(line: string): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
-    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), env: (n: string) => env[n] };
+    const io = {
+      out: (t: string) => out.push(t),
+      err: (t: string) => err.push(t),
+      env: (n: string) => env[n],
+      onKvOpen: () => void opened++,
+    };
     const code = await runCli(parseArgs([...line.split(" "), "--config", config]), io);
     return { code, out: out.join("\n"), err: err.join("\n") };
   }
   return {
+    dir,
+    /** The command's environment; a test may change it between commands. */
+    env,
     kvPath,
+    opened: () => opened,
     cli,
     async [Symbol.asyncDispose]() {
       await Deno.remove(dir, { recursive: true });

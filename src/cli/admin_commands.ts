@@ -3,13 +3,13 @@
  * API's JSON input, results print as tables for people or as JSON with --json.
  */
 import { LIMIT_FIELDS } from "../access/limits.ts";
-import { openStore, seedGroups } from "../access/store.ts";
+import { seedGroups } from "../access/store.ts";
 import { type AdminService, adminService } from "../admin/service.ts";
 import { type Limits, loadConfigFrom } from "../core/config.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { TokenRecord } from "../core/principal.ts";
 import { buildRouteTable, serves } from "../relay/routing.ts";
-import { kvLocation } from "../runtime.ts";
+import { openKvStore } from "../runtime.ts";
 import type { Args, Io } from "./args.ts";
 
 /** Renders rows as aligned columns; the first row is the header. */
@@ -20,8 +20,8 @@ export function table(rows: string[][]): string {
 
 /** Runs `run` with the service over the configured KV, closing it afterwards. */
 export async function withService<T>(args: Args, io: Io, run: (service: AdminService) => Promise<T>): Promise<T> {
-  const { config } = await loadConfigFrom(args.flags.config as string | undefined, io.env);
-  const store = await openStore(kvLocation(config.kv_path, io.env));
+  const { config, source } = await loadConfigFrom(args.flags.config as string | undefined, io.env);
+  const store = await openKvStore(config.kv_path, source, io);
   try {
     await seedGroups(store, config.groups);
     // Only which models are served matters here, not how to reach them.

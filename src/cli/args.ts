@@ -14,6 +14,8 @@ export interface Io {
   out(text: string): void;
   err(text: string): void;
   env(name: string): string | undefined;
+  /** Runs once the command's KV is open (the process entry point drops its write permission there). */
+  onKvOpen?(): void;
 }
 
 const BOOLEAN_FLAGS = new Set(["help", "json", "disable", "enable", "clear-limits", "no-expiry"]);

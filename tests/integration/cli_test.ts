@@ -45,6 +45,42 @@ Deno.test("group create, update and delete through the CLI; config groups stay r
   assert.ok(!(await setup.cli("group list")).out.includes("team"));
 });
 
+Deno.test("every operator command stops with the gateway's message when its KV folder cannot be one", async () => {
+  await using upstream = fakeUpstream();
+  await using setup = await cliSetup(upstream.url);
+  await Deno.writeTextFile(`${setup.dir}/taken`, "");
+  setup.env.MODELGATE_KV = `${setup.dir}/taken/kv.sqlite`;
+  const lines = [
+    "token create --group default",
+    "token list",
+    "token get tok_1",
+    "token update tok_1 --name n",
+    "token revoke tok_1",
+    "group list",
+    "group create g --listing openai --models gpt-test",
+    "group update g --models gpt-test",
+    "group delete g",
+    "usage",
+    "usage log",
+    "response delete resp_1",
+    "response purge --token tok_1",
+  ];
+  for (const line of lines) {
+    await assert.rejects(setup.cli(line), (err: Error) => {
+      assert.match(
+        err.message,
+        /^Cannot open KV ".*\/taken\/kv\.sqlite" \(from \$MODELGATE_KV\): ".*\/taken" is not a folder/,
+      );
+      assert.match(err.message, /set MODELGATE_KV to a file in a folder it may write$/);
+      return true;
+    }, line);
+  }
+  assert.equal(setup.opened(), 0, "no command went on as if its KV were open");
+  setup.env.MODELGATE_KV = setup.kvPath;
+  assert.equal((await setup.cli("group list")).code, 0);
+  assert.equal(setup.opened(), 1, "a command that opens its KV says so once (main.ts then drops write permission)");
+});
+
 Deno.test("a CLI revocation reaches a running gateway sharing the KV file, and the CLI reads its usage", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));

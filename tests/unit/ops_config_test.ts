@@ -1,6 +1,7 @@
 /** @module The config's log and metrics sections, and where the config comes from (env YAML, flag, file). */
 import assert from "node:assert/strict";
 import { ConfigError, loadConfigFrom, parseConfig } from "../../src/core/config.ts";
+import { kvOpenError } from "../../src/runtime.ts";
 
 const BASE = `
 upstreams:
@@ -52,3 +53,35 @@ Deno.test("loadConfigFrom() takes --config, then MODELGATE_CONFIG_YAML, then MOD
     /Cannot load config "\$MODELGATE_CONFIG_YAML": invalid YAML/,
   );
 });
+
+const FROM_CONFIG = { where: "kv_path in config/gateway.yaml", change: "kv_path" };
+const KV_PROBLEMS = [
+  {
+    name: "Deno's refusal names the flag and the tasks",
+    err: new Deno.errors.NotCapable('Requires write access to "/var/lib/modelgate/shared.kv"'),
+    want:
+      /^Cannot open KV "\/var\/lib\/modelgate\/shared\.kv" \(kv_path in config\/gateway\.yaml\): this process may not write to "\/var\/lib\/modelgate" .*`deno task start` or `deno task cli`.*--allow-write=\/var\/lib\/modelgate .*set kv_path/,
+  },
+  {
+    name: "the system's refusal to make the folder names the folder and the owner",
+    err: new Deno.errors.PermissionDenied("Permission denied (os error 13): mkdir '/var/lib/modelgate'"),
+    want:
+      /may not create or write "\/var\/lib\/modelgate" \(Permission denied.*sudo install -d -o "\$\(id -un\)" \/var\/lib\/modelgate\), or set kv_path/,
+  },
+  {
+    name: "the database the system will not let it open",
+    err: new Error("unable to open database file: /var/lib/modelgate/shared.kv"),
+    want: /may not create or write "\/var\/lib\/modelgate" \(unable to open database file/,
+  },
+  {
+    name: "a file where the folder should be",
+    err: new Deno.errors.AlreadyExists("File exists (os error 17): mkdir '/var/lib/modelgate'"),
+    want: /"\/var\/lib\/modelgate" is not a folder \(File exists.*\); set kv_path to a file in a folder it may write$/,
+  },
+  { name: "anything else as it is", err: new Error("database is locked"), want: /\): database is locked$/ },
+];
+for (const c of KV_PROBLEMS) {
+  Deno.test(`kvOpenError(): ${c.name}`, () => {
+    assert.match(kvOpenError("/var/lib/modelgate/shared.kv", c.err, FROM_CONFIG).message, c.want);
+  });
+}
