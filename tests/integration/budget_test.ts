@@ -8,7 +8,7 @@ import { estimateRequest } from "../../src/access/limits.ts";
 import { formatMoney } from "../../src/core/money.ts";
 import { costOf } from "../../src/usage/cost.ts";
 import { controlledStream, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
-import { anthropicMessage, firstEvent, fixture, messagesBody } from "../_helpers.ts";
+import { anthropicMessage, firstEvent, fixture, messagesBody, readText } from "../_helpers.ts";
 import { answerWithCacheUsage, ANTHROPIC_CACHE_COST, spendGateway } from "../_spend.ts";
 
 const CLAUDE_PRICE = { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 };
@@ -31,7 +31,7 @@ Deno.test("a cost_per_day budget admits requests until spent, then 429 in both c
     const body = messagesBody({ model: "claude-priced", max_tokens: 1, stream: i === 1 });
     const res = await gw.post("/v1/messages", body, headers);
     assert.equal(res.status, 200);
-    await res.text();
+    await readText(res);
     await gw.deps.operator.limiter.settled();
   }
   const anthropic = await gw.post("/v1/messages", messagesBody({ model: "claude-priced" }), headers);
@@ -95,7 +95,7 @@ Deno.test("a request admitted under budget that ends over it is charged in full,
   stream.end();
   const res = await pending;
   assert.equal(res.status, 200);
-  await res.text();
+  await readText(res);
   await gw.deps.operator.limiter.settled();
   // 20*3 + 100*15 + 80*0.3 = 1584 per million: 0.001584, more than the budget of 0.001 that admitted it.
   const day = gw.deps.now().toISOString().slice(0, 10);
@@ -125,7 +125,7 @@ Deno.test("a request admitted before midnight that ends after it is charged to t
   at = Date.parse("2026-07-02T00:00:01Z");
   stream.send(sse.slice(firstEvent(sse).length));
   stream.end();
-  await res.text();
+  await readText(res);
   await gw.deps.operator.limiter.settled();
   const charged = (day: string) => gw.store.kv.get(["limit", "token", record.id, "cost", "day", day]);
   assert.equal((await charged("2026-07-01")).value, 189_000_000n);

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { fakeUpstream } from "../_fake_upstream.ts";
-import { fixture, readSse, startGateway } from "../_helpers.ts";
+import { deadlineFetch, fixture, readSse, startGateway } from "../_helpers.ts";
 import { scriptedModel, type Step } from "../_scripted_model.ts";
 
 /** A patch as Codex's apply_patch takes it: several lines, both kinds of quotes, a backslash, and non-ASCII text. */
@@ -185,7 +185,12 @@ for (const { model, kind } of KINDS) {
 
   Deno.test(`A tool call the ${kind} upstream cannot take is refused with a 400 naming the input item`, async () => {
     await withModel([], async (gw, upstream) => {
-      const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      const client = new OpenAI({
+        apiKey: gw.tokens.oa,
+        baseURL: `${gw.url}/v1`,
+        maxRetries: 0,
+        fetch: deadlineFetch(),
+      });
       const input = [...FIRST_TURN.input, {
         type: "local_shell_call",
         call_id: "sh_1",
@@ -230,7 +235,7 @@ for (const stream of [true, false]) {
 
 Deno.test("OpenAI SDK responses.stream() reads a custom_tool_call from an Anthropic upstream", async () => {
   await withModel([{ tool: "apply_patch", raw: PATCH }], async (gw) => {
-    const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
     const final = await client.responses.stream({ ...FIRST_TURN, model: "claude-test" }).finalResponse();
     const call = final.output[0];
     assert.ok(call.type === "custom_tool_call", `got ${call.type}`);
@@ -245,7 +250,7 @@ const CHAT_CUSTOM_TOOL = {
 
 Deno.test("OpenAI SDK chat custom tools reach an Anthropic upstream as functions and return as custom calls", async () => {
   await withModel([{ tool: "apply_patch", raw: PATCH }, { text: "Done." }], async (gw, upstream) => {
-    const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: "user", content: "Make hello.txt" }];
     const whole = await client.chat.completions.create({ model: "claude-test", messages, tools: [CHAT_CUSTOM_TOOL] });
     const streamed = await client.chat.completions.stream({ model: "claude-test", messages, tools: [CHAT_CUSTOM_TOOL] })

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import OpenAI from "openai";
+import { deadlineFetch } from "../_reads.ts";
 import { type Json, setup, toolLoopSent, turnsSent } from "../_responses.ts";
 import { KINDS } from "../_scripted_turns.ts";
 
@@ -28,7 +29,7 @@ for (const c of KINDS) {
           apiKey: s.token,
           fetch: (url, init) => {
             sent.push(JSON.parse(String(init?.body)));
-            return fetch(url, init);
+            return deadlineFetch()(url, init);
           },
         });
         const options = {
@@ -51,7 +52,7 @@ for (const c of KINDS) {
 
   Deno.test(`OpenAI SDK continues by previous_response_id, then reads, pages and deletes (${c.kind} upstream)`, async () => {
     await using s = await setup({ ...c, stream: false });
-    const client = new OpenAI({ apiKey: s.token, baseURL: `${s.gw.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: s.token, baseURL: `${s.gw.url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
     const first = await client.responses.create({
       model: c.model,
       input: "What time is it?",

@@ -7,7 +7,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { cliSetup } from "../_cli.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
-import { startGateway } from "../_helpers.ts";
+import { deadlineFetch, startGateway } from "../_helpers.ts";
 import { answerWithCacheUsage, ANTHROPIC_CACHE_COST, frozenClock, pricedUpstreams, SPEND_GROUP } from "../_spend.ts";
 
 const ASK = { model: "claude-priced", max_tokens: 1, messages: [{ role: "user" as const, content: "Hi" }] };
@@ -30,7 +30,7 @@ Deno.test("a budget made through the admin API, spent with the SDKs, read back b
     assert.deepEqual(token.limits, { cost_per_day: 0.000378 });
 
     // The SDKs keep their default retries: a spent budget must stop them at once.
-    const anthropic = new Anthropic({ apiKey: secret, baseURL: gw.url });
+    const anthropic = new Anthropic({ apiKey: secret, baseURL: gw.url, fetch: deadlineFetch() });
     assert.equal((await anthropic.messages.create(ASK)).usage.cache_read_input_tokens, 80);
     await gw.deps.operator.limiter.settled();
     assert.equal((await anthropic.messages.stream(ASK).finalMessage()).stop_reason, "end_turn");
@@ -68,7 +68,7 @@ Deno.test("a budget made through the admin API, spent with the SDKs, read back b
       assert.match(err.message, /over its budget cost_per_day = 0\.000378 USD/);
       return true;
     });
-    const openai = new OpenAI({ apiKey: secret, baseURL: `${gw.url}/v1` });
+    const openai = new OpenAI({ apiKey: secret, baseURL: `${gw.url}/v1`, fetch: deadlineFetch() });
     const chat = { model: "gpt-priced", messages: [{ role: "user" as const, content: "Hi" }] };
     await assert.rejects(openai.chat.completions.create(chat), OpenAI.RateLimitError);
     assert.equal(gw.exchanges.length - before, 2, "an SDK retried against a spent budget");

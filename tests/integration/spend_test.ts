@@ -7,7 +7,7 @@ import type { Exchange } from "../../src/core/exchange.ts";
 import { requestLog, usageTotals } from "../../src/usage/query.ts";
 import { usageRecorder } from "../../src/usage/recorder.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
-import { anthropicMessage, messagesBody } from "../_helpers.ts";
+import { anthropicMessage, messagesBody, readText } from "../_helpers.ts";
 import { answerWithCacheUsage, ANTHROPIC_CACHE_COST, CHAT_CACHE_COST, spendGateway } from "../_spend.ts";
 
 const chat = (model: string, stream = false) => ({ model, stream, messages: [{ role: "user", content: "Hi" }] });
@@ -54,7 +54,7 @@ for (const c of PATHS) {
     const { secret, record } = await gw.store.createToken({ group: "spend" });
     const res = await gw.post(c.path, c.body, { "x-api-key": secret });
     assert.equal(res.status, 200, await res.clone().text());
-    await res.text();
+    await readText(res);
     await gw.flush();
     const want = c.body.model === "claude-priced" ? ANTHROPIC_CACHE_COST : CHAT_CACHE_COST;
     const [entry] = await requestLog(gw.store.kv, { limit: 10 });
