@@ -38,7 +38,7 @@ export function messagesToChatResponse(body: JsonObject, { ctx, freeform }: Chat
   const text = blocks.filter((b) => b.type === "text").map((b) => String(b.text ?? "")).join("");
   const reasoning = blocks.filter((b) => b.type === "thinking").map((b) => String(b.thinking ?? "")).join("");
   const toolCalls = blocks.filter((b) => b.type === "tool_use").map((b, i) => {
-    const id = answerToolId(b.id, "call", ctx.requestId, i);
+    const id = answerToolId(b.id, "call", ctx, i);
     return freeform.has(String(b.name))
       ? { id, type: "custom", custom: { name: b.name, input: freeformInput(b.input ?? {}) } }
       : { id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } };
@@ -114,7 +114,7 @@ export function messagesToChatStream({ ctx, freeform, includeUsage = false }: Ch
           if (block.type !== "tool_use") return [];
           const k = toolIndex.size;
           toolIndex.set(Number(data.index), k);
-          const id = answerToolId(block.id, "call", ctx.requestId, k);
+          const id = answerToolId(block.id, "call", ctx, k);
           if (freeform.has(String(block.name))) {
             freeformArgs.set(Number(data.index), "");
             return [chunk({ tool_calls: [{ index: k, id, type: "custom", custom: { name: block.name } }] })];

@@ -72,7 +72,7 @@ export function chatToMessagesResponse(body: JsonObject, state: MessagesChatStat
     const fn = isObject(call.function) ? call.function : {};
     content.push({
       type: "tool_use",
-      id: answerToolId(call.id, "toolu", ctx.requestId, i),
+      id: answerToolId(call.id, "toolu", ctx, i),
       name: names.toClient(String(fn.name ?? "")),
       input: parseToolArguments(fn.arguments),
     });
@@ -154,7 +154,7 @@ export function chatToMessagesStream(state: MessagesChatState): StreamStep {
       calledTools = true;
       const block = {
         type: "tool_use",
-        id: answerToolId(call.id, "toolu", ctx.requestId, call.index),
+        id: answerToolId(call.id, "toolu", ctx, call.index),
         name: names.toClient(call.name),
         input: {},
       };

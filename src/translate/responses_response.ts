@@ -63,7 +63,7 @@ export function chatToResponsesResponse(body: JsonObject, state: ResponsesState)
   calls.forEach((call, i) => {
     const native = call.type === "custom" && isObject(call.custom);
     const fn = native ? call.custom as JsonObject : isObject(call.function) ? call.function : {};
-    const id = answerToolId(call.id, "call", state.ctx.requestId, i);
+    const id = answerToolId(call.id, "call", state.ctx, i);
     writeCall(writer, { id, name: String(fn.name ?? ""), args: native ? fn.input : fn.arguments ?? "", native }, state);
   });
   writer.finish(endFromFinish(choice.finish_reason), usageFromChat(body.usage));
@@ -81,7 +81,7 @@ export function messagesToResponsesResponse(body: JsonObject, state: ResponsesSt
     } else if (block.type === "redacted_thinking") writer.reasoningSealed(sealThinking(block));
     else if (block.type === "text" && block.text) writer.text(String(block.text));
     else if (block.type === "tool_use") {
-      const id = answerToolId(block.id, "call", state.ctx.requestId, calls++);
+      const id = answerToolId(block.id, "call", state.ctx, calls++);
       writeCall(writer, { id, name: String(block.name), args: block.input ?? {} }, state);
     }
   }
@@ -105,7 +105,7 @@ export function chatToResponsesStream(state: ResponsesState): StreamStep {
   function flush(w: ResponsesWriter) {
     const out = w.close();
     for (const call of calls.drain()) {
-      const id = answerToolId(call.id, "call", ctx.requestId, call.index);
+      const id = answerToolId(call.id, "call", ctx, call.index);
       out.push(...writeCall(w, { id, name: call.name, args: call.args, native: call.custom }, state));
     }
     return out;
@@ -171,7 +171,7 @@ export function messagesToResponsesStream(state: ResponsesState): StreamStep {
           if (block.type === "tool_use") {
             const tool = state.tools.clientTool(String(block.name));
             if (tool.custom) freeform = "";
-            return writer.callStart(answerToolId(block.id, "call", state.ctx.requestId, calls++), tool);
+            return writer.callStart(answerToolId(block.id, "call", state.ctx, calls++), tool);
           }
           return [];
         case "content_block_delta":

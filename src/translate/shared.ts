@@ -128,10 +128,18 @@ export function sanitizeToolId(id: unknown, fallback: string): string {
 
 /**
  * The id of an answer's tool call at `position` (among its tool calls): the upstream's own, made safe, or one made of
- * `prefix`, the request id and the position, so the same answer gives the same ids whether streamed or whole.
+ * `prefix`, the answer's id and the position, so the same answer gives the same ids whether streamed or whole. The
+ * answer's id is the Responses id when there is one (fresh for every request, so ids in a stored conversation never
+ * repeat), else the request id.
  */
-export function answerToolId(id: unknown, prefix: "toolu" | "call", requestId: string, position: number): string {
-  return sanitizeToolId(id, `${prefix}_${requestId}_${position}`);
+export function answerToolId(
+  id: unknown,
+  prefix: "toolu" | "call",
+  answer: { requestId: string; responseId?: string },
+  position: number,
+): string {
+  const base = answer.responseId?.replace(/^resp_/, "") ?? answer.requestId;
+  return sanitizeToolId(id, `${prefix}_${base}_${position}`);
 }
 
 /**

@@ -58,7 +58,8 @@ const CASES: {
   name: string;
   translator: Translator;
   client: Protocol;
-  prefix: string;
+  /** The made-up id of a call without one: from the request id, or from the Responses id when there is one. */
+  madeUp: string;
   json(body: Record<string, unknown>): Summary;
   stream(events: Awaited<ReturnType<typeof readSse>>): Summary;
 }[] = [
@@ -66,7 +67,7 @@ const CASES: {
     name: "Messages",
     translator: messagesViaChat,
     client: "anthropic",
-    prefix: "toolu",
+    madeUp: "toolu_trace_1_a_1",
     json: readAnthropicJson,
     stream: readAnthropicStream,
   },
@@ -74,7 +75,7 @@ const CASES: {
     name: "Responses",
     translator: responsesViaChat,
     client: "openai-responses",
-    prefix: "call",
+    madeUp: "call_5f2c9d_1",
     json: readResponsesJson,
     stream: readResponsesStream,
   },
@@ -82,7 +83,9 @@ const CASES: {
 
 for (const c of CASES) {
   Deno.test(`a ${c.name} client gets safe ids, wrapped arguments and the same ids streamed or whole`, async () => {
-    const ctx = { ...testContext(), requestId: "trace.1:a" };
+    // The handler gives only Responses requests a response id.
+    const responseId = c.client === "openai-responses" ? "resp_5f2c9d" : undefined;
+    const ctx = { ...testContext(), requestId: "trace.1:a", responseId };
     const whole = c.translator(ctx);
     whole.request(structuredClone({ ...SAMPLE_REQUESTS[c.client], stream: false }));
     const fromWhole = c.json(whole.response(structuredClone(WHOLE)));
@@ -92,7 +95,7 @@ for (const c of CASES) {
     const fromStream = c.stream(await readSse(new Response(translateSse(body, streamed.stream!(), c.client))));
     const want = [
       { id: "call_7_odd_id", name: "get_time", args: { _raw_arguments: "tz=UTC" } },
-      { id: `${c.prefix}_trace_1_a_1`, name: "get_weather", args: {} },
+      { id: c.madeUp, name: "get_weather", args: {} },
     ];
     assert.deepEqual(fromWhole.tools, want, "whole");
     assert.deepEqual(fromStream.tools, want, "streamed");
