@@ -6,6 +6,7 @@
  */
 import { GatewayError } from "../core/errors.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import { invalidField } from "../core/validation.ts";
 import { outputItems, type ResponseStore, type StoredResponse } from "./store.ts";
 
 /** What to keep of a request once its answer is in. */
@@ -46,10 +47,6 @@ export function inputItems(input: unknown): JsonObject[] {
   );
 }
 
-function invalid(param: string, message: string, code?: string): GatewayError {
-  return new GatewayError("invalid_request", `${param}: ${message}`, { param, code });
-}
-
 function previousNotFound(id: string, why: string): GatewayError {
   return new GatewayError("invalid_request", `Previous response with id '${id}' not found: ${why}; ${WHOLE}`, {
     param: "previous_response_id",
@@ -78,11 +75,11 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
   const { store, token } = options;
   const previous = body.previous_response_id;
   if (previous !== undefined && previous !== null && typeof previous !== "string") {
-    throw invalid("previous_response_id", "must be a string");
+    throw invalidField("previous_response_id", "must be a string");
   }
   // A conversation object would prepend its items as previous_response_id does; ignoring it would drop them.
   if (body.conversation !== undefined && body.conversation !== null) {
-    throw invalid(
+    throw invalidField(
       "conversation",
       "conversation objects are not supported by this gateway; continue with previous_response_id, or send the whole " +
         "conversation in input",
@@ -92,7 +89,9 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
   const referenced = items.some((item) => item.type === "item_reference");
   const keep = store !== undefined && body.store !== false;
   if (!previous && !referenced && !keep) return { body };
-  if (previous && !store) throw invalid("previous_response_id", `${NOT_KEPT}, so it cannot continue one; ${WHOLE}`);
+  if (previous && !store) {
+    throw invalidField("previous_response_id", `${NOT_KEPT}, so it cannot continue one; ${WHOLE}`);
+  }
 
   let context: JsonObject[] = [];
   let chain: string[] = [];
@@ -118,9 +117,9 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
   for (let i = 0; i < items.length; i++) {
     let item = items[i];
     if (item.type === "item_reference") {
-      if (typeof item.id !== "string" || !item.id) throw invalid(`input[${i}].id`, "is required");
+      if (typeof item.id !== "string" || !item.id) throw invalidField(`input[${i}].id`, "is required");
       if (!store) {
-        throw invalid(
+        throw invalidField(
           `input[${i}]`,
           `item_reference "${item.id}" cannot be resolved: ${NOT_KEPT}; send the item itself`,
         );
@@ -129,7 +128,7 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
       if (!seen.has(item.id)) {
         const stored = await storedItem(store, token, item.id, found);
         if (!stored) {
-          throw invalid(
+          throw invalidField(
             `input[${i}]`,
             `item_reference "${item.id}" names no item stored for this API key (it may have expired, been deleted, ` +
               `or come from a response made with store: false); send the item itself instead of a reference`,
@@ -139,7 +138,7 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
       }
     }
     if (typeof item.id === "string" && seen.has(item.id)) {
-      throw invalid(
+      throw invalidField(
         `input[${i}]`,
         `Duplicate item found with id '${item.id}': it is already in the conversation (from previous_response_id ` +
           `or an earlier input item); remove it from input`,

@@ -12,9 +12,9 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-/** A 400 naming the field at fault, both in its message and as OpenAI's `param`. */
-export function invalidField(field: string, message: string): GatewayError {
-  return new GatewayError("invalid_request", `${field}: ${message}`, { param: field });
+/** A 400 naming the field at fault, both in its message and as OpenAI's `param` (with OpenAI's `code`, when given). */
+export function invalidField(field: string, message: string, code?: string): GatewayError {
+  return new GatewayError("invalid_request", `${field}: ${message}`, { param: field, code });
 }
 
 /** The value at a path in `input`, to tell a missing field from one of the wrong type. */

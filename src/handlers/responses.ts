@@ -10,6 +10,7 @@ import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
+import { invalidField } from "../core/validation.ts";
 import type { AnswerWatch } from "../relay/request.ts";
 import type { RequestContext } from "./context.ts";
 
@@ -108,10 +109,6 @@ export async function listInputItems(req: Request, ctx: RequestContext): Promise
   return json(pageItems(items, new URL(req.url).searchParams));
 }
 
-function invalidQuery(param: string, message: string): GatewayError {
-  return new GatewayError("invalid_request", `${param}: ${message}`, { param });
-}
-
 /**
  * One page of `items` (oldest first) as the API lists them: `order` desc by default, `limit` 1 to 100 (20), and
  * `after` / `before` as item ids that the page starts after or ends before.
@@ -119,15 +116,15 @@ function invalidQuery(param: string, message: string): GatewayError {
 export function pageItems(items: readonly JsonObject[], query: URLSearchParams): JsonObject {
   const limitText = query.get("limit") ?? "20";
   const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : NaN;
-  if (!(limit >= 1 && limit <= 100)) throw invalidQuery("limit", "must be an integer from 1 to 100");
+  if (!(limit >= 1 && limit <= 100)) throw invalidField("limit", "must be an integer from 1 to 100");
   const order = query.get("order") ?? "desc";
-  if (order !== "asc" && order !== "desc") throw invalidQuery("order", 'must be "asc" or "desc"');
+  if (order !== "asc" && order !== "desc") throw invalidField("order", 'must be "asc" or "desc"');
   const ordered = order === "asc" ? items : [...items].reverse();
   const at = (param: "after" | "before") => {
     const id = query.get(param);
     if (id === null) return undefined;
     const index = ordered.findIndex((item) => item.id === id);
-    if (index === -1) throw invalidQuery(param, `no input item of this response has the id '${id}'`);
+    if (index === -1) throw invalidField(param, `no input item of this response has the id '${id}'`);
     return index;
   };
   const after = at("after");
