@@ -3,13 +3,12 @@ import { recordFirstServed, undatedModels } from "../src/access/model_dates.ts";
 import { createStore, seedGroups, type Store } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
 import { type Config, parseConfig } from "../src/core/config.ts";
-import { GatewayError } from "../src/core/errors.ts";
 import type { Exchange } from "../src/core/exchange.ts";
 import type { Deps } from "../src/handlers/context.ts";
 import { buildDeps, upstreamTransports } from "../src/server.ts";
 import { buildRouteTable, type RouteTable } from "../src/relay/routing.ts";
 import type { FakeUpstream } from "./_fake_upstream.ts";
-import { deadlineFetch, within } from "./_reads.ts";
+import { deadlineFetch, shutdownWithin, within } from "./_reads.ts";
 
 export { bodyReader, deadlineFetch, readSse, readText, within } from "./_reads.ts";
 
@@ -226,31 +225,6 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
       }
     },
   };
-}
-
-/**
- * Shuts `server` down; when a response is still open after `graceMs` (a test left a stream unread), the gateway's
- * grace period ends at once, as after SIGTERM, so teardown finishes. Returns the grace spent then, or 0.
- */
-async function shutdownWithin(server: Deno.HttpServer, closing: AbortController, graceMs: number): Promise<number> {
-  const shutdown = server.shutdown();
-  const ended = () => shutdown.then(() => true);
-  if (await settlesWithin(ended(), graceMs)) return 0;
-  closing.abort(new GatewayError("unavailable", "The gateway under test is shutting down"));
-  // A response that even the end of the grace period does not close is left behind; the test fails either way.
-  await settlesWithin(ended(), graceMs);
-  return graceMs;
-}
-
-/** True when `promise` settles within `ms`, false when the time runs out first. */
-async function settlesWithin(promise: Promise<boolean>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), ms));
-  try {
-    return await Promise.race([promise, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The route table of a config whose upstreams' credentials come from `env`, as `serve` builds it. */

@@ -1,8 +1,9 @@
 /**
  * @module Reading what the gateway answers, within deadlines: a read either completes or fails naming what it waited
- * for, and a body given up on is cancelled, so a broken gateway makes a test fail instead of hang (and the gateway's
- * own shutdown in teardown is never left waiting on a reader the test forgot).
+ * for, and a body given up on is cancelled, so a broken gateway makes a test fail instead of hang; and a teardown that
+ * ends what a test left open instead of waiting on it forever.
  */
+import { GatewayError } from "../src/core/errors.ts";
 import { type SseMessage, SseParser } from "../src/core/sse.ts";
 
 /** How long one read of a response may wait: far above any read on a loaded machine, far below a hang. */
@@ -102,4 +103,33 @@ export function deadlineFetch(ms = REQUEST_DEADLINE_MS): typeof fetch {
     const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     return fetch(input, { ...init, signal });
   };
+}
+
+/**
+ * Shuts `server` down; when a response is still open after `graceMs` (a test left a stream unread), the gateway's
+ * grace period ends at once, as after SIGTERM, so teardown finishes. Returns the grace spent then, or 0.
+ */
+export async function shutdownWithin(
+  server: Deno.HttpServer,
+  closing: AbortController,
+  graceMs: number,
+): Promise<number> {
+  const shutdown = server.shutdown();
+  const ended = () => shutdown.then(() => true);
+  if (await settlesWithin(ended(), graceMs)) return 0;
+  closing.abort(new GatewayError("unavailable", "The gateway under test is shutting down"));
+  // A response that even the end of the grace period does not close is left behind; the test fails either way.
+  await settlesWithin(ended(), graceMs);
+  return graceMs;
+}
+
+/** True when `promise` settles within `ms`, false when the time runs out first. */
+async function settlesWithin(promise: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
