@@ -88,6 +88,8 @@ export interface KvOpenIo {
   env: Env;
   /** Runs once the KV is open; the process entry point drops its write permission there. */
   onKvOpen?(): void;
+  /** Where the store logs (a KV file's mode tightened, a write given up). */
+  log?(line: Record<string, unknown>): void;
 }
 
 /** Opens the configured KV; a location the process may not write stops the command with {@linkcode kvOpenError}. */
@@ -95,7 +97,7 @@ export async function openKvStore(kvPath: string, configSource: string, io: KvOp
   const location = kvLocation(kvPath, io.env);
   let store: Store;
   try {
-    store = await openStore(location);
+    store = await openStore(location, { log: io.log });
   } catch (err) {
     if (location === undefined || location === ":memory:" || location.includes("://")) throw err;
     throw kvOpenError(location, err, kvOrigin(io.env, configSource));

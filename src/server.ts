@@ -81,6 +81,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     models: table.models.keys(),
     upstreams: layout.keys(),
     health: () => health.snapshot(layout),
+    kvGiveUps: () => store.writes.giveUps(),
   });
   const deps: Deps = {
     config,
@@ -122,13 +123,13 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
 /** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
 export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
   const { config, source } = await loadConfigFrom(configFlag, io.env);
-  const store = await openKvStore(config.kv_path, source, io);
-  await seedGroups(store, config.groups);
-  const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date());
-  const closing = new AbortController();
   // console.log writes each batch whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
   const lines = batchedWriter((text) => console.log(text));
   const log = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
+  const store = await openKvStore(config.kv_path, source, { ...io, log });
+  await seedGroups(store, config.groups);
+  const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date());
+  const closing = new AbortController();
   const transports = upstreamTransports(config, { env: io.env, log });
   for (const [name, { problem }] of transports) {
     if (problem) io.err(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);

@@ -4,6 +4,7 @@ import { createStore, seedGroups, type Store } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
 import { type Config, parseConfig } from "../src/core/config.ts";
 import type { Exchange } from "../src/core/exchange.ts";
+import { createKvWriter } from "../src/core/kv_write.ts";
 import type { Deps } from "../src/handlers/context.ts";
 import { buildDeps, upstreamTransports } from "../src/server.ts";
 import { buildRouteTable, type RouteTable } from "../src/relay/routing.ts";
@@ -163,13 +164,15 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     ...options.env,
   };
   const env = (name: string) => keys[name];
-  const store = createStore(options.kv ?? await Deno.openKv(":memory:"));
+  const logs: Record<string, unknown>[] = [];
+  // A busy KV is retried at once: the backoff's delays are checked on their own, and tests never sleep.
+  const writes = createKvWriter({ log: (line) => logs.push(line), sleep: () => Promise.resolve() });
+  const store = createStore(options.kv ?? await Deno.openKv(":memory:"), { writes });
   await seedGroups(store, config.groups);
   const tokens = {} as TestGateway["tokens"];
   for (const group of ["default", "oa", "auto", "bulk"] as const) {
     if (config.groups.some((g) => g.name === group)) tokens[group] = (await store.createToken({ group })).secret;
   }
-  const logs: Record<string, unknown>[] = [];
   const exchanges: Exchange[] = [];
   const started: Exchange[] = [];
   const closing = new AbortController();

@@ -7,6 +7,7 @@
 import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
+import { KvWriteFailed, type KvWriter, RETRY } from "../core/kv_write.ts";
 import { formatMoney, picoOf, type Price } from "../core/money.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
@@ -47,18 +48,16 @@ export interface Limiter extends Observer {
 /** Options for {@linkcode createLimiter}. */
 export interface LimiterOptions {
   now(): number;
-  log(line: Record<string, unknown>): void;
   /** Per public model, the highest price among its deployments, for the cost a request reserves. */
   prices?: ReadonlyMap<string, Price>;
   /** The label budgets are named with in a 429's message. */
   currency?: string;
+  /** Commits with bounded retries when other requests or processes write the same counters. */
+  writes: KvWriter;
 }
 
 /** What a request reserves on each kind of counter. */
 type Amounts = Record<Unit, bigint>;
-
-// Each failed commit means another request took a unit in between, so this bounds the waiting requests.
-const MAX_TRIES = 200;
 
 /** The counters one request counts against, from its token's and its group's limits. */
 function slotsFor(
@@ -98,35 +97,49 @@ function stored(slot: Slot, value: bigint): Stored {
   return slot.unit === "cost" ? value : Number(value);
 }
 
-/** Takes `amount` on every slot at once, or reports the first slot that has no room. */
-async function reserve(kv: Deno.Kv, slots: Slot[]): Promise<{ slot: Slot; used: bigint } | undefined> {
-  for (let tries = 0; tries < MAX_TRIES; tries++) {
-    const entries = await kv.getMany<Stored[]>(slots.map((slot) => slot.key));
-    const op = kv.atomic();
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i];
-      const used = counted(entries[i].value);
-      // An idle window admits one request whatever its estimate, so no request is refused for good; the limit
-      // then holds within that one request.
-      if (used > 0n && used + slot.amount > slot.limit) return { slot, used };
-      op.check(entries[i]).set(slot.key, stored(slot, used + slot.amount), { expireIn: slot.expireIn });
-    }
-    if ((await op.commit()).ok) return undefined;
+/**
+ * Takes `amount` on every slot at once, or reports the first slot that has no room. A store that cannot take the
+ * reservation (busy or contended past the writer's bounds) is a 503 with retry-after: the limit cannot be checked.
+ */
+async function reserve(
+  kv: Deno.Kv,
+  slots: Slot[],
+  writes: KvWriter,
+): Promise<{ slot: Slot; used: bigint } | undefined> {
+  try {
+    return await writes.write("limit_reserve", async () => {
+      const entries = await kv.getMany<Stored[]>(slots.map((slot) => slot.key));
+      const op = kv.atomic();
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i];
+        const used = counted(entries[i].value);
+        // An idle window admits one request whatever its estimate, so no request is refused for good; the limit
+        // then holds within that one request.
+        if (used > 0n && used + slot.amount > slot.limit) return { slot, used };
+        op.check(entries[i]).set(slot.key, stored(slot, used + slot.amount), { expireIn: slot.expireIn });
+      }
+      return (await op.commit()).ok ? undefined : RETRY;
+    });
+  } catch (err) {
+    if (!(err instanceof KvWriteFailed)) throw err;
+    throw new GatewayError("unavailable", "The rate limits of this API key cannot be checked right now; try again", {
+      headers: { "retry-after": "1" },
+      cause: err,
+    });
   }
-  throw new GatewayError("rate_limit", "Too many concurrent requests for this API key's limits; try again", {
-    headers: { "retry-after": "1" },
-  });
 }
 
-/** Adds `delta` (which may be negative) to a counter, never below zero. */
-async function adjust(kv: Deno.Kv, slot: Slot, delta: bigint): Promise<void> {
-  for (let tries = 0; tries < MAX_TRIES; tries++) {
+/** Adds `delta` (which may be negative) to a counter, never below zero; a give-up is logged and counted. */
+function adjust(kv: Deno.Kv, slot: Slot, delta: bigint, writes: KvWriter): Promise<void> {
+  return writes.write("limit_adjust", async () => {
     const entry = await kv.get<Stored>(slot.key);
     if (entry.value === null) return;
     const sum = counted(entry.value) + delta;
     const value = stored(slot, sum > 0n ? sum : 0n);
-    if ((await kv.atomic().check(entry).set(slot.key, value, { expireIn: slot.expireIn }).commit()).ok) return;
-  }
+    return (await kv.atomic().check(entry).set(slot.key, value, { expireIn: slot.expireIn }).commit()).ok
+      ? undefined
+      : RETRY;
+  });
 }
 
 /** The 429 for a slot with no room; its message names the limit, never what others used of it. */
@@ -176,7 +189,7 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       options.now(),
     );
     if (slots.length === 0) return;
-    const refused = await reserve(kv, slots);
+    const refused = await reserve(kv, slots, options.writes);
     if (refused) throw refusal(refused, exchange, options);
     const held = slots.filter((slot) => slot.unit !== "requests");
     if (held.length > 0) reserved.set(exchange, { slots: held, estimate });
@@ -202,11 +215,12 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
         : { requests: 1n, tokens: 0n, cost: 0n };
       const changed = held.slots.filter((slot) => used[slot.unit] !== slot.amount);
       if (changed.length === 0) return;
-      const charge = Promise.all(changed.map((slot) => adjust(kv, slot, used[slot.unit] - slot.amount))).then(
+      const charge = Promise.all(
+        changed.map((slot) => adjust(kv, slot, used[slot.unit] - slot.amount, options.writes)),
+      ).then(
         () => {},
-        (err) => {
-          options.log({ event: "limit_charge_failed", error: String((err as Error)?.message ?? err) });
-        },
+        // A charge the store would not take is already logged and counted by the writer.
+        () => {},
       );
       charging.add(charge);
       charge.finally(() => charging.delete(charge));

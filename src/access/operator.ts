@@ -38,11 +38,12 @@ export function createOperator(config: Config, store: Store, options: OperatorOp
   const credentials = cachedCredentials(store, { refreshMs: config.usage.auth_refresh_ms, log: options.log });
   const limiter = createLimiter(store.kv, {
     now: options.now,
-    log: options.log,
+    writes: store.writes,
     prices: highestPrices(config),
     currency: config.currency,
   });
   const usage = usageRecorder(store.kv, {
+    writes: store.writes,
     flushMs: config.usage.flush_ms,
     logDays: config.usage.request_log_days,
     log: options.log,

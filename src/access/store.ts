@@ -4,10 +4,15 @@
  * and ["auth_version"], bumped in the same atomic write as every token or group change so caches can notice.
  */
 import type { Limits } from "../core/config.ts";
+import { GatewayError } from "../core/errors.ts";
+import { createKvWriter, type KvWriter, RETRY } from "../core/kv_write.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
 
 /** The fields of a token an operator may change after creation. */
 export type TokenPatch = Partial<Pick<TokenRecord, "name" | "group" | "expires_at" | "disabled" | "limits">>;
+
+/** The fields of a group an operator may change after creation. */
+export type GroupPatch = Partial<Pick<Group, "listing" | "models" | "limits">>;
 
 /** The key bumped with every token or group write. */
 export const AUTH_VERSION_KEY: Deno.KvKey = ["auth_version"];
@@ -24,6 +29,8 @@ export interface CreateTokenOptions {
 /** Token and group storage over one Deno KV handle. */
 export interface Store {
   readonly kv: Deno.Kv;
+  /** How every write path of this process commits to `kv`: bounded retries, give-ups logged and counted. */
+  readonly writes: KvWriter;
   createToken(options: CreateTokenOptions): Promise<{ secret: string; record: TokenRecord }>;
   findToken(secret: string): Promise<TokenRecord | null>;
   findTokenByHash(hash: string): Promise<TokenRecord | null>;
@@ -32,7 +39,12 @@ export interface Store {
   /** Applies `patch`; null when there is no such token. */
   updateToken(id: string, patch: TokenPatch): Promise<TokenRecord | null>;
   revokeToken(id: string): Promise<TokenRecord | null>;
+  /** Writes a group whatever is there (the config's groups at start). */
   putGroup(group: Group): Promise<void>;
+  /** Writes a new group; false when one of that name exists. */
+  createGroup(group: Group): Promise<boolean>;
+  /** Applies `patch`; null when there is no such group. */
+  updateGroup(name: string, patch: GroupPatch): Promise<Group | null>;
   getGroup(name: string): Promise<Group | null>;
   listGroups(): Promise<Group[]>;
   /** Deletes a group; false when there was none. */
@@ -62,50 +74,81 @@ function newTokenId(): string {
   return `tok_${hex.join("")}`;
 }
 
+/** Options for {@linkcode createStore}. */
+export interface StoreOptions {
+  /** Where give-ups of KV writes are logged. */
+  log?(line: Record<string, unknown>): void;
+  /** The writer to commit through; by default one made with `log`. */
+  writes?: KvWriter;
+}
+
+/** A group as stored: only its own fields, copied. */
+function storedGroup(group: Group): Group {
+  const stored: Group = { name: group.name, listing: group.listing, models: [...group.models] };
+  if (group.limits) stored.limits = { ...group.limits };
+  return stored;
+}
+
+/** A 409 for a change that another change overtook. */
+function overtaken(message: string): GatewayError {
+  return new GatewayError("invalid_request", message, { status: 409, code: "conflict" });
+}
+
 /** Wraps an open KV handle as a Store. */
-export function createStore(kv: Deno.Kv): Store {
+export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
   const listeners = new Set<() => void>();
-  async function commit(op: Deno.AtomicOperation): Promise<boolean> {
+  const writes = options.writes ?? createKvWriter({ log: options.log ?? (() => {}) });
+  /** Commits `op` with the auth version bumped; RETRY when one of its checks failed. */
+  async function commit(op: Deno.AtomicOperation): Promise<true | typeof RETRY> {
     const result = await op.sum(AUTH_VERSION_KEY, 1n).commit();
-    if (result.ok) { for (const listener of listeners) listener(); }
-    return result.ok;
+    if (!result.ok) return RETRY;
+    for (const listener of listeners) listener();
+    return true;
   }
   async function tokenEntry(id: string) {
     const hash = (await kv.get<string>(["token", id])).value;
     return hash ? { hash, entry: await kv.get<TokenRecord>(["token_hash", hash]) } : null;
   }
-  async function updateToken(id: string, patch: TokenPatch): Promise<TokenRecord | null> {
-    // Optimistic: retried when another writer changed the record between the read and the write.
-    for (;;) {
+  function updateToken(id: string, patch: TokenPatch): Promise<TokenRecord | null> {
+    // Optimistic: read again and retry when another writer changed the record between the read and the write.
+    return writes.write("token_update", async () => {
       const found = await tokenEntry(id);
       if (!found?.entry.value) return null;
       const record: TokenRecord = { ...found.entry.value, ...patch };
       if (record.limits === undefined) delete record.limits;
-      if (await commit(kv.atomic().check(found.entry).set(["token_hash", found.hash], record))) return record;
-    }
+      return await commit(kv.atomic().check(found.entry).set(["token_hash", found.hash], record)) === RETRY
+        ? RETRY
+        : record;
+    });
   }
   return {
     kv,
-    async createToken({ group, name, expiresAt, limits, now = new Date() }) {
-      if (!(await kv.get(["group", group])).value) throw new RangeError(`Cannot create token: no group "${group}"`);
-      const secret = newTokenSecret();
-      const hash = await hashToken(secret);
-      const id = newTokenId();
-      const record: TokenRecord = {
-        id,
-        name: name ?? id,
-        group,
-        created_at: now.toISOString(),
-        expires_at: expiresAt ? expiresAt.toISOString() : null,
-        disabled: false,
-      };
-      if (limits) record.limits = { ...limits };
-      const ok = await commit(
-        kv.atomic().check({ key: ["token", id], versionstamp: null })
-          .set(["token", id], hash).set(["token_hash", hash], record),
-      );
-      if (!ok) throw new Error("Cannot create token: id collision");
-      return { secret, record };
+    writes,
+    createToken({ group, name, expiresAt, limits, now = new Date() }) {
+      return writes.write("token_create", async () => {
+        const groupEntry = await kv.get(["group", group]);
+        if (!groupEntry.value) {
+          throw overtaken(`Cannot create token: no group "${group}" (it may just have been deleted)`);
+        }
+        const secret = newTokenSecret();
+        const hash = await hashToken(secret);
+        const id = newTokenId();
+        const record: TokenRecord = {
+          id,
+          name: name ?? id,
+          group,
+          created_at: now.toISOString(),
+          expires_at: expiresAt ? expiresAt.toISOString() : null,
+          disabled: false,
+        };
+        if (limits) record.limits = { ...limits };
+        // The group must still be there when the token lands; a lost check (or an id taken) tries again.
+        const done = await commit(
+          kv.atomic().check(groupEntry).check({ key: ["token", id], versionstamp: null })
+            .set(["token", id], hash).set(["token_hash", hash], record),
+        );
+        return done === RETRY ? RETRY : { secret, record };
+      });
     },
     async findToken(secret) {
       return (await kv.get<TokenRecord>(["token_hash", await hashToken(secret)])).value;
@@ -124,9 +167,23 @@ export function createStore(kv: Deno.Kv): Store {
     updateToken,
     revokeToken: (id) => updateToken(id, { disabled: true }),
     async putGroup(group) {
-      const stored: Group = { name: group.name, listing: group.listing, models: [...group.models] };
-      if (group.limits) stored.limits = { ...group.limits };
-      await commit(kv.atomic().set(["group", group.name], stored));
+      await writes.write("group_put", () => commit(kv.atomic().set(["group", group.name], storedGroup(group))));
+    },
+    createGroup(group) {
+      return writes.write("group_create", async () => {
+        const entry = await kv.get(["group", group.name]);
+        if (entry.value) return false;
+        return await commit(kv.atomic().check(entry).set(["group", group.name], storedGroup(group)));
+      });
+    },
+    updateGroup(name, patch) {
+      return writes.write("group_update", async () => {
+        const entry = await kv.get<Group>(["group", name]);
+        if (!entry.value) return null;
+        // A patch's `limits: undefined` clears them: storedGroup keeps only limits that are there.
+        const next = storedGroup({ ...entry.value, ...patch });
+        return await commit(kv.atomic().check(entry).set(["group", name], next)) === RETRY ? RETRY : next;
+      });
     },
     async getGroup(name) {
       return (await kv.get<Group>(["group", name])).value;
@@ -136,10 +193,12 @@ export function createStore(kv: Deno.Kv): Store {
       for await (const entry of kv.list<Group>({ prefix: ["group"] })) out.push(entry.value);
       return out;
     },
-    async deleteGroup(name) {
-      const entry = await kv.get(["group", name]);
-      if (!entry.value) return false;
-      return await commit(kv.atomic().check(entry).delete(["group", name]));
+    deleteGroup(name) {
+      return writes.write("group_delete", async () => {
+        const entry = await kv.get(["group", name]);
+        if (!entry.value) return false;
+        return await commit(kv.atomic().check(entry).delete(["group", name]));
+      });
     },
     onChange(listener) {
       listeners.add(listener);
@@ -155,13 +214,13 @@ export function createStore(kv: Deno.Kv): Store {
  * Opens KV at `path` (":memory:" for tests) and creates the parent folder of a file path; undefined opens the
  * runtime's default KV (the managed one on Deno Deploy) and touches no file.
  */
-export async function openStore(path: string | undefined): Promise<Store> {
-  if (path === undefined) return createStore(await Deno.openKv());
+export async function openStore(path: string | undefined, options: StoreOptions = {}): Promise<Store> {
+  if (path === undefined) return createStore(await Deno.openKv(), options);
   if (path !== ":memory:" && !path.includes("://")) {
     const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
     if (dir) await Deno.mkdir(dir, { recursive: true });
   }
-  return createStore(await Deno.openKv(path));
+  return createStore(await Deno.openKv(path), options);
 }
 
 /** Writes the config's groups into KV; the config wins for the names it defines. */

@@ -4,7 +4,7 @@
  * Responses can be deleted one by one or a token's all at once, whether or not the gateway still keeps new ones.
  * Groups defined in the config file are read-only here: the config rewrites them at every start.
  */
-import type { Store, TokenPatch } from "../access/store.ts";
+import type { GroupPatch, Store, TokenPatch } from "../access/store.ts";
 import { responseStore } from "../conversations/store.ts";
 import type { Config } from "../core/config.ts";
 import { parseDuration } from "../core/duration.ts";
@@ -115,9 +115,8 @@ export function adminService(ctx: AdminContext) {
     },
     async createGroup(input: unknown): Promise<Group> {
       const body = parseInput(GroupCreate, input);
-      if (await store.getGroup(body.name)) throw conflict(`Group "${body.name}" already exists`);
       checkModels(body.models);
-      await store.putGroup(body);
+      if (!await store.createGroup(body)) throw conflict(`Group "${body.name}" already exists`);
       return body;
     },
     listGroups: (): Promise<Group[]> => store.listGroups(),
@@ -126,19 +125,15 @@ export function adminService(ctx: AdminContext) {
     },
     async updateGroup(name: string, input: unknown): Promise<Group> {
       const body = parseInput(GroupUpdate, input);
-      const group = await store.getGroup(name);
-      if (!group) throw notFound("Group", name);
+      if (!await store.getGroup(name)) throw notFound("Group", name);
       editable(name);
       if (body.models) checkModels(body.models);
-      const next: Group = {
-        name: group.name,
-        // Fields left out (or given as undefined by the CLI) keep their value.
-        listing: body.listing ?? group.listing,
-        models: body.models ?? group.models,
-        limits: body.limits === undefined ? group.limits : body.limits ?? undefined,
-      };
-      await store.putGroup(next);
-      return next;
+      // Fields left out (or given as undefined by the CLI) keep their value; null limits clear them.
+      const patch: GroupPatch = {};
+      if (body.listing !== undefined) patch.listing = body.listing;
+      if (body.models !== undefined) patch.models = body.models;
+      if (body.limits !== undefined) patch.limits = body.limits ?? undefined;
+      return await store.updateGroup(name, patch) ?? Promise.reject(notFound("Group", name));
     },
     async deleteGroup(name: string): Promise<{ deleted: string }> {
       if (!await store.getGroup(name)) throw notFound("Group", name);
@@ -150,7 +145,7 @@ export function adminService(ctx: AdminContext) {
           `Group "${name}" is used by ${users.length} token(s), e.g. "${users[0].id}"; move or revoke them first`,
         );
       }
-      await store.deleteGroup(name);
+      if (!await store.deleteGroup(name)) throw notFound("Group", name);
       return { deleted: name };
     },
     /** Deletes a stored response, whichever token made it. */

@@ -13,6 +13,8 @@ export interface MetricsScope {
   upstreams: Iterable<string>;
   /** Health per upstream and deployment (configured names only), read at scrape time. */
   health?(): Record<string, UpstreamHealth>;
+  /** KV writes given up so far, by the gateway's own operation names, read at scrape time. */
+  kvGiveUps?(): ReadonlyMap<string, number>;
 }
 
 /** A per-app metrics set: an observer that feeds it and the page it renders. */
@@ -105,6 +107,15 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
   });
 
   if (scope.health) healthGauges(registry, scope.health);
+  const kvGiveUps = scope.kvGiveUps;
+  if (kvGiveUps) {
+    registry.collect(
+      "modelgate_kv_write_give_ups_total",
+      "KV writes given up after their bounded retries, by operation (limit_reserve, usage_flush, token_update, ...)",
+      "counter",
+      () => [...kvGiveUps()].map(([operation, count]) => [{ operation }, count]),
+    );
+  }
 
   function finish(exchange: Exchange): void {
     live.delete(exchange);

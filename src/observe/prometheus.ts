@@ -30,6 +30,8 @@ export interface Registry {
   histogram(name: string, help: string, buckets: readonly number[]): Histogram;
   /** A gauge whose values are read at scrape time. */
   gauge(name: string, help: string, read: () => Array<[Labels, number]>): void;
+  /** A family of either type whose values are kept elsewhere and read at scrape time. */
+  collect(name: string, help: string, type: "counter" | "gauge", read: () => Array<[Labels, number]>): void;
   render(): string;
 }
 
@@ -71,6 +73,14 @@ function keyCache(): (labels: Labels) => string {
 /** Creates an empty registry; each app owns one, so tests and instances never share counts. */
 export function createRegistry(): Registry {
   const families: Family[] = [];
+  function collect(name: string, help: string, type: Family["type"], read: () => Array<[Labels, number]>): void {
+    families.push({
+      name,
+      help,
+      type,
+      samples: () => read().map(([labels, value]) => `${name}${labelText(labels)} ${numberText(value)}`),
+    });
+  }
   return {
     counter(name, help) {
       const values = new Map<string, number>();
@@ -114,14 +124,8 @@ export function createRegistry(): Registry {
         },
       };
     },
-    gauge(name, help, read) {
-      families.push({
-        name,
-        help,
-        type: "gauge",
-        samples: () => read().map(([labels, value]) => `${name}${labelText(labels)} ${numberText(value)}`),
-      });
-    },
+    gauge: (name, help, read) => collect(name, help, "gauge", read),
+    collect,
     render() {
       return families.map((family) =>
         [`# HELP ${family.name} ${family.help}`, `# TYPE ${family.name} ${family.type}`, ...family.samples()]

@@ -2,10 +2,11 @@
  * @module Usage accounting as an observer: each finished request becomes a request-log entry (no prompt or
  * completion text, expiring after the configured days, indexed by token, model, session and status) and adds to
  * per-day aggregates by token, group, model and session, its cost included. Both are batched in memory and written
- * about once a second with KV atomic sums, off the request path; `close()` writes what is left. A crash loses at
- * most one interval of counts.
+ * about once a second with KV atomic sums, off the request path; `close()` writes what is left. A batch the store
+ * will not take is kept for the next flush. A crash loses at most one interval of counts.
  */
 import type { Exchange, Observer } from "../core/exchange.ts";
+import { createKvWriter, type KvWriter } from "../core/kv_write.ts";
 import { formatMoney, parseMoney } from "../core/money.ts";
 import { costOf, isUnpriced } from "./cost.ts";
 
@@ -160,67 +161,124 @@ export interface UsageRecorder extends Observer {
 
 /** Options for {@linkcode usageRecorder}. */
 export interface UsageRecorderOptions {
+  /** Commits with bounded retries when other processes write the same KV; by default one logging to `log`. */
+  writes?: KvWriter;
   flushMs: number;
   logDays: number;
   log(line: Record<string, unknown>): void;
+  /** Request-log entries kept at most while the store will not take them; totals are always kept. */
+  maxKeptEntries?: number;
 }
 
 // Deno KV accepts up to 1000 mutations per atomic commit; stay well under it.
 const MUTATIONS_PER_COMMIT = 500;
 
+/** One aggregate's pending sum. */
+interface Sum {
+  id: string;
+  key: Deno.KvKey;
+  value: bigint;
+}
+
+/** One write of a batch: a request-log entry with its index keys, or an aggregate's sum. */
+type Mutation = { entry: RequestLogEntry } | { sum: Sum };
+
 /** A recorder that batches into `kv`. */
 export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): UsageRecorder {
+  const maxKept = options.maxKeptEntries ?? 100_000;
+  const writes = options.writes ?? createKvWriter({ log: options.log });
   let entries: RequestLogEntry[] = [];
-  let sums = new Map<string, { key: Deno.KvKey; value: bigint }>();
+  let sums = new Map<string, Sum>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
   let marked = false;
 
-  function add(dimension: Dimension, day: string, name: string, counter: Counter, value: bigint): void {
-    // Only the name is client input and it comes last; the other parts are from fixed sets, so ids cannot collide.
-    const id = `${dimension}\0${day}\0${counter}\0${name}`;
+  function addSum(id: string, key: Deno.KvKey, value: bigint): void {
     const sum = sums.get(id);
     if (sum) sum.value += value;
-    else sums.set(id, { key: usageKey(dimension, day, name, counter), value });
+    else sums.set(id, { id, key, value });
   }
 
-  async function write(batch: RequestLogEntry[], totals: { key: Deno.KvKey; value: bigint }[]): Promise<void> {
-    const expireIn = options.logDays * 86_400_000;
-    if (!marked && batch.length > 0) {
-      marked = true;
-      // Only the first writer ever sets it; later ones find it there and their commit changes nothing.
-      const first = Math.min(...batch.map((entry) => Date.parse(entry.time)));
-      await kv.atomic().check({ key: LOG_INDEXED_SINCE, versionstamp: null }).set(LOG_INDEXED_SINCE, first).commit()
-        .catch((err) => options.log({ event: "usage_flush_failed", error: String((err as Error)?.message ?? err) }));
+  function add(dimension: Dimension, day: string, name: string, counter: Counter, value: bigint): void {
+    // Only the name is client input and it comes last; the other parts are from fixed sets, so ids cannot collide.
+    addSum(`${dimension}\0${day}\0${counter}\0${name}`, usageKey(dimension, day, name, counter), value);
+  }
+
+  /** Puts mutations the store would not take back into the next batch. */
+  function keep(rest: Mutation[]): void {
+    const kept: RequestLogEntry[] = [];
+    for (const mutation of rest) {
+      if ("entry" in mutation) kept.push(mutation.entry);
+      else addSum(mutation.sum.id, mutation.sum.key, mutation.sum.value);
     }
-    const mutations: ((op: Deno.AtomicOperation) => void)[] = [
-      // An entry and its index keys stay next to each other, so they almost always share one commit.
-      ...batch.flatMap((entry) => [
-        (op: Deno.AtomicOperation) => op.set(logKey(Date.parse(entry.time), entry.request_id), entry, { expireIn }),
-        ...indexKeys(entry).map((key) => (op: Deno.AtomicOperation) => op.set(key, null, { expireIn })),
-      ]),
-      ...totals.map(({ key, value }) => (op: Deno.AtomicOperation) => op.sum(key, value)),
-    ];
-    for (let i = 0; i < mutations.length; i += MUTATIONS_PER_COMMIT) {
-      const op = kv.atomic();
-      for (const mutate of mutations.slice(i, i + MUTATIONS_PER_COMMIT)) mutate(op);
-      try {
-        await op.commit();
-      } catch (err) {
-        options.log({ event: "usage_flush_failed", error: String((err as Error)?.message ?? err) });
+    entries = [...kept, ...entries];
+    // Totals are small and are what usage reports read; the log's detail gives way first when the store stays away.
+    const over = entries.length - maxKept;
+    if (over > 0) {
+      entries = entries.slice(over);
+      options.log({ level: "warn", event: "usage_log_entries_dropped", count: over });
+    }
+    const deferred = { entries: kept.length, sums: rest.length - kept.length };
+    options.log({ level: "warn", event: "usage_flush_deferred", ...deferred });
+    timer ??= setTimeout(flush, options.flushMs);
+  }
+
+  /** Marks when the log's indexes begin; only the first writer ever sets it, later ones change nothing. */
+  async function mark(batch: Mutation[]): Promise<void> {
+    const times = batch.flatMap((mutation) => "entry" in mutation ? [Date.parse(mutation.entry.time)] : []);
+    if (marked || times.length === 0) return;
+    marked = true;
+    const first = Math.min(...times);
+    await writes.write("usage_flush", async () => {
+      await kv.atomic().check({ key: LOG_INDEXED_SINCE, versionstamp: null }).set(LOG_INDEXED_SINCE, first).commit();
+    }).catch(() => marked = false);
+  }
+
+  /** How many KV mutations one batch item takes. */
+  function weight(mutation: Mutation): number {
+    return "entry" in mutation ? 1 + indexKeys(mutation.entry).length : 1;
+  }
+
+  async function write(batch: Mutation[]): Promise<void> {
+    const expireIn = options.logDays * 86_400_000;
+    await mark(batch);
+    // An entry and its index keys stay in one commit; commits are filled up to the mutation limit.
+    for (let start = 0; start < batch.length;) {
+      let end = start;
+      for (let size = 0; end < batch.length && size + weight(batch[end]) <= MUTATIONS_PER_COMMIT; end++) {
+        size += weight(batch[end]);
       }
+      const chunk = batch.slice(start, Math.max(end, start + 1));
+      try {
+        await writes.write("usage_flush", async () => {
+          const op = kv.atomic();
+          for (const mutation of chunk) {
+            if ("sum" in mutation) {
+              op.sum(mutation.sum.key, mutation.sum.value);
+              continue;
+            }
+            const { entry } = mutation;
+            op.set(logKey(Date.parse(entry.time), entry.request_id), entry, { expireIn });
+            for (const key of indexKeys(entry)) op.set(key, null, { expireIn });
+          }
+          await op.commit();
+        });
+      } catch {
+        // Logged and counted by the writer; what is left waits for the next flush.
+        return keep(batch.slice(start));
+      }
+      start += chunk.length;
     }
   }
 
   function flush(): Promise<void> {
     clearTimeout(timer);
     timer = undefined;
-    const batch = entries;
-    const totals = [...sums.values()];
+    const batch: Mutation[] = [...entries.map((entry) => ({ entry })), ...[...sums.values()].map((sum) => ({ sum }))];
     entries = [];
     sums = new Map();
     // Batches are written one after another so `close()` can wait for all of them.
-    writing = writing.then(() => batch.length || totals.length ? write(batch, totals) : undefined);
+    writing = writing.then(() => batch.length ? write(batch) : undefined);
     return writing;
   }
 
@@ -246,6 +304,14 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
       timer ??= setTimeout(flush, options.flushMs);
     },
     flush,
-    close: flush,
+    async close() {
+      await flush();
+      // Nothing more will try: what the store still refuses is lost with the process, so say how much.
+      clearTimeout(timer);
+      timer = undefined;
+      if (entries.length || sums.size) {
+        options.log({ level: "error", event: "usage_unflushed_at_exit", entries: entries.length, sums: sums.size });
+      }
+    },
   };
 }

@@ -1,0 +1,34 @@
+/** @module A KV handle whose commits fail, while a test says so, as a file another process holds or a losing writer. */
+
+/** What a test switches, and what it can read back. */
+export interface FlakyKv {
+  /** Commits throw SQLite's "database is locked", as when another process holds the write lock. */
+  busy: boolean;
+  /** Checked commits report a lost check, as when another writer got there first. */
+  conflicting: boolean;
+  /** Commits refused so far. */
+  refused: number;
+}
+
+/** Makes `kv`'s commits fail while the returned switches say so; `kv` is changed in place. */
+export function flakyKv(kv: Deno.Kv): FlakyKv {
+  const state: FlakyKv = { busy: false, conflicting: false, refused: 0 };
+  const atomic = kv.atomic.bind(kv);
+  kv.atomic = () => {
+    const op = atomic();
+    const commit = op.commit.bind(op);
+    op.commit = () => {
+      if (state.busy) {
+        state.refused++;
+        return Promise.reject(new TypeError("database is locked"));
+      }
+      if (state.conflicting) {
+        state.refused++;
+        return Promise.resolve({ ok: false });
+      }
+      return commit();
+    };
+    return op;
+  };
+  return state;
+}
