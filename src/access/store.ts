@@ -7,6 +7,7 @@ import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import { createKvWriter, type KvWriter, RETRY } from "../core/kv_write.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
+import { keepKvFilePrivate } from "./kv_file.ts";
 
 /** The fields of a token an operator may change after creation. */
 export type TokenPatch = Partial<Pick<TokenRecord, "name" | "group" | "expires_at" | "disabled" | "limits">>;
@@ -211,14 +212,16 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
 }
 
 /**
- * Opens KV at `path` (":memory:" for tests) and creates the parent folder of a file path; undefined opens the
- * runtime's default KV (the managed one on Deno Deploy) and touches no file.
+ * Opens KV at `path` (":memory:" for tests), first creating the parent folder of a file path and keeping the file
+ * readable by its owner only; undefined opens the runtime's default KV (the managed one on Deno Deploy) and touches
+ * no file.
  */
 export async function openStore(path: string | undefined, options: StoreOptions = {}): Promise<Store> {
   if (path === undefined) return createStore(await Deno.openKv(), options);
   if (path !== ":memory:" && !path.includes("://")) {
     const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
     if (dir) await Deno.mkdir(dir, { recursive: true });
+    await keepKvFilePrivate(path, options.log ?? (() => {}));
   }
   return createStore(await Deno.openKv(path), options);
 }

@@ -21,7 +21,8 @@ export function table(rows: string[][]): string {
 /** Runs `run` with the service over the configured KV, closing it afterwards. */
 export async function withService<T>(args: Args, io: Io, run: (service: AdminService) => Promise<T>): Promise<T> {
   const { config, source } = await loadConfigFrom(args.flags.config as string | undefined, io.env);
-  const store = await openKvStore(config.kv_path, source, io);
+  // The CLI's own notes (a KV file's mode tightened, a write given up) go to stderr as the gateway would log them.
+  const store = await openKvStore(config.kv_path, source, { ...io, log: (line) => io.err(JSON.stringify(line)) });
   try {
     await seedGroups(store, config.groups);
     // Only which models are served matters here, not how to reach them.
