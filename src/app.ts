@@ -2,7 +2,7 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
-import { authenticate, readCredential } from "./access/auth.ts";
+import { authenticate, noCredential, readCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
@@ -130,7 +130,9 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       params,
       exchange,
       async authenticate() {
-        ctx.principal = await authenticate(deps.operator.credentials, readCredential(req.headers), deps.now());
+        const credential = readCredential(req.headers);
+        if (!credential) throw noCredential(req.headers, "API key");
+        ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
         exchange.token_id = ctx.principal.token.id;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;

@@ -5,12 +5,28 @@ import { hashToken, type Store } from "./store.ts";
 
 export { hashToken };
 
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
 /** The token secret from `x-api-key` or `Authorization: Bearer`; x-api-key wins when both are sent. */
 export function readCredential(headers: Headers): string | undefined {
   const apiKey = headers.get("x-api-key")?.trim();
   if (apiKey) return apiKey;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
-  return match?.[1];
+  return BEARER.exec(headers.get("authorization") ?? "")?.[1];
+}
+
+/**
+ * The 401 for a request {@linkcode readCredential} finds no credential in: an Authorization header that is there but
+ * not `Bearer <key>` alone is named as malformed (never quoted: it may hold a secret), else the key is missing.
+ */
+export function noCredential(headers: Headers, what: "API key" | "admin key"): GatewayError {
+  const authorization = headers.get("authorization");
+  if (authorization !== null && authorization.trim() !== "") {
+    return new GatewayError(
+      "authentication",
+      `Malformed Authorization header: send "Bearer <${what}>" with nothing after the key, or the key as x-api-key`,
+    );
+  }
+  return new GatewayError("authentication", `Missing ${what}: send it as x-api-key or Authorization: Bearer`);
 }
 
 /** True when `a` equals `b`, in time that does not depend on where they differ. */
@@ -65,7 +81,7 @@ export async function authenticate(
     : await credentials.byHash(await hashToken(credential));
   if (!found) throw new GatewayError("authentication", "Invalid API key");
   const { token, group } = found;
-  if (token.disabled) throw new GatewayError("authentication", "API key has been revoked");
+  if (token.disabled) throw new GatewayError("authentication", "API key is disabled");
   if (token.expires_at && Date.parse(token.expires_at) <= now.getTime()) {
     throw new GatewayError("authentication", "API key has expired");
   }

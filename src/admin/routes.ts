@@ -2,7 +2,7 @@
  * @module The admin API's endpoints under /admin: the admin key check (constant time; the API answers 404 when
  * no key is configured) and thin handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
  */
-import { readCredential, sameSecret } from "../access/auth.ts";
+import { noCredential, readCredential, sameSecret } from "../access/auth.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json, readJsonObject } from "../core/http.ts";
 import type { Deps, Endpoint, RequestContext } from "../handlers/context.ts";
@@ -19,9 +19,7 @@ async function authorize(req: Request, ctx: RequestContext): Promise<AdminServic
     });
   }
   const given = readCredential(req.headers);
-  if (!given) {
-    throw new GatewayError("authentication", "Missing admin key: send it as x-api-key or Authorization: Bearer");
-  }
+  if (!given) throw noCredential(req.headers, "admin key");
   if (!await sameSecret(given, key)) throw new GatewayError("authentication", "Invalid admin key");
   return serviceOf(deps);
 }

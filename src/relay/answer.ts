@@ -13,6 +13,7 @@ import type { ChunkReader } from "./body_reader.ts";
 import type { HealthEvent } from "./health.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
+import { errorInAnswer } from "./leading_error.ts";
 import { relayStream } from "./stream.ts";
 
 /** One attempt as the relay planned it. */
@@ -169,6 +170,13 @@ export async function finishJson(
   }
   const base = { upstream: name, status: res.status, requestId: upstreamRequestId(res.headers, body) };
   if (res.ok && isObject(body)) {
+    const refused = errorInAnswer(text, name, route.transport?.secrets());
+    if (refused) return answerRefused(plan, refused);
+    if (!passthrough && !isAnswer(body, route.protocol)) {
+      // A translation of it would be an empty success.
+      plan.report("model_failed");
+      return failed(route, new GatewayError("upstream", `Upstream "${name}" answered with a body that is not a reply`));
+    }
     plan.report("ok");
     const meter = usageMeter(route.protocol);
     meter.body(body);
@@ -229,6 +237,11 @@ export async function finishJson(
   };
   const retrySame = res.status !== 429 && res.status !== 529;
   return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail };
+}
+
+/** True when `body` has the shape of a reply in the upstream's protocol: a message, or a completion with choices. */
+function isAnswer(body: JsonObject, protocol: string): boolean {
+  return protocol === "anthropic" ? body.type === "message" : Array.isArray(body.choices);
 }
 
 /** True when `body` is an error in `protocol`'s envelope, which its SDKs can read. */

@@ -1,6 +1,7 @@
 /**
- * @module An upstream stream whose very first event is an error: nothing has reached the client yet, so it is
- * a failed attempt (with an HTTP status the SDKs can retry on, or another upstream), not a 200 with an error inside.
+ * @module An upstream stream whose very first event is an error, or a 2xx JSON answer that is an error envelope:
+ * nothing has reached the client yet, so it is a failed attempt (with an HTTP status the SDKs can retry on, or
+ * another upstream), not a 200 with an error inside.
  */
 import type { GatewayError } from "../core/errors.ts";
 import { SseParser } from "../core/sse.ts";
@@ -25,4 +26,19 @@ export function leadingError(
   text = redactSecrets(text, secrets);
   const [first] = new SseParser().push(text);
   return first && upstreamStreamError(first, `Upstream "${upstream}" failed its stream at once`);
+}
+
+/**
+ * The error a 2xx JSON answer carries instead of a reply (some services and proxies answer errors with 200), read as
+ * the same payload in a stream event would be; undefined for any other answer. A client would otherwise get an empty
+ * success.
+ */
+export function errorInAnswer(
+  text: string,
+  upstream: string,
+  secrets: readonly string[] = [],
+): GatewayError | undefined {
+  const error = upstreamStreamError({ data: text }, `Upstream "${upstream}" answered with an error`);
+  // Its message goes to the client, so the gateway's credentials are taken out of it first.
+  return error && upstreamStreamError({ data: redactSecrets(text, secrets) }, error.message);
 }

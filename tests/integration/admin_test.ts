@@ -11,9 +11,15 @@ Deno.test("the admin API is off (404) when MODELGATE_ADMIN_KEY is unset", async 
   assert.equal((await res.json()).error.type, "invalid_request_error");
 });
 
-const KEYS: { name: string; headers: Record<string, string>; status: number }[] = [
-  { name: "missing", headers: { authorization: "" }, status: 401 },
-  { name: "wrong", headers: { authorization: "Bearer not-the-admin-key" }, status: 401 },
+const KEYS: { name: string; headers: Record<string, string>; status: number; says?: RegExp }[] = [
+  { name: "missing", headers: { authorization: "" }, status: 401, says: /^Missing admin key/ },
+  { name: "wrong", headers: { authorization: "Bearer not-the-admin-key" }, status: 401, says: /^Invalid admin key/ },
+  {
+    name: "malformed",
+    headers: { authorization: `Bearer ${ADMIN_KEY} trailing` },
+    status: 401,
+    says: /^Malformed Authorization header/,
+  },
   { name: "client token", headers: { authorization: "" }, status: 401 },
   { name: "right, as Bearer", headers: {}, status: 200 },
   { name: "right, as x-api-key", headers: { authorization: "", "x-api-key": ADMIN_KEY }, status: 200 },
@@ -29,6 +35,7 @@ for (const c of KEYS) {
     const body = await res.json();
     if (c.status === 401) assert.equal(body.error.code, "invalid_api_key");
     else assert.equal(body.data.length, 4);
+    if (c.says) assert.match(body.error.message, c.says);
   });
 }
 

@@ -22,6 +22,12 @@ const FAILURES: { name: string; headers: Record<string, string>; message: RegExp
   { name: "missing", headers: { "x-api-key": "" }, message: /Missing API key/ },
   { name: "unknown", headers: { "x-api-key": "sk-not-a-real-token" }, message: /Invalid API key/ },
   { name: "not sk-", headers: { "x-api-key": "", authorization: "Bearer abc" }, message: /Invalid API key/ },
+  {
+    name: "bearer with trailing text",
+    headers: { "x-api-key": "", authorization: "Bearer sk-abc extra" },
+    message: /^Malformed Authorization header/,
+  },
+  { name: "non-bearer", headers: { "x-api-key": "", authorization: "Basic dXNlcjpwYXNz" }, message: /^Malformed/ },
 ];
 
 for (const c of FAILURES) {
@@ -38,7 +44,7 @@ for (const c of FAILURES) {
   });
 }
 
-Deno.test("a revoked token stops working at once on a running server", async () => {
+Deno.test("a revoked token stops working at once on a running server, and says it is disabled", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
   await using gw = await startGateway(upstream.url);
@@ -49,7 +55,7 @@ Deno.test("a revoked token stops working at once on a running server", async () 
   await gw.store.revokeToken(record.id);
   const second = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
   assert.equal(second.status, 401);
-  assert.match((await second.json()).error.message, /revoked/);
+  assert.equal((await second.json()).error.message, "API key is disabled");
 });
 
 Deno.test("an expired token answers 401", async () => {
@@ -156,7 +162,7 @@ Deno.test("a revocation or group change made by another instance sharing the KV 
     await reader.deps.operator.credentials.refreshed();
     const revoked = await reader.post("/v1/messages", messagesBody(), { "x-api-key": secret });
     assert.equal(revoked.status, 401);
-    assert.match((await revoked.json()).error.message, /revoked/);
+    assert.match((await revoked.json()).error.message, /disabled/);
     assert.ok(Date.now() - started < 1000, "the revocation took a second or more");
   } finally {
     kv.close();

@@ -123,3 +123,33 @@ Deno.test("OpenAI SDK chat raises an error, not a clean end, when the Anthropic 
   assert.ok(err instanceof OpenAI.APIError, `got ${err}`);
   assert.match(err.message, /ended before message_stop/);
 });
+
+Deno.test("OpenAI SDK chat raises the upstream's error, not an empty completion, when Anthropic answers 200 with one", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(
+    MESSAGES_PATH,
+    () => jsonReply({ type: "error", error: { type: "overloaded_error", message: "Overloaded inside a 200" } }),
+  );
+  await using gw = await startGateway(upstream.url);
+  const err = await client(gw.url, gw.tokens.oa).chat.completions.create({
+    model: "claude-test",
+    messages: [{ role: "user", content: "Hi" }],
+  }).then(() => undefined, (e) => e);
+  assert.ok(err instanceof OpenAI.InternalServerError, `got ${err}`);
+  assert.equal(err.status, 503);
+  assert.match(err.message, /Overloaded inside a 200/);
+  assert.deepEqual([err.type, err.code], ["server_error", "overloaded"]);
+});
+
+Deno.test("OpenAI SDK chat raises a 502 when the Anthropic upstream answers 200 with something that is not a message", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(MESSAGES_PATH, () => jsonReply({ status: "ok" }));
+  await using gw = await startGateway(upstream.url);
+  const err = await client(gw.url, gw.tokens.oa).chat.completions.create({
+    model: "claude-test",
+    messages: [{ role: "user", content: "Hi" }],
+  }).then(() => undefined, (e) => e);
+  assert.ok(err instanceof OpenAI.InternalServerError, `got ${err}`);
+  assert.equal(err.status, 502);
+  assert.match(err.message, /not a reply/);
+});
