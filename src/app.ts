@@ -5,6 +5,7 @@
 import { authenticate, noCredential, readCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
+import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
 import type { Exchange } from "./core/exchange.ts";
 import { requestIdFrom } from "./core/http.ts";
@@ -117,9 +118,12 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
     let streamEnded = false;
     let answered = false;
     let finished = false;
+    let body: BodyHold | undefined;
     const finish = () => {
       if (finished || !answered || (deferred && !streamEnded)) return;
       finished = true;
+      // The body (its bytes and its parsed tree) is no longer needed once the answer has been sent.
+      body?.release();
       exchange.duration_ms = deps.now().getTime() - exchange.started_at;
       exchange.ttfb_ms ??= exchange.duration_ms;
       for (const observer of deps.observers) observer.finish?.(exchange);
@@ -144,6 +148,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
           finish();
         };
       },
+      holdBody: () => body ??= deps.bodyBudget.hold(),
     };
     for (const observer of deps.observers) observer.start?.(exchange);
     // The protocol errors are spoken in; known once the handler has run (a model listing follows the caller's group).

@@ -8,6 +8,7 @@ import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
 import { responseStore } from "./conversations/store.ts";
 import { type Config, loadConfigFrom } from "./core/config.ts";
+import { createBodyBudget } from "./core/body_budget.ts";
 import { GatewayError } from "./core/errors.ts";
 import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
@@ -21,6 +22,9 @@ import { sleep } from "./relay/relay.ts";
 import { createRetryBudget } from "./relay/retry_budget.ts";
 import { buildRouteTable, deploymentsByUpstream } from "./relay/routing.ts";
 import { type KvOpenIo, logSettings, openKvStore } from "./runtime.ts";
+
+/** How long a large body waits for room in the in-flight budget before its 503. */
+const BODY_BUDGET_WAIT_MS = 2000;
 
 /** Output channels and environment of the process. */
 export interface ServeIo extends KvOpenIo {
@@ -109,6 +113,11 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     responses: config.responses_store.enabled
       ? responseStore(store.kv, { days: config.responses_store.days, now: () => now().getTime() })
       : undefined,
+    bodyBudget: createBodyBudget(config.max_inflight_body_bytes, {
+      waitMs: BODY_BUDGET_WAIT_MS,
+      sleep: options.sleep ?? sleep,
+      now: () => now().getTime(),
+    }),
   };
   const { adminKey } = operator;
   const required = config.metrics.require_admin_key;

@@ -4,7 +4,8 @@
  */
 import { noCredential, readCredential, sameSecret } from "../access/auth.ts";
 import { GatewayError } from "../core/errors.ts";
-import { json, readJsonObject } from "../core/http.ts";
+import { json } from "../core/http.ts";
+import { readJsonObject } from "../core/request_body.ts";
 import type { Deps, Endpoint, RequestContext } from "../handlers/context.ts";
 import { serves } from "../relay/routing.ts";
 import { type AdminService, adminService } from "./service.ts";
@@ -37,7 +38,8 @@ export function serviceOf(deps: Deps): AdminService {
 
 type Action = (service: AdminService, req: Request, ctx: RequestContext) => Promise<unknown>;
 
-const bodyOf = (req: Request, ctx: RequestContext) => readJsonObject(req, ctx.deps.config.max_body_bytes);
+const bodyOf = (req: Request, ctx: RequestContext) =>
+  readJsonObject(req, { maxBytes: ctx.deps.config.max_body_bytes, idleMs: ctx.deps.config.body_idle_timeout_ms });
 const queryOf = (req: Request) => Object.fromEntries(new URL(req.url).searchParams);
 
 function admin(method: Endpoint["method"], path: string, action: Action, status = 200): Endpoint {

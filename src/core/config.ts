@@ -104,6 +104,10 @@ const ConfigSchema = z.strictObject({
     .default("USD"),
   /** Largest accepted request body; Anthropic's own limit is 32 MB. */
   max_body_bytes: z.number().int().positive().default(32 * 1024 * 1024),
+  /** Request-body bytes all requests in flight may hold; a large body past it waits briefly, then gets 503. */
+  max_inflight_body_bytes: z.number().int().positive().default(256 * 1024 * 1024),
+  /** A request body that stops arriving for this long is answered 408. */
+  body_idle_timeout_ms: z.number().int().positive().default(30_000),
   /** Silence toward a client of a translated stream before the gateway sends a keep-alive. */
   stream_keepalive_ms: z.number().int().positive().default(15_000),
   /** How long in-flight requests and streams may run on after SIGINT/SIGTERM. */

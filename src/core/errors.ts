@@ -11,6 +11,7 @@ export type ErrorKind =
   | "permission"
   | "not_found"
   | "request_too_large"
+  | "request_timeout"
   | "rate_limit"
   | "overloaded"
   | "timeout"
@@ -42,6 +43,13 @@ const KINDS: Record<ErrorKind, KindInfo> = {
     anthropic: "request_too_large",
     openai: "invalid_request_error",
     code: "request_too_large",
+  },
+  // The client stopped sending its body: its side timed out, not the upstream's.
+  request_timeout: {
+    status: 408,
+    anthropic: "timeout_error",
+    openai: "invalid_request_error",
+    code: "request_timeout",
   },
   rate_limit: { status: 429, anthropic: "rate_limit_error", openai: "rate_limit_error", code: "rate_limit_exceeded" },
   overloaded: { status: 529, anthropic: "overloaded_error", openai: "server_error", code: "overloaded" },

@@ -5,6 +5,7 @@
 import type { Operator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
 import type { ResponseStore } from "../conversations/store.ts";
+import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
 import type { Config } from "../core/config.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
 import type { Principal } from "../core/principal.ts";
@@ -41,6 +42,8 @@ export interface Deps {
   operator: Operator;
   /** Stored Responses answers; undefined when `responses_store.enabled` is false. */
   responses?: ResponseStore;
+  /** Request-body bytes in flight in this process (max_inflight_body_bytes). */
+  bodyBudget: BodyBudget;
 }
 
 /** Per-request state handlers share with the error path. */
@@ -57,6 +60,8 @@ export interface RequestContext {
   exchange: Exchange;
   /** Defers the end of the exchange until the returned function is called (for streams). */
   deferFinish(): () => void;
+  /** This request's share of the body budget, given back when the exchange is over. */
+  holdBody(): BodyHold;
 }
 
 /** One HTTP endpoint. */

@@ -1,5 +1,6 @@
 /** @module POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses. */
-import { readJsonBody, saneId } from "../core/http.ts";
+import { saneId } from "../core/http.ts";
+import { readJsonBody } from "../core/request_body.ts";
 import { checkBody, type Operation } from "../core/protocols.ts";
 import type { Protocol } from "../core/types.ts";
 import { estimatedCount } from "../providers/mod.ts";
@@ -14,7 +15,12 @@ import { prepareResponses } from "./responses.ts";
 export function generate(protocol: Protocol, operation: Operation) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
     const principal = await ctx.authenticate();
-    const { value, bytes } = await readJsonBody(req, ctx.deps.config.max_body_bytes);
+    const { config } = ctx.deps;
+    const { value, bytes } = await readJsonBody(req, {
+      maxBytes: config.max_body_bytes,
+      idleMs: config.body_idle_timeout_ms,
+      hold: ctx.holdBody(),
+    });
     const body = checkBody(protocol, operation, value);
     const { exchange } = ctx;
     exchange.stream = body.stream === true;
@@ -53,7 +59,9 @@ export function generate(protocol: Protocol, operation: Operation) {
       client: protocol,
       operation,
       body: whole,
-      bytes: whole === body ? bytes : undefined,
+      // The bytes serve only an upstream of the client's own protocol, and only for the body as the client sent it;
+      // otherwise they are let go at once.
+      bytes: whole === body && usable.some((route) => route.protocol === protocol) ? bytes : undefined,
       req,
       requestId: ctx.requestId,
       exchange,

@@ -34,6 +34,7 @@ const KINDS = new Set([
   "permission",
   "not_found",
   "request_too_large",
+  "request_timeout",
   "rate_limit",
   "overloaded",
   "timeout",

@@ -9,6 +9,7 @@ import type { JsonObject, UpstreamProtocol } from "../core/types.ts";
 import { anthropic } from "./anthropic.ts";
 import { openai } from "./openai.ts";
 import type { Transport } from "./transport.ts";
+import { uploadBody } from "./upload.ts";
 
 /** What one upstream protocol adds to a request: the paths it serves and its headers. */
 interface KeyedApi {
@@ -50,7 +51,11 @@ export function buildUpstreamRequest(call: UpstreamCall): { url: string; init: R
   if (!path) throw new RangeError(`Cannot build upstream request: ${route.protocol} has no ${call.operation}`);
   return {
     url: `${route.upstream.base_url}${path}${call.search}`,
-    init: { method: "POST", headers, body: call.body instanceof Uint8Array ? call.body : JSON.stringify(call.body) },
+    init: {
+      method: "POST",
+      headers,
+      body: uploadBody(call.body instanceof Uint8Array ? call.body : JSON.stringify(call.body)),
+    },
   };
 }
 
