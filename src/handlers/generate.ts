@@ -62,6 +62,8 @@ export function generate(protocol: Protocol, operation: Operation) {
       // The bytes serve only an upstream of the client's own protocol, and only for the body as the client sent it;
       // otherwise they are let go at once.
       bytes: whole === body && usable.some((route) => route.protocol === protocol) ? bytes : undefined,
+      // How large the client's body was; a Responses body made whole from stored turns may be larger still.
+      size: bytes.byteLength,
       req,
       requestId: ctx.requestId,
       exchange,

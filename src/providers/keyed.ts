@@ -34,6 +34,8 @@ export interface UpstreamCall {
   operation: Operation;
   /** The JSON body, or bytes already serialized (a passthrough body that needs no change). */
   body: JsonObject | Uint8Array<ArrayBuffer>;
+  /** The client's body size in bytes; a large body goes as a stream of slices. */
+  size?: number;
   /** The client's headers; only protocol headers are copied from them. */
   clientHeaders: Headers;
   /** The client's query string, forwarded only when the upstream speaks the client's protocol. */
@@ -41,7 +43,7 @@ export interface UpstreamCall {
   requestId: string;
 }
 
-/** Builds the upstream URL and headers; pure apart from serializing the body. */
+/** Builds the upstream URL and headers; pure apart from serializing the body (or preparing its stream). */
 export function buildUpstreamRequest(call: UpstreamCall): { url: string; init: RequestInit } {
   const { route } = call;
   const api = APIS[route.protocol];
@@ -54,7 +56,7 @@ export function buildUpstreamRequest(call: UpstreamCall): { url: string; init: R
     init: {
       method: "POST",
       headers,
-      body: uploadBody(call.body instanceof Uint8Array ? call.body : JSON.stringify(call.body)),
+      body: uploadBody(call.body, call.size ?? 0),
     },
   };
 }
@@ -67,6 +69,7 @@ export function keyedTransport(target: Target, fetch: typeof globalThis.fetch): 
         route: target,
         operation: call.operation,
         body: call.bytes ?? call.body,
+        size: call.size,
         clientHeaders: call.clientHeaders,
         search: call.search,
         requestId: call.requestId,

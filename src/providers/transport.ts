@@ -16,6 +16,8 @@ export interface TransportCall {
   body: JsonObject;
   /** The same body as bytes, when it is exactly what the client sent and may be forwarded as is. */
   bytes?: Uint8Array<ArrayBuffer>;
+  /** The size of the client's body in bytes; a large one is sent upstream in slices. */
+  size?: number;
   /** The client's headers; a transport copies only the protocol headers it needs. */
   clientHeaders: Headers;
   /** The client's query string ("" or "?..."), for an upstream of the client's own protocol. */

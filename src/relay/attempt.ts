@@ -110,6 +110,7 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
         upstreamModel: route.upstreamModel,
         body: upstreamBody,
         bytes: upstreamBody === call.body ? call.bytes : undefined,
+        size: call.size,
         clientHeaders: call.req.headers,
         search: passthrough ? searchOf(call.req.url) : "",
         requestId: call.requestId,

@@ -39,6 +39,8 @@ export interface RelayRequest {
   body: JsonObject;
   /** The body as the client sent it, forwarded unchanged when the upstream request needs no change. */
   bytes?: Uint8Array<ArrayBuffer>;
+  /** The size of the client's body in bytes, which tells a transport that a body is large before it serializes it. */
+  size: number;
   req: Request;
   requestId: string;
   exchange: Exchange;

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createBodyBudget, SMALL_BODY_BYTES } from "../../src/core/body_budget.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 import { readBodyBytes, readJsonBody } from "../../src/core/request_body.ts";
-import { STREAM_BODY_ABOVE, uploadBody } from "../../src/providers/upload.ts";
+import { jsonPieces, STREAM_BODY_ABOVE, uploadBody } from "../../src/providers/upload.ts";
 
 const encoder = new TextEncoder();
 
@@ -100,13 +100,29 @@ async function drained(body: BodyInit): Promise<string> {
   return await new Response(body).text();
 }
 
-Deno.test("uploadBody() sends small bodies whole and large ones as slices that add up to the same text", async () => {
-  assert.equal(uploadBody("{}"), "{}");
+Deno.test("uploadBody() sends small bodies whole and large bytes as slices that add up to the same bytes", async () => {
+  const small = encoder.encode("{}");
+  assert.equal(uploadBody(small, 2), small);
+  assert.equal(uploadBody({ a: 1 }, 7), '{"a":1}');
   const bytes = encoder.encode("y".repeat(STREAM_BODY_ABOVE + 10));
-  const sliced = uploadBody(bytes);
+  const sliced = uploadBody(bytes, bytes.length);
   assert.ok(sliced instanceof ReadableStream);
   assert.equal(await drained(sliced), "y".repeat(STREAM_BODY_ABOVE + 10));
-  // Emoji straddling every slice boundary must survive being cut into slices.
-  const text = "a" + "😀".repeat(STREAM_BODY_ABOVE);
-  assert.equal(await drained(uploadBody(text)), text);
 });
+
+const TREES: { name: string; value: unknown }[] = [
+  { name: "nested objects and arrays", value: { a: [1, "two", { b: null, c: true }], d: {}, e: [], f: -0 } },
+  { name: "values JSON.stringify leaves out", value: { a: undefined, b: [undefined, () => 1], c: NaN } },
+  { name: "escapes", value: { 'quo"te': 'line\nbreak "quoted" \u0001 \ud800 lone' } },
+  // Emoji straddle every slice boundary of a long string and must survive the slicing.
+  { name: "a long string of surrogate pairs", value: { data: "a" + "😀".repeat(100_000) + "é\n".repeat(50_000) } },
+];
+
+for (const c of TREES) {
+  Deno.test(`jsonPieces() writes exactly what JSON.stringify writes: ${c.name}`, async () => {
+    assert.equal([...jsonPieces(c.value)].join(""), JSON.stringify(c.value));
+    const streamed = uploadBody(c.value as Record<string, never>, STREAM_BODY_ABOVE + 1);
+    assert.ok(streamed instanceof ReadableStream);
+    assert.equal(await drained(streamed), JSON.stringify(c.value));
+  });
+}

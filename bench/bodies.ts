@@ -1,0 +1,133 @@
+/**
+ * @module `deno task bench:bodies`: the gateway's memory under large request bodies. Several bodies of many
+ * megabytes are sent at once (passthrough, and translated to a chat upstream), each round to a fresh gateway
+ * process, and the peak RSS growth (VmHWM less the RSS before) is compared with the bytes of the bodies in flight.
+ */
+import { processSet, readMemory } from "./processes.ts";
+import { prepareGateway, requestHeaders, startGateway, startUpstream } from "./setup.ts";
+
+/** Peak RSS growth allowed per byte of request body in flight. */
+export const BODY_MEMORY_TARGET = 2.5;
+
+const MB = 1024 * 1024;
+
+/** How one run is shaped. */
+export interface BodiesOptions {
+  sizeMb: number;
+  count: number;
+  rounds: number;
+}
+
+const USAGE = `Usage: deno task bench:bodies [--size MB] [--count N] [--rounds R]
+
+  --size MB     size of each request body (default 20)
+  --count N     bodies sent at once (default 10)
+  --rounds R    fresh gateway processes per case; the median is judged (default 3)`;
+
+/** Parses the flags; undefined for --help. */
+export function parseBodiesArgs(args: readonly string[]): BodiesOptions | undefined {
+  const options: BodiesOptions = { sizeMb: 20, count: 10, rounds: 3 };
+  const flags: Record<string, keyof BodiesOptions> = { "--size": "sizeMb", "--count": "count", "--rounds": "rounds" };
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--help" || args[i] === "-h") return undefined;
+    const key = flags[args[i]];
+    const value = Number(args[++i]);
+    if (!key || !Number.isInteger(value) || value < 1) {
+      throw new RangeError(`Cannot read "${args[i - 1]} ${args[i] ?? ""}"\n\n${USAGE}`);
+    }
+    options[key] = value;
+  }
+  return options;
+}
+
+/**
+ * A Messages body of `bytes` bytes the way a coding client sends a large one: a long conversation of text turns and
+ * an image, so the parsed tree holds many strings and one very long one.
+ */
+export function largeBody(model: string, bytes: number): Uint8Array<ArrayBuffer> {
+  const turn = "Here is more of the file under discussion. ".repeat(48);
+  const messages: unknown[] = [];
+  let size = 0;
+  while (size < bytes / 2) {
+    messages.push({ role: messages.length % 2 ? "assistant" : "user", content: [{ type: "text", text: turn }] });
+    size += turn.length + 60;
+  }
+  if (messages.length % 2) messages.push({ role: "assistant", content: "Go on." });
+  const skeleton = JSON.stringify({ model, max_tokens: 64, messages: [...messages, { role: "user", content: [] }] });
+  const data = "A".repeat(Math.max(0, bytes - skeleton.length - 120));
+  const image = { type: "image", source: { type: "base64", media_type: "image/png", data } };
+  messages.push({ role: "user", content: [image, { type: "text", text: "What is in the picture?" }] });
+  return new TextEncoder().encode(JSON.stringify({ model, max_tokens: 64, messages }));
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function main(): Promise<number> {
+  let options;
+  try {
+    options = parseBodiesArgs(Deno.args);
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
+  if (!options) return console.log(USAGE), 0;
+  const processes = processSet(false);
+  const dir = await Deno.makeTempDir({ prefix: "modelgate-bench-bodies-" });
+  const onSignal = () => processes.stopAll().finally(() => Deno.exit(130));
+  Deno.addSignalListener("SIGINT", onSignal);
+  try {
+    const upstream = await startUpstream(processes);
+    const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port));
+    const lines: string[] = [];
+    let pass = true;
+    for (const [name, model] of [["passthrough", "bench-claude"], ["translated", "bench-gpt"]]) {
+      const body = largeBody(model, options.sizeMb * MB);
+      const inFlight = body.byteLength * options.count;
+      const ratios: number[] = [];
+      for (let round = 0; round < options.rounds; round++) {
+        const gateway = await startGateway(processes, { dir, config });
+        const send = async (payload: BodyInit) => {
+          const res = await fetch(`${gateway.url}/v1/messages`, {
+            method: "POST",
+            headers: requestHeaders(token),
+            body: payload,
+          });
+          await res.body?.cancel();
+          return res.status;
+        };
+        for (let i = 0; i < 3; i++) await send(JSON.stringify({ model, max_tokens: 8, messages: [] }));
+        const before = await readMemory(gateway.process.pid);
+        const statuses = await Promise.all(Array.from({ length: options.count }, () => send(body)));
+        const after = await readMemory(gateway.process.pid);
+        await processes.stop(gateway.process);
+        if (statuses.some((status) => status !== 200)) throw new Error(`${name}: answers ${statuses.join(",")}`);
+        ratios.push((after.peakRssBytes - before.rssBytes) / inFlight);
+      }
+      const value = median(ratios);
+      pass &&= value <= BODY_MEMORY_TARGET;
+      lines.push(
+        `${name.padEnd(12)} ${options.count} x ${(body.byteLength / MB).toFixed(1)} MB: peak RSS growth ${
+          value.toFixed(2)
+        }x the bodies in flight (rounds ${
+          ratios.map((r) => r.toFixed(2)).join(", ")
+        }), target <= ${BODY_MEMORY_TARGET}x: ${value <= BODY_MEMORY_TARGET ? "PASS" : "FAIL"}`,
+      );
+    }
+    console.log(lines.join("\n"));
+    return pass ? 0 : 1;
+  } catch (err) {
+    console.error(`Benchmark failed: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+    await processes.stopAll();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) {
+  Deno.exitCode = await main();
+}

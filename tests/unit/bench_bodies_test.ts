@@ -1,0 +1,24 @@
+/** @module The large-body benchmark's flags and bodies. */
+import assert from "node:assert/strict";
+import { largeBody, parseBodiesArgs } from "../../bench/bodies.ts";
+
+Deno.test("parseBodiesArgs() reads the flags and names a bad one", () => {
+  assert.deepEqual(parseBodiesArgs([]), { sizeMb: 20, count: 10, rounds: 3 });
+  assert.deepEqual(parseBodiesArgs(["--size", "5", "--count", "11", "--rounds", "1"]), {
+    sizeMb: 5,
+    count: 11,
+    rounds: 1,
+  });
+  assert.equal(parseBodiesArgs(["--help"]), undefined);
+  assert.throws(() => parseBodiesArgs(["--size", "0"]), /Cannot read "--size 0"/);
+  assert.throws(() => parseBodiesArgs(["--sise", "5"]), /Cannot read "--sise 5"/);
+});
+
+Deno.test("largeBody() is a valid Messages body of the size asked for, turns alternating, ending with the user", () => {
+  const bytes = largeBody("m", 2_000_000);
+  assert.ok(Math.abs(bytes.byteLength - 2_000_000) < 1000, `${bytes.byteLength} bytes`);
+  const body = JSON.parse(new TextDecoder().decode(bytes));
+  assert.equal(body.model, "m");
+  body.messages.forEach((m: { role: string }, i: number) => assert.equal(m.role, i % 2 ? "assistant" : "user"));
+  assert.equal(body.messages.at(-1).content[0].type, "image");
+});
