@@ -99,6 +99,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
     const ops = await deps.ops?.(req, url.pathname);
     if (ops) {
       ops.headers.set("x-request-id", requestId);
+      if (deps.stopping?.aborted) ops.headers.set("connection", "close");
       return ops;
     }
     const { endpoint, params, pathKnown } = matchEndpoint(req.method, url.pathname);
@@ -177,6 +178,8 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
     }
     exchange.status = response.status;
     response.headers.set("x-request-id", requestId);
+    // A client must not send another request on a connection the stopping gateway is about to close.
+    if (deps.stopping?.aborted) response.headers.set("connection", "close");
     if (errorProtocol() === "anthropic") {
       response.headers.set("request-id", requestId);
     }

@@ -39,6 +39,8 @@ export interface BuildDepsOptions {
   log(line: Record<string, unknown>): void;
   observers?: Observer[];
   closing?: AbortSignal;
+  /** Aborted when the gateway starts to shut down; answers from then on close their connection. */
+  stopping?: AbortSignal;
   fetch?: typeof fetch;
   /** The clock; tests freeze it so limit windows cannot roll over mid-test. */
   now?(): Date;
@@ -109,6 +111,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
       accessLog(options.log, table.models.keys()),
     ],
     closing: options.closing,
+    stopping: options.stopping,
     operator,
     responses: config.responses_store.enabled
       ? responseStore(store.kv, { days: config.responses_store.days, now: () => now().getTime() })
@@ -139,11 +142,19 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   await seedGroups(store, config.groups);
   const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date());
   const closing = new AbortController();
+  const stopping = new AbortController();
   const transports = upstreamTransports(config, { env: io.env, log });
   for (const [name, { problem }] of transports) {
     if (problem) io.err(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
-  const deps = buildDeps(config, store, { env: io.env, closing: closing.signal, log, transports, firstServed });
+  const deps = buildDeps(config, store, {
+    env: io.env,
+    closing: closing.signal,
+    stopping: stopping.signal,
+    log,
+    transports,
+    firstServed,
+  });
   const server = Deno.serve({
     hostname: config.listen.host,
     port: config.listen.port,
@@ -153,6 +164,8 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   const stop = () => {
     if (graceTimer !== undefined) return;
     io.err(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
+    // The runtime closes idle keep-alive connections at once; answers still to come say the connection ends.
+    stopping.abort();
     graceTimer = setTimeout(
       () => closing.abort(new GatewayError("unavailable", "The gateway is shutting down")),
       config.shutdown_grace_ms,

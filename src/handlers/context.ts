@@ -36,6 +36,8 @@ export interface Deps {
   observers: readonly Observer[];
   /** Aborted when the grace period after SIGTERM ends; in-flight upstream calls stop with it. */
   closing?: AbortSignal;
+  /** Aborted when the gateway starts to shut down: every answer from then on carries `connection: close`. */
+  stopping?: AbortSignal;
   /** The operator's endpoints outside /v1 (metrics, health); answers undefined for other requests. */
   ops?(req: Request, path: string): Promise<Response | undefined>;
   /** Cached token lookups, limits, usage accounting and the admin key. */
