@@ -117,9 +117,16 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
       if (!found?.entry.value) return null;
       const record: TokenRecord = { ...found.entry.value, ...patch };
       if (record.limits === undefined) delete record.limits;
-      return await commit(kv.atomic().check(found.entry).set(["token_hash", found.hash], record)) === RETRY
-        ? RETRY
-        : record;
+      const op = kv.atomic().check(found.entry).set(["token_hash", found.hash], record);
+      if (patch.group !== undefined) {
+        // A token moved to a group must find it there when the move lands.
+        const group = await kv.get(["group", patch.group]);
+        if (!group.value) {
+          throw overtaken(`Cannot move token: no group "${patch.group}" (it may just have been deleted)`);
+        }
+        op.check(group);
+      }
+      return await commit(op) === RETRY ? RETRY : record;
     });
   }
   return {

@@ -136,13 +136,17 @@ Deno.test("admin changes the store cannot take are a 503 with retry-after, never
   }
 });
 
-Deno.test("store races answer 409: a token for a group deleted meanwhile, a group created twice", async () => {
+Deno.test("store races answer 409: a token made or moved into a group deleted meanwhile, a group created twice", async () => {
   await using upstream = fakeUpstream();
   const { gw, kv } = await gateway(upstream.url);
   try {
     const err = await gw.store.createToken({ group: "gone" }).catch((e) => e);
     assert.equal(err.status, 409);
     assert.match(err.message, /no group "gone"/);
+    const { record } = await gw.store.createToken({ group: "default" });
+    const moved = await gw.store.updateToken(record.id, { group: "gone" }).catch((e) => e);
+    assert.equal(moved.status, 409);
+    assert.equal((await gw.store.getToken(record.id))?.group, "default");
     const group = { name: "twice", listing: "openai" as const, models: ["gpt-test"] };
     const [a, b] = await Promise.all([gw.store.createGroup(group), gw.store.createGroup(group)]);
     assert.deepEqual([a, b].sort(), [false, true]);
