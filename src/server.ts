@@ -114,7 +114,11 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     stopping: options.stopping,
     operator,
     responses: config.responses_store.enabled
-      ? responseStore(store.kv, { days: config.responses_store.days, now: () => now().getTime() })
+      ? responseStore(store.kv, {
+        days: config.responses_store.days,
+        now: () => now().getTime(),
+        writes: store.writes,
+      })
       : undefined,
     bodyBudget: createBodyBudget(config.max_inflight_body_bytes, {
       waitMs: BODY_BUDGET_WAIT_MS,
@@ -140,7 +144,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   const log = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
   const store = await openKvStore(config.kv_path, source, { ...io, log });
   await seedGroups(store, config.groups);
-  const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date());
+  const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date(), { writes: store.writes });
   const closing = new AbortController();
   const stopping = new AbortController();
   const transports = upstreamTransports(config, { env: io.env, log });

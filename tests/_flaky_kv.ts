@@ -4,6 +4,8 @@
 export interface FlakyKv {
   /** Commits throw SQLite's "database is locked", as when another process holds the write lock. */
   busy: boolean;
+  /** The next this many commits are busy, then they pass again. */
+  busyNext: number;
   /** Checked commits report a lost check, as when another writer got there first. */
   conflicting: boolean;
   /** Commits refused so far. */
@@ -12,13 +14,14 @@ export interface FlakyKv {
 
 /** Makes `kv`'s commits fail while the returned switches say so; `kv` is changed in place. */
 export function flakyKv(kv: Deno.Kv): FlakyKv {
-  const state: FlakyKv = { busy: false, conflicting: false, refused: 0 };
+  const state: FlakyKv = { busy: false, busyNext: 0, conflicting: false, refused: 0 };
   const atomic = kv.atomic.bind(kv);
   kv.atomic = () => {
     const op = atomic();
     const commit = op.commit.bind(op);
     op.commit = () => {
-      if (state.busy) {
+      if (state.busy || state.busyNext > 0) {
+        state.busyNext = Math.max(0, state.busyNext - 1);
         state.refused++;
         return Promise.reject(new TypeError("database is locked"));
       }

@@ -58,7 +58,11 @@ function sinceDay(since: string, now: Date): string {
 export function adminService(ctx: AdminContext) {
   const { store } = ctx;
   const configGroups = new Set(ctx.config.groups.map((group) => group.name));
-  const responses = responseStore(store.kv, { days: ctx.config.responses_store.days, now: () => ctx.now().getTime() });
+  const responses = responseStore(store.kv, {
+    days: ctx.config.responses_store.days,
+    now: () => ctx.now().getTime(),
+    writes: store.writes,
+  });
 
   async function requireGroup(name: string, param: string): Promise<Group> {
     const group = await store.getGroup(name);

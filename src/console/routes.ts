@@ -83,7 +83,9 @@ async function signIn(req: Request, ctx: RequestContext, adminKey: string): Prom
   if (!await sameSecret(form.get("key") ?? "", adminKey)) {
     return signInPage(401, next, { text: "Wrong admin key.", tone: "bad" });
   }
-  const session = await startSession(ctx.deps.store.kv, adminKey, ctx.deps.now());
+  const { store } = ctx.deps;
+  // Like every KV write, retried while another process holds the KV file.
+  const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, ctx.deps.now()));
   return redirect(next, { "set-cookie": sessionCookie(req, session) });
 }
 
@@ -121,7 +123,7 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
   if (path === "/login" && req.method === "POST") return await signIn(req, ctx, adminKey);
   if (path === "/logout" && req.method === "POST") {
     await req.body?.cancel();
-    await endSession(kv, adminKey, req);
+    await ctx.deps.store.writes.write("console_session", () => endSession(kv, adminKey, req));
     return redirect("/ui/?done=signed-out", { "set-cookie": sessionCookie(req) });
   }
   const signedIn = await hasSession(kv, adminKey, req, ctx.deps.now());

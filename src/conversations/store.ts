@@ -4,6 +4,7 @@
  * `expireIn`. Keys: ["responses", token, id] -> head (written last, so a head means the rest is there),
  * ["responses", token, id, n] -> chunk n, ["response_items", token, item id] -> the response whose output holds it.
  */
+import { createKvWriter, type KvWriter } from "../core/kv_write.ts";
 import type { JsonObject } from "../core/types.ts";
 
 /** One stored response. */
@@ -45,6 +46,8 @@ export interface ResponseStoreOptions {
   days: number;
   /** Epoch milliseconds; injected so tests can move past the expiry. */
   now(): number;
+  /** Commits with bounded retries when other processes write the same KV (by default one that logs nothing). */
+  writes?: KvWriter;
 }
 
 /** Bytes per chunk: KV's value limit is 65 536 bytes, and a value's encoding adds a little. */
@@ -70,6 +73,7 @@ export function outputItems(response: JsonObject): JsonObject[] {
 /** The response store over `kv`. */
 export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): ResponseStore {
   const ttl = options.days * 86_400_000;
+  const kvWrites = options.writes ?? createKvWriter({ log: () => {} });
 
   async function getAll<T>(keys: readonly Deno.KvKey[]): Promise<Deno.KvEntryMaybe<T>[]> {
     const batches: Promise<Deno.KvEntryMaybe<T>[]>[] = [];
@@ -79,23 +83,31 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
 
   /** Sets (value) or deletes (undefined) keys in as few commits as KV's limits allow, in order. */
   async function writeAll(writes: readonly [Deno.KvKey, unknown][]): Promise<void> {
-    let op = kv.atomic();
-    let keys = 0;
+    const commits: [Deno.KvKey, unknown][][] = [];
+    let batch: [Deno.KvKey, unknown][] = [];
     let bytes = 0;
-    for (const [key, value] of writes) {
-      const size = value instanceof Uint8Array ? value.byteLength : 256;
-      if (keys > 0 && (keys >= COMMIT_KEYS || bytes + size > COMMIT_BYTES)) {
-        await op.commit();
-        op = kv.atomic();
-        keys = 0;
+    for (const write of writes) {
+      const size = write[1] instanceof Uint8Array ? write[1].byteLength : 256;
+      if (batch.length > 0 && (batch.length >= COMMIT_KEYS || bytes + size > COMMIT_BYTES)) {
+        commits.push(batch);
+        batch = [];
         bytes = 0;
       }
-      if (value === undefined) op.delete(key);
-      else op.set(key, value, { expireIn: ttl });
-      keys++;
+      batch.push(write);
       bytes += size;
     }
-    if (keys > 0) await op.commit();
+    if (batch.length > 0) commits.push(batch);
+    // Each commit is retried while another process holds the KV file; one that gives up fails the whole write.
+    for (const commit of commits) {
+      await kvWrites.write("response_store", async () => {
+        const op = kv.atomic();
+        for (const [key, value] of commit) {
+          if (value === undefined) op.delete(key);
+          else op.set(key, value, { expireIn: ttl });
+        }
+        await op.commit();
+      });
+    }
   }
 
   async function load(token: string, ids: readonly string[]): Promise<(StoredResponse | undefined)[]> {

@@ -8,6 +8,7 @@
 import type { Exchange, Observer } from "../core/exchange.ts";
 import { createKvWriter, type KvWriter } from "../core/kv_write.ts";
 import { formatMoney, parseMoney } from "../core/money.ts";
+import { commitAll, type KvMutation } from "./commits.ts";
 import { costOf, isUnpriced } from "./cost.ts";
 
 /** One request as the log keeps it. */
@@ -170,9 +171,6 @@ export interface UsageRecorderOptions {
   maxKeptEntries?: number;
 }
 
-// Deno KV accepts up to 1000 mutations per atomic commit; stay well under it.
-const MUTATIONS_PER_COMMIT = 500;
-
 /** One aggregate's pending sum. */
 interface Sum {
   id: string;
@@ -234,41 +232,21 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
     }).catch(() => marked = false);
   }
 
-  /** How many KV mutations one batch item takes. */
-  function weight(mutation: Mutation): number {
-    return "entry" in mutation ? 1 + indexKeys(mutation.entry).length : 1;
+  /** The KV writes of one batch item: an entry with its index keys, or a sum. */
+  function mutationsOf(mutation: Mutation): KvMutation[] {
+    if ("sum" in mutation) return [{ sum: mutation.sum.key, value: mutation.sum.value }];
+    const { entry } = mutation;
+    const expireIn = options.logDays * 86_400_000;
+    return [
+      { set: logKey(Date.parse(entry.time), entry.request_id), value: entry, expireIn },
+      ...indexKeys(entry).map((key) => ({ set: key, value: null, expireIn })),
+    ];
   }
 
   async function write(batch: Mutation[]): Promise<void> {
-    const expireIn = options.logDays * 86_400_000;
     await mark(batch);
-    // An entry and its index keys stay in one commit; commits are filled up to the mutation limit.
-    for (let start = 0; start < batch.length;) {
-      let end = start;
-      for (let size = 0; end < batch.length && size + weight(batch[end]) <= MUTATIONS_PER_COMMIT; end++) {
-        size += weight(batch[end]);
-      }
-      const chunk = batch.slice(start, Math.max(end, start + 1));
-      try {
-        await writes.write("usage_flush", async () => {
-          const op = kv.atomic();
-          for (const mutation of chunk) {
-            if ("sum" in mutation) {
-              op.sum(mutation.sum.key, mutation.sum.value);
-              continue;
-            }
-            const { entry } = mutation;
-            op.set(logKey(Date.parse(entry.time), entry.request_id), entry, { expireIn });
-            for (const key of indexKeys(entry)) op.set(key, null, { expireIn });
-          }
-          await op.commit();
-        });
-      } catch {
-        // Logged and counted by the writer; what is left waits for the next flush.
-        return keep(batch.slice(start));
-      }
-      start += chunk.length;
-    }
+    const rest = await commitAll(kv, batch, { writes, operation: "usage_flush", mutations: mutationsOf });
+    if (rest.length > 0) keep(rest);
   }
 
   function flush(): Promise<void> {

@@ -4,6 +4,9 @@
  * change that cannot land is a 503 and a race is a 409, and every give-up is a log line and a metric.
  */
 import assert from "node:assert/strict";
+import { recordFirstServed } from "../../src/access/model_dates.ts";
+import { responseStore } from "../../src/conversations/store.ts";
+import { createKvWriter } from "../../src/core/kv_write.ts";
 import { requestLog, usageTotals } from "../../src/usage/query.ts";
 import { flakyKv } from "../_flaky_kv.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
@@ -157,6 +160,32 @@ Deno.test("store races answer 409: a token made or moved into a group deleted me
     assert.equal(await gw.store.deleteGroup("twice"), false, "a group deleted by another writer is gone, not an error");
   } finally {
     await gw[Symbol.asyncDispose]();
+    kv.close();
+  }
+});
+
+Deno.test("the response store and the models' first-served dates write through a busy KV once it frees up", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const flaky = flakyKv(kv);
+    const logs: Record<string, unknown>[] = [];
+    const writes = createKvWriter({ log: (line) => logs.push(line), sleep: () => Promise.resolve() });
+    const store = responseStore(kv, { days: 1, now: () => 0, writes });
+    flaky.busyNext = 5;
+    await store.save("tok_1", { response: { id: "resp_1", output: [] }, input: [], chain: [] });
+    const [loaded] = await store.load("tok_1", ["resp_1"]);
+    assert.equal(loaded?.response.id, "resp_1");
+    flaky.busyNext = 5;
+    const dates = await recordFirstServed(kv, ["m1"], new Date("2026-03-01T00:00:00Z"), { writes });
+    assert.equal(dates.get("m1"), "2026-03-01T00:00:00.000Z");
+    assert.equal(flaky.refused, 10);
+    assert.equal(logs.length, 0, "nothing gave up");
+    flaky.busy = true;
+    const err = await store.save("tok_1", { response: { id: "resp_2", output: [] }, input: [], chain: [] })
+      .catch((e) => e);
+    assert.equal(err.status, 503);
+    assert.deepEqual(logs.map((line) => line.operation), ["response_store"]);
+  } finally {
     kv.close();
   }
 });

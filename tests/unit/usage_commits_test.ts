@@ -1,0 +1,27 @@
+/** @module commitAll(): a batch in commits within KV's limits, and what a commit that gives up leaves to write. */
+import assert from "node:assert/strict";
+import { createKvWriter } from "../../src/core/kv_write.ts";
+import { commitAll } from "../../src/usage/commits.ts";
+import { flakyKv } from "../_flaky_kv.ts";
+
+Deno.test("commitAll() fills commits up to the mutation limit, keeps an item's mutations together, hands back the rest", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const flaky = flakyKv(kv);
+    const writes = createKvWriter({ log: () => {}, sleep: () => Promise.resolve(), busyTries: 1 });
+    let commits = 0;
+    const atomic = kv.atomic.bind(kv);
+    kv.atomic = () => (commits++, atomic());
+    // 300 items of three mutations each: 166 fit in a commit of at most 500.
+    const items = Array.from({ length: 300 }, (_, i) => i);
+    const mutations = (i: number) => [0, 1, 2].map((n) => ({ set: ["item", i, n], value: i }));
+    assert.deepEqual(await commitAll(kv, items, { writes, operation: "test", mutations }), []);
+    assert.equal(commits, 2);
+    assert.equal((await kv.get(["item", 299, 2])).value, 299);
+    flaky.busy = true;
+    const rest = await commitAll(kv, [1000, 1001], { writes, operation: "test", mutations });
+    assert.deepEqual(rest, [1000, 1001]);
+  } finally {
+    kv.close();
+  }
+});
