@@ -187,11 +187,12 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   }
   await server.finished;
   clearTimeout(graceTimer);
-  for (const signal of signals) Deno.removeSignalListener(signal, stop);
-  // Usage batched since the last flush, and pins being written, reach KV before it closes.
+  // Usage batched since the last flush, and pins being written, reach KV before it closes. The listeners stay until
+  // then: a second SIGTERM meanwhile (a supervisor repeating itself) must not kill the process mid-flush.
   await deps.operator.close();
   await deps.pins.settled();
   lines.flush();
   store.close();
+  for (const signal of signals) Deno.removeSignalListener(signal, stop);
   return 0;
 }
