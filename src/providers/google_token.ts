@@ -122,12 +122,24 @@ export function serviceAccountTokens(account: ServiceAccount, deps: TokenSourceD
       },
       await key,
     );
-    const res = await deps.fetch(account.token_uri, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion }),
-      signal: AbortSignal.timeout(EXCHANGE_TIMEOUT_MS),
-    });
+    let res: Response;
+    try {
+      res = await deps.fetch(account.token_uri, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion }),
+        signal: AbortSignal.timeout(EXCHANGE_TIMEOUT_MS),
+      });
+    } catch (err) {
+      // The runtime's own wording may quote the endpoint's address; this message reaches clients and logs.
+      const timedOut = (err as Error)?.name === "TimeoutError";
+      throw new Error(
+        timedOut
+          ? `The token endpoint did not answer within ${EXCHANGE_TIMEOUT_MS / 1000} s`
+          : "The token endpoint could not be reached",
+        { cause: err },
+      );
+    }
     const body = await res.json().catch(() => undefined) as Record<string, unknown> | undefined;
     if (!res.ok || typeof body?.access_token !== "string") {
       // Only OAuth's short error code is repeated; descriptions may quote account details.

@@ -162,3 +162,17 @@ Deno.test("serviceAccountTokens() lets a caller give up waiting without failing 
   await assert.rejects(() => waiting, { message: "client left" });
   assert.equal(await other, "ya29.fake-token-1");
 });
+
+Deno.test("serviceAccountTokens() reports an unreachable token endpoint without its address", async () => {
+  const { vertex } = await tokensFor(3600);
+  await using _ = vertex;
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const closed = `http://127.0.0.1:${listener.addr.port}/private-token-path`;
+  listener.close();
+  const account = { ...parseServiceAccount(await Deno.readTextFile(vertex.credentialsFile)), token_uri: closed };
+  const tokens = serviceAccountTokens(account, { fetch, now: Date.now });
+  await assert.rejects(() => tokens.token(), (err: Error) => {
+    assert.equal(err.message, "The token endpoint could not be reached");
+    return true;
+  });
+});
