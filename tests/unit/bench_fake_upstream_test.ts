@@ -1,3 +1,4 @@
+/** @module The benchmark's fake upstream (its answers and streams per protocol) and its /proc readers. */
 import assert from "node:assert/strict";
 import { bodyReader, readText } from "../_reads.ts";
 import {

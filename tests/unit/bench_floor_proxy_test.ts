@@ -1,4 +1,4 @@
-/** Tests for the benchmark's floor proxy: it relays path, body, status and content type, and streams as they come. */
+/** @module The benchmark's floor proxy: it relays path, body, status and content type, and streams as they come. */
 import assert from "node:assert/strict";
 import { createFakeUpstream } from "../../bench/fake_upstream.ts";
 import { createFloorProxy } from "../../bench/floor_proxy.ts";

@@ -1,3 +1,4 @@
+/** @module The benchmark's command-line flags and its estimate of how long a run takes. */
 import assert from "node:assert/strict";
 import { estimateSeconds, parseBenchArgs } from "../../bench/options.ts";
 

@@ -1,3 +1,4 @@
+/** @module The CPU profile summary: self time per function of src/, busy samples only. */
 import assert from "node:assert/strict";
 import { type CpuProfile, summarizeProfile } from "../../bench/profile_summary.ts";
 

@@ -1,3 +1,4 @@
+/** @module The benchmark's report: statistics, the comparison with the floor, the targets and the table. */
 import assert from "node:assert/strict";
 import {
   compare,

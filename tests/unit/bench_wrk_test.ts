@@ -1,3 +1,4 @@
+/** @module The wrk driver: its Lua script, its arguments and the summary it prints. */
 import assert from "node:assert/strict";
 import { parseWrkOutput, wrkArgs, wrkScript } from "../../bench/wrk.ts";
 

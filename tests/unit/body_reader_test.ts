@@ -1,4 +1,4 @@
-/** Tests for the upstream body reader: exact-size owned chunks through a reused buffer, and the fallback. */
+/** @module The upstream body reader: exact-size owned chunks through a reused buffer, and the fallback. */
 import assert from "node:assert/strict";
 import { chunkReader } from "../../src/relay/body_reader.ts";
 import { READ_DEADLINE_MS, within } from "../_reads.ts";
