@@ -7,7 +7,7 @@ import { processSet, readMemory } from "./processes.ts";
 import { prepareGateway, requestHeaders, startGateway, startUpstream } from "./setup.ts";
 
 /** Peak RSS growth allowed per byte of request body in flight. */
-export const BODY_MEMORY_TARGET = 2.5;
+const BODY_MEMORY_TARGET = 2.5;
 
 const MB = 1024 * 1024;
 

@@ -44,7 +44,7 @@ function numeric(text: string): number | string {
 }
 
 /** The limit fields that were filled in, or undefined when none was. */
-export function limitsOf(form: URLSearchParams): Partial<Record<keyof Limits, number | string>> | undefined {
+function limitsOf(form: URLSearchParams): Partial<Record<keyof Limits, number | string>> | undefined {
   const out: Partial<Record<keyof Limits, number | string>> = {};
   for (const name of Object.keys(LIMIT_FIELDS) as (keyof Limits)[]) {
     const value = field(form, name);
@@ -57,7 +57,7 @@ export function limitsOf(form: URLSearchParams): Partial<Record<keyof Limits, nu
  * The expiry a form asks for: `expires_at` as the page's script fills it from the local date and time (an ISO time),
  * else the local field read as UTC when the script did not run; null when the form asks for none.
  */
-export function expiryOf(form: URLSearchParams): string | null | undefined {
+function expiryOf(form: URLSearchParams): string | null | undefined {
   if (form.get("no_expiry")) return null;
   const iso = field(form, "expires_at");
   if (iso) return iso;

@@ -9,7 +9,7 @@ import { type Html, html, htmlText } from "./html.ts";
  * Script only from the gateway's own files (no inline script, no eval), styles only from its style sheet, nothing
  * fetched from elsewhere, forms posted only back to the console, and no framing by another site.
  */
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

@@ -5,9 +5,9 @@
  */
 
 /** The cookie's name. */
-export const SESSION_COOKIE = "modelgate_console";
+const SESSION_COOKIE = "modelgate_console";
 /** How long a sign-in lasts. */
-export const SESSION_MS = 12 * 3_600_000;
+const SESSION_MS = 12 * 3_600_000;
 
 const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 const encoder = new TextEncoder();
@@ -55,7 +55,7 @@ export async function endSession(kv: Deno.Kv, adminKey: string, req: Request): P
 }
 
 /** True when the request came over HTTPS, directly or through a proxy that says so. */
-export function overHttps(req: Request): boolean {
+function overHttps(req: Request): boolean {
   const forwarded = req.headers.get("x-forwarded-proto")?.split(",")[0].trim().toLowerCase();
   return new URL(req.url).protocol === "https:" || forwarded === "https";
 }

@@ -15,7 +15,7 @@ import { logHead, logRows, logView } from "./requests.ts";
 import { expiryInput, limitInputs, pricing, select, table } from "./widgets.ts";
 
 /** The path of a token's page. */
-export function tokenPath(id: string): string {
+function tokenPath(id: string): string {
   return `/ui/tokens/${encodeURIComponent(id)}`;
 }
 

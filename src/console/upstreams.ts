@@ -16,7 +16,7 @@ import { table } from "./widgets.ts";
 const TONES = { ok: "ok", probing: "warn", paused: "warn", cooling_down: "bad" } as const;
 
 /** A health state as a badge, with when it ends and the failures in a row. */
-export function healthBadge(state: HealthState): Html {
+function healthBadge(state: HealthState): Html {
   const notes = [
     state.cooling_until ? html`until ${moment(state.cooling_until)}` : "",
     state.recent_failures > 0 ? `${count(state.recent_failures)} failed in a row` : "",

@@ -48,7 +48,7 @@ export function upstreamEventError(message: SseMessage): JsonObject | undefined 
 }
 
 /** The kind an upstream error object means: its code, else its type, by name; anything else is `upstream`. */
-export function upstreamErrorKind(error: JsonObject): ErrorKind {
+function upstreamErrorKind(error: JsonObject): ErrorKind {
   for (const name of [error.code, error.type]) {
     const kind = typeof name === "string" ? KIND_BY_NAME[name] : undefined;
     if (kind) return kind;

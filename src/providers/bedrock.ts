@@ -16,7 +16,7 @@ import {
 } from "./transport.ts";
 
 /** The only `anthropic_version` Bedrock's Messages API takes in the body. */
-export const BEDROCK_VERSION = "bedrock-2023-05-31";
+const BEDROCK_VERSION = "bedrock-2023-05-31";
 
 /** Betas Bedrock's InvokeModel accepts for Claude (AWS lists them); it refuses a request with any other. */
 export const BEDROCK_BETAS: readonly string[] = [

@@ -74,7 +74,7 @@ function frameToSse(message: EventStreamMessage): string {
 }
 
 /** Bedrock's event stream in, Anthropic SSE bytes out; a corrupt or cut frame errors the stream. */
-export function eventStreamToSse(): TransformStream<Uint8Array, Uint8Array> {
+function eventStreamToSse(): TransformStream<Uint8Array, Uint8Array> {
   const decoder = eventStreamDecoder();
   return new TransformStream({
     transform(chunk, controller) {

@@ -13,7 +13,7 @@ export interface ServiceAccount {
 }
 
 /** The scope Vertex AI calls need. */
-export const CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform";
+const CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform";
 /** A refresh starts this long before expiry (or at half the token's life when that is shorter), as Google's
  * own libraries do. */
 const REFRESH_BEFORE_MS = 5 * 60_000;

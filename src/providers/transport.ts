@@ -60,7 +60,7 @@ export const CLOUD_BETAS: readonly string[] = [
 ];
 
 /** The betas a client asked for (`anthropic-beta`, or the seed's `vendorx-beta`), one per entry. */
-export function requestedBetas(headers: Headers, body: JsonObject): string[] {
+function requestedBetas(headers: Headers, body: JsonObject): string[] {
   const header = headers.get("anthropic-beta") ?? headers.get("vendorx-beta") ?? "";
   const fromBody = Array.isArray(body.anthropic_beta) ? body.anthropic_beta.filter((b) => typeof b === "string") : [];
   const all = [...header.split(","), ...fromBody].map((beta) => beta.trim()).filter((beta) => beta !== "");

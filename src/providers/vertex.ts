@@ -19,7 +19,7 @@ import {
 } from "./transport.ts";
 
 /** The only `anthropic_version` Vertex's Claude endpoints take in the body. */
-export const VERTEX_VERSION = "vertex-2023-10-16";
+const VERTEX_VERSION = "vertex-2023-10-16";
 
 /** Betas Vertex accepts for Claude by default. */
 export const VERTEX_BETAS: readonly string[] = CLOUD_BETAS;

@@ -137,7 +137,7 @@ const MAX_CHAT_USER = 64;
  * SHA-256, the same for every request. Claude Code's user id is a JSON string of about 150 characters (its user,
  * account and session), which OpenAI would refuse with a 400 on every request; the digest still tells users apart.
  */
-export function chatUser(userId: string): string | undefined {
+function chatUser(userId: string): string | undefined {
   if (userId === "") return undefined;
   if (userId.length <= MAX_CHAT_USER) return userId;
   return `user_${createHash("sha256").update(userId).digest("hex").slice(0, 40)}`;

@@ -74,7 +74,7 @@ export function logKey(startedAt: number, requestId: string): Deno.KvKey {
 }
 
 /** The log's filters that have an index, so a filtered read touches only matching entries. */
-export const LOG_INDEXES = ["token", "model", "session", "status"] as const;
+const LOG_INDEXES = ["token", "model", "session", "status"] as const;
 /** One indexed filter of the log. */
 export type LogIndex = typeof LOG_INDEXES[number];
 
