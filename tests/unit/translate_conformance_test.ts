@@ -11,10 +11,9 @@ import {
   readAnthropicStream,
   readChatJson,
   readChatStream,
-  readResponsesJson,
-  readResponsesStream,
   type Summary,
 } from "../_client_readers.ts";
+import { readResponsesJson, readResponsesStream } from "../_responses_reader.ts";
 import { fixture } from "../_helpers.ts";
 import { SAMPLE_REQUESTS, testContext, translateFixture } from "../_translate_helpers.ts";
 

@@ -9,13 +9,8 @@ import { translateSse } from "../../src/relay/stream.ts";
 import { messagesViaChat } from "../../src/translate/messages_chat_response.ts";
 import type { Translator } from "../../src/translate/mod.ts";
 import { responsesViaChat } from "../../src/translate/responses_response.ts";
-import {
-  readAnthropicJson,
-  readAnthropicStream,
-  readResponsesJson,
-  readResponsesStream,
-  type Summary,
-} from "../_client_readers.ts";
+import { readAnthropicJson, readAnthropicStream, type Summary } from "../_client_readers.ts";
+import { readResponsesJson, readResponsesStream } from "../_responses_reader.ts";
 import { readSse } from "../_reads.ts";
 import { SAMPLE_REQUESTS, testContext } from "../_translate_helpers.ts";
 
