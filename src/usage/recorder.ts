@@ -223,10 +223,12 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
 
   /** Marks when the log's indexes begin; only the first writer ever sets it, later ones change nothing. */
   async function mark(batch: Mutation[]): Promise<void> {
-    const times = batch.flatMap((mutation) => "entry" in mutation ? [Date.parse(mutation.entry.time)] : []);
-    if (marked || times.length === 0) return;
+    if (marked) return;
+    // A loop, not Math.min(...times): a batch may hold more entries than one call takes arguments.
+    let first = Infinity;
+    for (const mutation of batch) if ("entry" in mutation) first = Math.min(first, Date.parse(mutation.entry.time));
+    if (first === Infinity) return;
     marked = true;
-    const first = Math.min(...times);
     await writes.write("usage_flush", async () => {
       await kv.atomic().check({ key: LOG_INDEXED_SINCE, versionstamp: null }).set(LOG_INDEXED_SINCE, first).commit();
     }).catch(() => marked = false);
