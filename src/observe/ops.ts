@@ -69,15 +69,14 @@ export function opsRoutes(
   deps: OpsDeps,
   options: OpsOptions,
 ): (req: Request, path: string) => Promise<Response | undefined> {
-  const layout = deploymentsByUpstream(deps.config);
-  const keyed = keyedUpstreams(deps.table);
   const health = healthReport(deps);
 
   async function ready(): Promise<Response> {
     // A model that fails does not make the instance unready (every instance sees the same provider); an upstream this
     // instance cannot reach at all does.
-    const snapshot = deps.health.snapshot(layout);
-    const usable = [...layout.keys()].filter((name) => keyed.has(name) && snapshot[name].state !== "cooling_down");
+    const usable = Object.entries(health().upstreams)
+      .filter(([, upstream]) => upstream.has_key && upstream.state !== "cooling_down")
+      .map(([name]) => name);
     const kv = await kvReachable(deps.store.kv, options.kvTimeoutMs ?? 2000);
     const checks = {
       config: deps.table.routes.size > 0 ? "ok" : "no models",
