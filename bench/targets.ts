@@ -72,7 +72,7 @@ export function evaluateTargets(
   });
   const [first, last] = [input.memory.rssAfter[0], input.memory.rssAfter.at(-1)];
   const growth = first && last && last !== first ? (last.rssBytes - first.rssBytes) / first.rssBytes : NaN;
-  // The issue asks for no growth from 10,000 requests on; a shorter soak (--quick) ends while the heap still settles.
+  // The target is no growth from 10,000 requests on; a shorter soak (--quick) ends while the heap still settles.
   const settled = first !== undefined && first.requests >= RSS_SETTLED_AFTER;
   targets.push({
     name: first && last ? `RSS growth ${first.requests} -> ${last.requests} requests` : "RSS growth",
