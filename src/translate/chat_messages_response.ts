@@ -5,18 +5,11 @@
 import { GatewayError } from "../core/errors.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import { mergeAnthropicUsage, NO_USAGE, type TokenCounts, usageFromAnthropic } from "../core/usage.ts";
 import { chatToMessagesRequest, freeformNames } from "./chat_messages_request.ts";
 import { freeformInput } from "./freeform_tools.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
-import {
-  answerToolId,
-  chatUsage,
-  finishFromStop,
-  mergeAnthropicUsage,
-  NO_USAGE,
-  type Usage,
-  usageFromAnthropic,
-} from "./shared.ts";
+import { answerToolId, chatUsage, finishFromStop } from "./shared.ts";
 import { readAnthropicEvent } from "./upstream_events.ts";
 
 function created(ctx: TranslateContext): number {
@@ -68,7 +61,7 @@ export function messagesToChatStream({ ctx, freeform, includeUsage = false }: Ch
   const createdAt = created(ctx);
   let stopped = false;
   let stopReason: unknown;
-  let usage: Usage = NO_USAGE;
+  let usage: TokenCounts = NO_USAGE;
   const toolIndex = new Map<number, number>();
   /** Tool calls (by block index) that have had argument text; the others get "{}" when their block stops. */
   const withArguments = new Set<number>();

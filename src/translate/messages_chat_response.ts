@@ -7,19 +7,17 @@ import { GatewayError } from "../core/errors.ts";
 import { estimatePromptTokens, estimateTokens } from "../core/estimate.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import { NO_USAGE, type TokenCounts, usageFromChat } from "../core/usage.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesToChatRequest } from "./messages_chat_request.ts";
 import {
   answerToolId,
   anthropicUsage,
-  NO_USAGE,
   parseToolArguments,
   stopFromFinish,
   toolArgumentsText,
   type ToolNames,
   toolNames,
-  type Usage,
-  usageFromChat,
 } from "./shared.ts";
 import { readChatDelta, toolCallBuffer } from "./upstream_events.ts";
 
@@ -53,7 +51,7 @@ export interface MessagesChatState {
 }
 
 /** Usage from the upstream, or an estimate when it sent none. */
-function usageOrEstimate(usage: unknown, state: MessagesChatState, outputChars: number): Usage {
+function usageOrEstimate(usage: unknown, state: MessagesChatState, outputChars: number): TokenCounts {
   if (isObject(usage)) return usageFromChat(usage);
   return { ...NO_USAGE, input: state.promptTokens, output: estimateTokens(outputChars) };
 }

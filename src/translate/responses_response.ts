@@ -5,22 +5,14 @@
 import { GatewayError } from "../core/errors.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
+import { mergeAnthropicUsage, NO_USAGE, type TokenCounts, usageFromAnthropic, usageFromChat } from "../core/usage.ts";
 import { freeformInput } from "./freeform_tools.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { reasoningOf } from "./messages_chat_response.ts";
 import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from "./responses_request.ts";
 import { type ResponsesState, responsesTools } from "./responses_tools.ts";
 import { type ResponsesEnd, type ResponsesWriter, responsesWriter } from "./responses_writer.ts";
-import {
-  answerToolId,
-  finishFromStop,
-  mergeAnthropicUsage,
-  NO_USAGE,
-  toolArgumentsText,
-  type Usage,
-  usageFromAnthropic,
-  usageFromChat,
-} from "./shared.ts";
+import { answerToolId, finishFromStop, toolArgumentsText } from "./shared.ts";
 import { readAnthropicEvent, readChatDelta, toolCallBuffer } from "./upstream_events.ts";
 
 function endFromFinish(finish: unknown): ResponsesEnd {
@@ -100,7 +92,7 @@ export function chatToResponsesStream(state: ResponsesState): StreamStep {
   const calls = toolCallBuffer();
   let finished = false;
   let finish: unknown;
-  let usage: Usage = NO_USAGE;
+  let usage: TokenCounts = NO_USAGE;
 
   function flush(w: ResponsesWriter) {
     const out = w.close();
@@ -150,7 +142,7 @@ export function messagesToResponsesStream(state: ResponsesState): StreamStep {
   const writer = responsesWriter(state.ctx);
   let finished = false;
   let stop: unknown;
-  let usage: Usage = NO_USAGE;
+  let usage: TokenCounts = NO_USAGE;
   let thinking: { thinking: string; signature: string } | undefined;
   let freeform: string | undefined;
   let calls = 0;

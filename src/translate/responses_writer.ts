@@ -6,9 +6,10 @@
 import type { GatewayError } from "../core/errors.ts";
 import type { SseMessage } from "../core/sse.ts";
 import type { JsonObject } from "../core/types.ts";
+import type { TokenCounts } from "../core/usage.ts";
 import type { TranslateContext } from "./identity.ts";
 import type { ClientTool } from "./responses_tools.ts";
-import { responsesUsage, type Usage } from "./shared.ts";
+import { responsesUsage } from "./shared.ts";
 
 /** How the upstream's turn ended, in Responses terms. */
 export type ResponsesEnd = "completed" | "max_output_tokens" | "content_filter";
@@ -30,7 +31,7 @@ export interface ResponsesWriter {
   /** Closes whatever item is open. */
   close(): SseMessage[];
   /** Closes the open item and ends the response. */
-  finish(end: ResponsesEnd, usage: Usage): SseMessage[];
+  finish(end: ResponsesEnd, usage: TokenCounts): SseMessage[];
   /** `response.failed` then `error`: Codex reads the first, the SDK throws on the second. */
   fail(err: GatewayError): SseMessage[];
   /** The whole response object as it stands (used for non-streamed answers). */

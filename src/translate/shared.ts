@@ -7,10 +7,6 @@ import { isObject, type JsonObject } from "../core/types.ts";
 import { tokenCount, type TokenCounts } from "../core/usage.ts";
 import { invalidField } from "../core/validation.ts";
 
-export { mergeAnthropicUsage, NO_USAGE, usageFromAnthropic, usageFromChat } from "../core/usage.ts";
-/** Token counts as the translators pass them around (see core/usage.ts). */
-export type Usage = TokenCounts;
-
 /** Anthropic `stop_reason` -> OpenAI chat `finish_reason` (see docs/protocols.md, "Stop and finish reasons"). */
 export const FINISH_BY_STOP: Record<string, string> = {
   end_turn: "stop",
@@ -43,7 +39,7 @@ export function stopFromFinish(finish: unknown): string {
 }
 
 /** Anthropic `usage` object for a response or `message_delta`. */
-export function anthropicUsage(u: Usage): JsonObject {
+export function anthropicUsage(u: TokenCounts): JsonObject {
   return {
     input_tokens: u.input,
     output_tokens: u.output,
@@ -53,7 +49,7 @@ export function anthropicUsage(u: Usage): JsonObject {
 }
 
 /** OpenAI chat `usage`: the prompt counts every input token, cached ones included. */
-export function chatUsage(u: Usage): JsonObject {
+export function chatUsage(u: TokenCounts): JsonObject {
   const prompt = u.input + u.cacheRead + u.cacheWrite;
   return {
     prompt_tokens: prompt,
@@ -65,7 +61,7 @@ export function chatUsage(u: Usage): JsonObject {
 }
 
 /** Responses `usage`; Codex requires every count to be an integer. */
-export function responsesUsage(u: Usage): JsonObject {
+export function responsesUsage(u: TokenCounts): JsonObject {
   const input = u.input + u.cacheRead + u.cacheWrite;
   return {
     input_tokens: input,

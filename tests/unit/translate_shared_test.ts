@@ -1,10 +1,10 @@
 /** @module Table-driven tests of the shared mapping tables: reasons, usage, tool names and ids, arguments. */
 import assert from "node:assert/strict";
+import { mergeAnthropicUsage, usageFromChat } from "../../src/core/usage.ts";
 import {
   chatUsage,
   clampMaxTokens,
   finishFromStop,
-  mergeAnthropicUsage,
   parseToolArguments,
   responsesUsage,
   sanitizeToolId,
@@ -12,7 +12,6 @@ import {
   stopFromFinish,
   thinkingFromEffort,
   toolNames,
-  usageFromChat,
 } from "../../src/translate/shared.ts";
 
 const STOPS = [

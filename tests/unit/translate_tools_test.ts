@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../src/core/errors.ts";
+import { NO_USAGE } from "../../src/core/usage.ts";
 import { freeformDescription, freeformInput } from "../../src/translate/freeform_tools.ts";
 import { flatToolName, responsesTools } from "../../src/translate/responses_tools.ts";
 import { responsesWriter } from "../../src/translate/responses_writer.ts";
-import { NO_USAGE } from "../../src/translate/shared.ts";
 import { testContext } from "../_translate_helpers.ts";
 
 const RAW = 'line 1\nline "2" \\ ✓\n';
