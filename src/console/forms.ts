@@ -5,12 +5,18 @@
 import { LIMIT_FIELDS } from "../access/limits.ts";
 import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
+import { readBodyBytes } from "../core/request_body.ts";
 
 /** Forms are a few fields; anything longer is not one of the console's. */
 const MAX_FORM_BYTES = 64 * 1024;
 
-/** The request's urlencoded form, read up to a limit. */
-export async function readForm(req: Request): Promise<URLSearchParams> {
+const decoder = new TextDecoder();
+
+/**
+ * The request's urlencoded form, read as every request body is: up to a limit, and a 408 (with the connection
+ * closed) when it stops arriving for `idleMs`, so a half-sent sign-in form cannot hold a connection open for good.
+ */
+export async function readForm(req: Request, idleMs: number): Promise<URLSearchParams> {
   const type = req.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded") {
     await req.body?.cancel();
@@ -18,17 +24,7 @@ export async function readForm(req: Request): Promise<URLSearchParams> {
       status: 415,
     });
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of req.body ?? []) {
-    size += chunk.byteLength;
-    if (size > MAX_FORM_BYTES) throw new GatewayError("request_too_large", "The form is larger than 64 KB");
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) bytes.set(chunk, offset), offset += chunk.byteLength;
-  return new URLSearchParams(new TextDecoder().decode(bytes));
+  return new URLSearchParams(decoder.decode(await readBodyBytes(req, { maxBytes: MAX_FORM_BYTES, idleMs })));
 }
 
 /** A text field, trimmed; undefined when empty. */

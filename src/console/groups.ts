@@ -128,7 +128,7 @@ async function change(
   run: (form: URLSearchParams) => Promise<string>,
   again: (c: ConsoleRequest, failed: { values: URLSearchParams; error: GatewayError }) => Promise<Response>,
 ): Promise<Response> {
-  const form = await readForm(c.req);
+  const form = await readForm(c.req, c.deps.config.body_idle_timeout_ms);
   try {
     return redirect(await run(form));
   } catch (err) {

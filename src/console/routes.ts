@@ -78,7 +78,7 @@ function signInPage(status: number, next: string, notice?: { text: string; tone:
 }
 
 async function signIn(req: Request, ctx: RequestContext, adminKey: string): Promise<Response> {
-  const form = await readForm(req);
+  const form = await readForm(req, ctx.deps.config.body_idle_timeout_ms);
   const next = nextPage(form.get("next"));
   if (!await sameSecret(form.get("key") ?? "", adminKey)) {
     return signInPage(401, next, { text: "Wrong admin key.", tone: "bad" });
@@ -103,7 +103,12 @@ function errorPage(err: unknown, ctx: RequestContext): Response {
   }
   const text = error && error.status < 500 ? error.message : `Something went wrong (request ${ctx.requestId}).`;
   const body = html`<p><a href="/ui/">Back to the overview</a></p>`;
-  return pageResponse({ title: "Not done", nav: "", body, notice: { text, tone: "bad" } }, error?.status ?? 500);
+  // The error's own headers go too: a 408's `connection: close`, a busy store's `retry-after`.
+  return pageResponse(
+    { title: "Not done", nav: "", body, notice: { text, tone: "bad" } },
+    error?.status ?? 500,
+    error?.headers,
+  );
 }
 
 async function route(req: Request, ctx: RequestContext, adminKey: string): Promise<Response> {

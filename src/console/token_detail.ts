@@ -110,7 +110,7 @@ async function detailPage(c: ConsoleRequest, failed?: { values: URLSearchParams;
 }
 
 async function update(c: ConsoleRequest): Promise<Response> {
-  const form = await readForm(c.req);
+  const form = await readForm(c.req, c.deps.config.body_idle_timeout_ms);
   try {
     await c.service.updateToken(c.params.id, tokenUpdateInput(form));
   } catch (err) {
@@ -124,7 +124,7 @@ async function update(c: ConsoleRequest): Promise<Response> {
 /** Revokes or restores, then goes back to the page the button was on. */
 function toggle(disabled: boolean) {
   return async (c: ConsoleRequest): Promise<Response> => {
-    const form = await readForm(c.req);
+    const form = await readForm(c.req, c.deps.config.body_idle_timeout_ms);
     const id = c.params.id;
     if (disabled) await c.service.revokeToken(id);
     else await c.service.updateToken(id, { disabled: false });

@@ -134,7 +134,7 @@ function createdPage(token: TokenRecord, secret: string, currency: string): Resp
 }
 
 async function create(c: ConsoleRequest): Promise<Response> {
-  const form = await readForm(c.req);
+  const form = await readForm(c.req, c.deps.config.body_idle_timeout_ms);
   try {
     const { token, secret } = await c.service.createToken(tokenCreateInput(form));
     return createdPage(token, secret, c.deps.config.currency);

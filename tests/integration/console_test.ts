@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { open, PAGES, post, signIn } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { ADMIN_KEY, startGateway } from "../_helpers.ts";
+import { head, rawExchange } from "../_raw_http.ts";
 
 Deno.test("the console answers 404 like any unknown path when MODELGATE_ADMIN_KEY is unset", async () => {
   await using upstream = fakeUpstream();
@@ -182,4 +183,20 @@ Deno.test("values from clients and KV are escaped on every page", async () => {
   const search = await open(gw, `/ui/tokens?q=${encodeURIComponent('"><script>alert(1)</script>')}`, cookie);
   assert.ok(!search.text.includes("<script>alert(1)"));
   assert.ok(search.text.includes("&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+});
+
+Deno.test("a sign-in form that stops arriving gets a 408 page that closes the connection, as API bodies do", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { admin: true, extraYaml: "body_idle_timeout_ms: 100" });
+  // The hand-written head names the host without its port, so the form's Origin does too.
+  const stalled = head("/ui/login", {
+    origin: "http://127.0.0.1",
+    "content-type": "application/x-www-form-urlencoded",
+    "content-length": "500",
+  }) + "key=";
+  const { head: status, body } = await rawExchange(gw.url, stalled);
+  assert.match(status, /^HTTP\/1.1 408/);
+  assert.match(status, /connection: close/i);
+  assert.match(status, /content-security-policy: default-src 'none'/i);
+  assert.match(body, /stopped arriving/);
 });

@@ -5,39 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
-import { anthropicMessage, messagesBody, startGateway, waitFor, within } from "../_helpers.ts";
-
-/** Sends raw bytes of HTTP/1.1 and reads one response (head and content-length body), or until the close. */
-async function rawExchange(url: string, request: string, deadlineMs = 5000): Promise<{ head: string; body: string }> {
-  const { port } = new URL(url);
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
-  try {
-    await conn.write(new TextEncoder().encode(request)).catch(() => {});
-    let text = "";
-    const buffer = new Uint8Array(65536);
-    const read = async () => {
-      for (;;) {
-        const end = text.indexOf("\r\n\r\n");
-        if (end !== -1) {
-          const length = Number(/content-length: (\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
-          if (text.length >= end + 4 + length) return { head: text.slice(0, end), body: text.slice(end + 4) };
-        }
-        const n = await conn.read(buffer);
-        if (n === null) return { head: text, body: "" };
-        text += new TextDecoder().decode(buffer.subarray(0, n));
-      }
-    };
-    return await within(read(), deadlineMs, "the response");
-  } finally {
-    conn.close();
-  }
-}
-
-function head(path: string, headers: Record<string, string>): string {
-  return `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${
-    Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")
-  }\r\n`;
-}
+import { anthropicMessage, messagesBody, startGateway, waitFor } from "../_helpers.ts";
+import { head, rawExchange } from "../_raw_http.ts";
 
 for (const c of [{ path: "/v1/messages", anthropic: true }, { path: "/v1/chat/completions", anthropic: false }]) {
   Deno.test(`a body that stops arriving gets a 408 in ${c.path}'s protocol, and the request is over`, async () => {
