@@ -1,6 +1,10 @@
 /** @module Talking to the console over HTTP as a browser does: its forms (with the console's Origin), sign-in, pages. */
 import assert from "node:assert/strict";
 import { ADMIN_KEY, type TestGateway } from "./_helpers.ts";
+import { deadlineFetch, readText } from "./_reads.ts";
+
+/** Every request here ends within the tests' deadline, its page included. */
+const fetchWithDeadline = deadlineFetch();
 
 /** Every page of the console a signed-in operator can open without an id. */
 export const PAGES = [
@@ -24,7 +28,7 @@ export function post(
   for (const [name, value] of Object.entries(fields)) {
     for (const one of [value].flat()) body.append(name, one);
   }
-  return fetch(`${gw.url}${path}`, {
+  return fetchWithDeadline(`${gw.url}${path}`, {
     method: "POST",
     redirect: "manual",
     headers: { "content-type": "application/x-www-form-urlencoded", origin: gw.url, ...headers },
@@ -42,6 +46,6 @@ export async function signIn(gw: TestGateway): Promise<string> {
 
 /** A console page's status and text. */
 export async function open(gw: TestGateway, path: string, cookie?: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${gw.url}${path}`, { redirect: "manual", headers: cookie ? { cookie } : {} });
-  return { status: res.status, text: await res.text() };
+  const res = await fetchWithDeadline(`${gw.url}${path}`, { redirect: "manual", headers: cookie ? { cookie } : {} });
+  return { status: res.status, text: await readText(res) };
 }
