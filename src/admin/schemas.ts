@@ -70,6 +70,8 @@ export const LogQuery = z.strictObject({
   model: z.string().min(1).optional(),
   session: z.string().min(1).optional(),
   status: z.coerce.number().int().min(100).max(599).optional(),
+  upstream: z.string().min(1).optional(),
+  affinity: z.enum(["kept", "made", "moved"]).optional(),
   since: Since.optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });

@@ -192,6 +192,8 @@ export function adminService(ctx: AdminContext) {
         model: query.model,
         session_id: query.session,
         status: query.status,
+        upstream: query.upstream,
+        affinity: query.affinity,
         limit: query.limit,
       });
       return { currency: ctx.config.currency, data };

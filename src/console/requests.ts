@@ -1,12 +1,12 @@
 /**
- * @module The request log page: newest first, filtered by token, model, status and session through the admin
- * service, and refreshed in place by the page's script every few seconds.
+ * @module The request log page: newest first, with the deployment that served each request and its pin, filtered
+ * through the admin service, and refreshed in place by the page's script every few seconds.
  */
 import type { TokenRecord } from "../core/principal.ts";
 import type { RequestLogEntry } from "../usage/recorder.ts";
 import { type ConsoleRequest, type ConsoleRoute, refusal } from "./context.ts";
 import { badge, count, duration, moment, money } from "./format.ts";
-import { type Html, html } from "./html.ts";
+import { type Html, html, type HtmlValue } from "./html.ts";
 import { pageResponse } from "./page.ts";
 import { pricing, select, table } from "./widgets.ts";
 
@@ -19,9 +19,9 @@ function statusBadge(entry: RequestLogEntry): Html {
   return badge(String(entry.status), tone);
 }
 
-/** A link that filters the log by one value. */
-function filterLink(name: string, value: string, text: string): Html {
-  return html`<a href="/ui/requests?${name}=${encodeURIComponent(value)}" title="${value}">${text}</a>`;
+/** A link that filters the log by one value; its tooltip is the value unless `title` says more. */
+function filterLink(name: string, value: string, text: HtmlValue, title = value): Html {
+  return html`<a href="/ui/requests?${name}=${encodeURIComponent(value)}" title="${title}">${text}</a>`;
 }
 
 /** How log rows are shown: token names by id, and the currency when costs are shown. */
@@ -38,6 +38,30 @@ function costOf(entry: RequestLogEntry, currency: string): Html {
 /** A second, smaller line under a cell's value. */
 function under(text: string): Html {
   return html`<div class="muted small">${text}</div>`;
+}
+
+/** What each pin outcome means, and its colour: a moved session wrote its cached prefix again. */
+const PINS: Record<string, { tone: "ok" | "warn" | "off"; title: string }> = {
+  kept: { tone: "ok", title: "went back to the deployment that served its session before" },
+  made: { tone: "off", title: "the session's first request here: it is pinned to this deployment now" },
+  moved: { tone: "warn", title: "its pinned deployment could not serve it: the session is pinned here now" },
+};
+
+/** A muted dash for a value the entry does not have, and why in its tooltip. */
+function none(why: string): Html {
+  return html`<span class="muted" title="${why}">–</span>`;
+}
+
+/** The upstream that served the request, as a filter; with the model, it names the deployment. */
+function upstreamCell(entry: RequestLogEntry): Html {
+  return entry.upstream ? filterLink("upstream", entry.upstream, entry.upstream) : none("no upstream was asked");
+}
+
+/** How the session's pin turned out, as a badge that filters by it. */
+function pinCell(entry: RequestLogEntry): Html {
+  if (!entry.affinity) return none("no pin: one deployment to choose from, affinity off, or logged before pins were");
+  const pin = PINS[entry.affinity] ?? { tone: "off", title: entry.affinity };
+  return filterLink("affinity", entry.affinity, badge(entry.affinity, pin.tone), pin.title);
 }
 
 /** The client protocols by a short name. */
@@ -57,7 +81,9 @@ export function logRows(entries: readonly RequestLogEntry[], view: LogView): Htm
       <tr>
         <td>${moment(e.time, "never", true)}</td>
         <td>${statusBadge(e)}</td>
-        <td>${filterLink("model", e.model, e.model)}${e.upstream ? under(`via ${e.upstream}`) : ""}</td>
+        <td>${filterLink("model", e.model, e.model)}</td>
+        <td>${upstreamCell(e)}</td>
+        <td>${pinCell(e)}</td>
         <td>${filterLink("token", e.token_id, names.get(e.token_id) ?? e.token_id)}${e.group ? under(e.group) : ""}</td>
         <td>${CLIENTS[e.protocol] ?? e.protocol}${e.stream ? under("stream") : ""}</td>
         <td class="num">${duration(e.duration_ms)}${under(`first byte ${duration(e.ttfb_ms)}`)}</td>
@@ -76,6 +102,8 @@ export function logHead(view: LogView): string[] {
     "Time",
     "Status",
     "Model",
+    "Upstream",
+    "Pin",
     "Token",
     "Client",
     "Duration",
@@ -95,7 +123,7 @@ export function logView(c: ConsoleRequest, tokens: readonly TokenRecord[], entri
 async function logPage(c: ConsoleRequest): Promise<Response> {
   const q = c.url.searchParams;
   const filters: Record<string, string> = {};
-  for (const name of ["token", "model", "status", "session"]) {
+  for (const name of ["token", "model", "upstream", "affinity", "status", "session"]) {
     const value = q.get(name)?.trim();
     if (value) filters[name] = value;
   }
@@ -122,6 +150,8 @@ async function logPage(c: ConsoleRequest): Promise<Response> {
   const form = html`<form method="get" action="/ui/requests" class="filters">
 <label>Token <select name="token"><option value="">any</option>${tokenOptions}</select></label>
 <label>Model ${select("model", [...c.deps.table.models.keys()], filters.model, "any")}</label>
+<label>Upstream ${select("upstream", c.deps.config.upstreams.map((u) => u.name), filters.upstream, "any")}</label>
+<label>Pin ${select("affinity", Object.keys(PINS), filters.affinity, "any")}</label>
 <label>Status <input name="status" inputmode="numeric" size="4" value="${
     filters.status ?? ""
   }" placeholder="429"></label>

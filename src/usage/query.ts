@@ -163,21 +163,27 @@ export interface LogFilter {
   model?: string;
   session_id?: string;
   status?: number;
+  /** Not indexed: applied to the entries the other filters read. */
+  upstream?: string;
+  /** Not indexed, like `upstream`. */
+  affinity?: string;
   /** Most entries returned. */
   limit: number;
 }
 
-/** A log entry as KV holds it: entries written before costs were recorded have neither cost field. */
-type StoredEntry = Omit<RequestLogEntry, "cost" | "unpriced"> & Partial<Pick<RequestLogEntry, "cost" | "unpriced">>;
+/** A log entry as KV holds it: entries written before costs or pins were recorded lack those fields. */
+type StoredEntry =
+  & Omit<RequestLogEntry, "cost" | "unpriced" | "affinity">
+  & Partial<Pick<RequestLogEntry, "cost" | "unpriced" | "affinity">>;
 
 // A filter that matches little must not read the whole log for one page.
 const MAX_SCANNED = 20_000;
 /** Log entries fetched at once through an index (KV reads at most 10 keys per call). */
 const FETCH_AT_ONCE = 50;
 
-/** An entry as the log reads: entries written before costs were recorded read as costing nothing. */
+/** An entry as the log reads: older entries read as costing nothing and having had no pin. */
 function complete(entry: StoredEntry): RequestLogEntry {
-  return { ...entry, cost: entry.cost ?? "0", unpriced: entry.unpriced ?? false };
+  return { ...entry, cost: entry.cost ?? "0", unpriced: entry.unpriced ?? false, affinity: entry.affinity ?? null };
 }
 
 /** Which index serves a filter: the one likely to match least. */
@@ -193,7 +199,9 @@ function matches(entry: StoredEntry, filter: LogFilter): boolean {
     (filter.group === undefined || entry.group === filter.group) &&
     (filter.model === undefined || entry.model === filter.model) &&
     (filter.session_id === undefined || entry.session_id === filter.session_id) &&
-    (filter.status === undefined || entry.status === filter.status);
+    (filter.status === undefined || entry.status === filter.status) &&
+    (filter.upstream === undefined || entry.upstream === filter.upstream) &&
+    (filter.affinity === undefined || entry.affinity === filter.affinity);
 }
 
 /** Entries in [since, until) read from the log itself, newest first, into `out`. */

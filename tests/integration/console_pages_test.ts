@@ -1,11 +1,14 @@
 /**
  * @module The console's HTTP contract, its pages: forms that go through the admin service's own checks and messages,
- * pages and methods that do not exist, a new token's secret shown once, the usage CSV, and costs in the currency.
+ * pages and methods that do not exist, a new token's secret shown once, the usage CSV, costs in the currency, and the
+ * request log's deployment and pin columns and filters.
  */
 import assert from "node:assert/strict";
 import { open, PAGES, post, signIn } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { ADMIN_KEY, messagesBody, startGateway } from "../_helpers.ts";
+import { cachingDeployments, conversation, POOL, poolGateway, seededRandom, turn } from "../_prompt_cache.ts";
+import { logKey } from "../../src/usage/recorder.ts";
 import { answerWithCacheUsage, ANTHROPIC_CACHE_COST, spendGateway } from "../_spend.ts";
 
 /** A message as a page shows it, escaped. */
@@ -130,4 +133,69 @@ Deno.test("costs show in the config's currency when the gateway prices requests,
     const text = (await open(plain, path, plainCookie)).text;
     assert.doesNotMatch(text, /<th>Cost<\/th>|Cost today/, path);
   }
+});
+
+/** The rows of the request log's table, newest first. */
+function logRows(page: string): string[] {
+  return (page.split("<tbody>")[1] ?? "").split("</tbody>")[0].split("<tr>").slice(1);
+}
+
+Deno.test("the request log shows the upstream that served each request and its pin, and filters by them", async () => {
+  await using deployments = cachingDeployments(POOL);
+  const { gateway: gw, token } = await poolGateway(deployments, { admin: true, random: seededRandom(18) });
+  await using _ = gw;
+  const conv = conversation("console");
+  const headers = { "x-claude-code-session-id": "c0ffee00-console" };
+  assert.equal(await turn(gw.url, token, conv, { headers }), 200);
+  const first = gw.exchanges.at(-1)!.upstream!;
+  deployments.failing.add(first);
+  assert.equal(await turn(gw.url, token, conv, { headers }), 200);
+  deployments.failing.clear();
+  assert.equal(await turn(gw.url, token, conv, { headers }), 200);
+  const second = POOL.find((name) => name !== first)!;
+  assert.deepEqual(gw.exchanges.map((e) => [e.upstream, e.affinity]), [
+    [first, "made"],
+    [second, "moved"],
+    [second, "kept"],
+  ]);
+  // Entries from before pins were recorded have no affinity field at all; one names an upstream that is markup.
+  const before = Date.now() - 60_000;
+  await gw.flush();
+  const [newest] = (await (await gw.admin("GET", "/admin/requests?limit=1")).json()).data;
+  const { affinity: _affinity, ...pinless } = newest;
+  await gw.store.kv.set(logKey(before, "req_old1"), { ...pinless, request_id: "req_old1", upstream: null });
+  await gw.store.kv.set(logKey(before - 1, "req_old2"), { ...pinless, request_id: "req_old2", upstream: "<b>x</b>" });
+
+  const cookie = await signIn(gw);
+  const page = (await open(gw, "/ui/requests", cookie)).text;
+  assert.match(page, /<th>Model<\/th><th>Upstream<\/th><th>Pin<\/th>/);
+  const rows = logRows(page);
+  assert.equal(rows.length, 5);
+  const cells = (row: string) => [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => m[1].trim());
+  for (const [i, [upstream, pin]] of [[second, "kept"], [second, "moved"], [first, "made"]].entries()) {
+    const [, , , upstreamCell, pinCell] = cells(rows[i]);
+    assert.equal(upstreamCell, `<a href="/ui/requests?upstream=${upstream}" title="${upstream}">${upstream}</a>`);
+    assert.match(pinCell, new RegExp(`^<a href="/ui/requests\\?affinity=${pin}" title="[^"]+"><span class="badge`));
+    assert.match(pinCell, new RegExp(`>${pin}</span></a>$`));
+  }
+  const [, , , noUpstream, noPin] = cells(rows[3]);
+  assert.equal(noUpstream, '<span class="muted" title="no upstream was asked">–</span>');
+  assert.match(noPin, /^<span class="muted" title="no pin: [^"]+">–<\/span>$/);
+  assert.ok(cells(rows[4])[3].includes(">&lt;b&gt;x&lt;/b&gt;</a>"), "an upstream from KV stays text");
+  assert.ok(!page.includes("<b>x</b>"));
+
+  const kept = (await open(gw, "/ui/requests?affinity=kept", cookie)).text;
+  assert.equal(logRows(kept).length, 1);
+  assert.match(kept, /<option\s+selected\s*>kept<\/option>/);
+  const moved = (await open(gw, `/ui/requests?upstream=${second}`, cookie)).text;
+  assert.equal(logRows(moved).length, 2);
+  assert.match(moved, new RegExp(`<option\\s+selected\\s*>${second}</option>`));
+  const none = (await open(gw, `/ui/requests?upstream=${first}&affinity=kept`, cookie)).text;
+  assert.match(none, /No request matches these filters/);
+
+  // The admin API reads older entries as having had no pin, and names a bad pin filter.
+  const listed = (await (await gw.admin("GET", "/admin/requests")).json()).data;
+  assert.deepEqual(listed.map((e: { affinity: unknown }) => e.affinity), ["kept", "moved", "made", null, null]);
+  const bad = await (await gw.admin("GET", "/admin/requests?affinity=sometimes")).json();
+  assert.equal(bad.error.param, "affinity");
 });
