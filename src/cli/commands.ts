@@ -59,8 +59,8 @@ Responses are kept for responses_store.days (default 30) when responses_store.en
 delete its own with DELETE /v1/responses/{id}.`,
   usage: `Usage: modelgate usage [--by token|group|model|session|day] [--since 7d|YYYY-MM-DD] [--until YYYY-MM-DD]
                       [--name KEY] [--json]
-       modelgate usage log [--token ID] [--group G] [--model M] [--session S] [--status N] [--since 1h]
-                      [--limit 100] [--json]
+       modelgate usage log [--token ID] [--group G] [--model M] [--session S] [--status N] [--upstream U]
+                      [--affinity kept|made|moved] [--since 1h] [--limit 100] [--json]
 
 Totals are per UTC day and written about once a second; the log keeps the last usage.request_log_days days.
 COST is in the config's currency at each deployment's price; UNPRICED counts requests whose deployment has none.`,

@@ -92,7 +92,7 @@ export async function usageCommand(args: Args, io: Io): Promise<number> {
   return await withService(args, io, async (service) => {
     if (args.words[1] === "log") {
       const { data } = await service.requests(
-        pick(args, ["token", "group", "model", "session", "status", "since", "limit"]),
+        pick(args, ["token", "group", "model", "session", "status", "upstream", "affinity", "since", "limit"]),
       );
       io.out(args.flags.json ? JSON.stringify(data, null, 2) : logTable(data));
       return 0;

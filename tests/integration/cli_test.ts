@@ -111,6 +111,12 @@ Deno.test("a CLI revocation reaches a running gateway sharing the KV file, and t
     const logTable = (await setup.cli(`usage log --token ${token.id}`)).out;
     assert.match(logTable, /MODEL\s+UPSTREAM\s+STATUS\s+INPUT\s+CACHED/);
     assert.match(logTable, /claude-test\s+anth\s+200\s+5\s+0\s+2\s+unpriced\s+yes/);
+    // The log filters by the upstream that served a request, and refuses a pin outcome it does not know by name.
+    const served = JSON.parse((await setup.cli(`usage log --upstream anth --json`)).out);
+    assert.equal(served.length, 1);
+    assert.deepEqual(JSON.parse((await setup.cli(`usage log --upstream other --json`)).out), []);
+    assert.deepEqual(JSON.parse((await setup.cli(`usage log --affinity moved --json`)).out), []);
+    await assert.rejects(setup.cli(`usage log --affinity sometimes`), /affinity: Invalid option/);
 
     assert.equal((await setup.cli(`token revoke ${token.id}`)).code, 0);
     const started = Date.now();
