@@ -18,7 +18,7 @@ import { createTransports, type Credentialed } from "./providers/mod.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { createHealthBoard } from "./relay/health.ts";
 import { createPinTable } from "./relay/pins.ts";
-import { sleep } from "./relay/relay.ts";
+import { relayWatchdog, sleep } from "./relay/relay.ts";
 import { createRetryBudget } from "./relay/retry_budget.ts";
 import { buildRouteTable, deploymentsByUpstream } from "./relay/routing.ts";
 import { type KvOpenIo, logSettings, openKvStore } from "./runtime.ts";
@@ -112,6 +112,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     ],
     closing: options.closing,
     stopping: options.stopping,
+    watchdog: relayWatchdog(config),
     operator,
     responses: config.responses_store.enabled
       ? responseStore(store.kv, {

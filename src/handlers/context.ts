@@ -14,6 +14,7 @@ import type { HealthBoard } from "../relay/health.ts";
 import type { PinTable } from "../relay/pins.ts";
 import type { RetryBudget } from "../relay/retry_budget.ts";
 import type { RouteTable } from "../relay/routing.ts";
+import type { Watchdog } from "../relay/watchdog.ts";
 
 /** Everything the app depends on, passed in. */
 export interface Deps {
@@ -38,6 +39,8 @@ export interface Deps {
   closing?: AbortSignal;
   /** Aborted when the gateway starts to shut down: every answer from then on carries `connection: close`. */
   stopping?: AbortSignal;
+  /** Checks every upstream call's time limits (answer, silence, total, keep-alives) on one shared timer. */
+  watchdog: Watchdog;
   /** The operator's endpoints outside /v1 (metrics, health); answers undefined for other requests. */
   ops?(req: Request, path: string): Promise<Response | undefined>;
   /** Cached token lookups, limits, usage accounting and the admin key. */

@@ -111,7 +111,7 @@ export function streamResponse(
   plan: AttemptPlan,
   reader: ChunkReader,
   first: Uint8Array,
-  options: { step?: StreamStep; upstream: AbortController; release(): void },
+  options: { step?: StreamStep; upstream: AbortController; totalMs: number; release(): void },
 ): Response {
   const { route } = plan;
   const name = route.upstream.name;
@@ -121,8 +121,10 @@ export function streamResponse(
     protocol: call.client,
     step: options.step,
     meter,
+    watchdog: deps.watchdog,
     idleMs: route.upstream.idle_timeout_ms,
     keepAliveMs: deps.config.stream_keepalive_ms,
+    totalMs: options.totalMs,
     upstream: options.upstream,
     upstreamName: name,
     hold: call.watch?.events,

@@ -16,6 +16,7 @@ import {
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
+import type { Watched } from "./watchdog.ts";
 
 export type { AttemptPlan, AttemptResult };
 
@@ -54,21 +55,23 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
   const signals = [call.req.signal, ...(deps.closing ? [deps.closing] : [])];
   const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
   for (const signal of signals) signal.addEventListener("abort", onAbort, { once: true });
-  let totalTimer: ReturnType<typeof setTimeout> | undefined;
   const release = () => {
     for (const signal of signals) signal.removeEventListener("abort", onAbort);
-    clearTimeout(totalTimer);
   };
-  const timeout = (what: string) => () =>
-    controller.abort(new GatewayError("timeout", `Upstream "${name}" did not answer ${what}`));
   const startedAt = deps.now().getTime();
-  // One timer until the answer starts (the total limit only matters for a stream, so it is armed then).
+  // One limit until the answer starts (the total limit only matters for a stream, which checks it itself).
   const headersMs = Math.min(
     route.upstream.timeout_ms,
     route.upstream.total_timeout_ms,
     Math.max(1, deadline - startedAt),
   );
-  const headersTimer = setTimeout(timeout("in time"), headersMs);
+  const answerBy = deps.watchdog.now() + headersMs;
+  const waiting: Watched = {
+    check(now) {
+      if (now >= answerBy) controller.abort(new GatewayError("timeout", `Upstream "${name}" did not answer in time`));
+    },
+  };
+  deps.watchdog.watch(waiting);
 
   /** A failure without a full answer, while awaiting `stage`: no status line at all points at the whole upstream. */
   const upstreamFailed = (err: unknown, stage: "status" | "body"): AttemptResult => {
@@ -149,14 +152,14 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
         reader.cancel().catch(() => {});
         return named(answerRefused(plan, refused));
       }
-      clearTimeout(headersTimer);
-      const totalLeft = Math.max(1, route.upstream.total_timeout_ms - (deps.now().getTime() - startedAt));
-      totalTimer = setTimeout(timeout("within its total time limit"), totalLeft);
+      deps.watchdog.unwatch(waiting);
+      const totalMs = Math.max(1, route.upstream.total_timeout_ms - (deps.now().getTime() - startedAt));
       // Whether the deployment is well is known when the stream ends; until then it is only answering.
       plan.report("started");
       const response = streamResponse(deps, call, plan, reader, first.value, {
         step: translation.stream?.(),
         upstream: controller,
+        totalMs,
         release,
       });
       return named({ upstream: name, outcome: "ok", status: 200, retryable: false, response, fail: () => response });
@@ -171,7 +174,7 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
     release();
     return await finishJson(deps, call, plan, { res, text, translation, passthrough });
   } finally {
-    clearTimeout(headersTimer);
+    deps.watchdog.unwatch(waiting);
   }
 }
 

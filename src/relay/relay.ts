@@ -5,6 +5,7 @@
  * never retry once a byte has reached the client; and when the last attempt fails, answer with that upstream's own
  * error. The deployment that serves a session is pinned for its next turn.
  */
+import type { Config } from "../core/config.ts";
 import { clientClosed, GatewayError } from "../core/errors.ts";
 import type { Attempt } from "../core/exchange.ts";
 import { clientTimeoutMs } from "../core/http.ts";
@@ -14,6 +15,14 @@ import { deploymentOf, type NextAttempt, pickNext } from "./pick.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import { leadWith, orderCandidates } from "./select.ts";
+import { DRAIN_MS } from "./stream.ts";
+import { createWatchdog, tickFor, type Watchdog } from "./watchdog.ts";
+
+/** The relay's watchdog for a config: it ticks often enough for the shortest limit any upstream call has. */
+export function relayWatchdog(config: Config, now: () => number = Date.now): Watchdog {
+  const limits = config.upstreams.flatMap((u) => [u.timeout_ms, u.idle_timeout_ms, u.total_timeout_ms]);
+  return createWatchdog({ tickMs: tickFor([...limits, config.stream_keepalive_ms, DRAIN_MS]), now });
+}
 
 /** Waits `ms` unless `signal` aborts first; resolves false when it did. The relay's default {@linkcode RelayDeps.sleep}. */
 export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {

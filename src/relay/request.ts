@@ -12,6 +12,7 @@ import type { PinTable } from "./pins.ts";
 import type { RetryBudget } from "./retry_budget.ts";
 import type { Route } from "./routing.ts";
 import type { SessionAffinity } from "./session.ts";
+import type { Watchdog } from "./watchdog.ts";
 
 /** What the relay needs from the app. */
 export interface RelayDeps {
@@ -29,6 +30,8 @@ export interface RelayDeps {
   sleep(ms: number, signal: AbortSignal): Promise<boolean>;
   /** Aborted when the process must stop serving; in-flight upstream calls end with it. */
   closing?: AbortSignal;
+  /** Checks every upstream call's time limits on one shared timer. */
+  watchdog: Watchdog;
 }
 
 /** One client request to relay. */

@@ -8,6 +8,8 @@ import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } f
 import type { Protocol } from "../core/types.ts";
 import type { UsageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
+import { type StreamWatch, streamWatch } from "./stream_watch.ts";
+import type { Watchdog, Watched } from "./watchdog.ts";
 
 /** How a relayed stream ended. */
 export interface StreamEnd {
@@ -25,6 +27,8 @@ export interface RelayStreamOptions {
   step?: StreamStep;
   /** Watches the upstream's events for usage and a terminal event; required for passthrough. */
   meter?: UsageMeter;
+  /** Runs the limits below; without it none of them applies. */
+  watchdog?: Watchdog;
   /** Longest silence between upstream chunks; no limit when absent. */
   idleMs?: number;
   /**
@@ -32,6 +36,8 @@ export interface RelayStreamOptions {
    * idle watchdogs such as Claude Code's, and proxies, do not give up while the upstream thinks.
    */
   keepAliveMs?: number;
+  /** Milliseconds from now within which the whole stream must end (the upstream's total limit). */
+  totalMs?: number;
   /** Aborts the upstream request; also aborted from outside on client disconnect, total timeout or shutdown. */
   upstream: AbortController;
   /** Names the upstream in error messages. */
@@ -57,11 +63,17 @@ const LF = 10;
 const CR = 13;
 
 /** How long the rest of a finished upstream body is read before its connection is given up. */
-const DRAIN_MS = 500;
+export const DRAIN_MS = 500;
 
-/** Reads what is left of an upstream body after its last event, for at most `ms`, then cancels it. */
-async function drain(reader: ChunkReader, ms: number): Promise<void> {
-  const timer = setTimeout(() => reader.cancel().catch(() => {}), ms);
+/**
+ * Reads what is left of an upstream body after its last event, for at most `ms` (checked by `watchdog`), then
+ * cancels it; without a watchdog the rest is cancelled at once.
+ */
+async function drain(reader: ChunkReader, watchdog: Watchdog | undefined, ms: number): Promise<void> {
+  if (!watchdog) return void reader.cancel().catch(() => {});
+  const until = watchdog.now() + ms;
+  const limit: Watched = { check: (now) => void (now >= until && reader.cancel().catch(() => {})) };
+  watchdog.watch(limit);
   try {
     while (!(await reader.read()).done) {
       // Nothing after the last event is for the client.
@@ -69,17 +81,14 @@ async function drain(reader: ChunkReader, ms: number): Promise<void> {
   } catch {
     // A cancelled or broken body has nothing more to give.
   } finally {
-    clearTimeout(timer);
+    watchdog.unwatch(limit);
   }
 }
 
-/** True when `tail` (the last bytes sent) ends an SSE event, so an error event can follow directly. */
+/** True when `tail` (the last four bytes sent) ends an SSE event, so an error event can follow directly. */
 function endsEvent(tail: Uint8Array): boolean {
-  const n = tail.length;
-  if (n >= 2 && tail[n - 1] === LF && (tail[n - 2] === LF || (n >= 4 && tail[n - 2] === CR && tail[n - 3] === LF))) {
-    return true;
-  }
-  return n >= 2 && tail[n - 1] === CR && tail[n - 2] === CR;
+  if (tail[3] === LF && (tail[2] === LF || (tail[2] === CR && tail[1] === LF))) return true;
+  return tail[3] === CR && tail[2] === CR;
 }
 
 function abortReason(signal: AbortSignal, upstreamName: string): GatewayError {
@@ -97,26 +106,57 @@ export function relayStream(
   first: Uint8Array,
   options: RelayStreamOptions,
 ): ReadableStream<Uint8Array> {
-  const { step, meter, upstream, protocol } = options;
+  const { step, meter, upstream, protocol, watchdog, idleMs, keepAliveMs } = options;
   let pending: Uint8Array | undefined = first;
-  const decoder = new TextDecoder();
-  const parser = new SseParser();
-  let tail: Uint8Array = new Uint8Array([LF, LF]);
+  // Translated streams are parsed whole; a passthrough stream only as far as its meter needs.
+  const decoder = step ? new TextDecoder() : undefined;
+  const parser = step ? new SseParser() : undefined;
+  const watch: StreamWatch | undefined = !step && meter ? streamWatch(meter.markers, meter.event) : undefined;
+  // The last four bytes sent; the stream starts as if an event had just ended.
+  const tail = new Uint8Array([0, 0, LF, LF]);
   let started = false;
   let ended = false;
-  let lastChunkAt = Date.now();
-  let idleTimer: ReturnType<typeof setTimeout> | undefined;
-  let keepAliveTimer: ReturnType<typeof setInterval> | undefined;
-  let lastSentAt = Date.now();
+  let client: ReadableStreamDefaultController<Uint8Array>;
+  // The limits are checked by the shared watchdog on its ticks: a chunk or a send only raises a flag, and the tick
+  // that sees the flag takes its time as the last moment of activity.
+  let heard = false;
+  let sent = false;
+  let heardAt = 0;
+  let sentAt = 0;
+  let until = Infinity;
+  const limits: Watched | undefined =
+    watchdog && (idleMs !== undefined || keepAliveMs !== undefined || options.totalMs !== undefined)
+      ? { check }
+      : undefined;
 
-  function armIdle(delay: number): void {
-    if (options.idleMs === undefined) return;
-    idleTimer = setTimeout(() => {
-      const silent = Date.now() - lastChunkAt;
-      if (silent >= options.idleMs!) {
-        upstream.abort(new GatewayError("timeout", `Upstream "${options.upstreamName}" sent nothing for ${silent} ms`));
-      } else armIdle(options.idleMs! - silent);
-    }, delay);
+  function check(now: number): void {
+    if (ended) return;
+    if (now >= until) {
+      const error = new GatewayError(
+        "timeout",
+        `Upstream "${options.upstreamName}" did not answer within its total time limit`,
+      );
+      return void upstream.abort(error);
+    }
+    if (heard) {
+      heard = false;
+      heardAt = now;
+    } else if (idleMs !== undefined && now - heardAt >= idleMs) {
+      const silent = now - heardAt;
+      return void upstream.abort(
+        new GatewayError("timeout", `Upstream "${options.upstreamName}" sent nothing for ${silent} ms`),
+      );
+    }
+    if (keepAliveMs === undefined || !started) return;
+    if (sent) {
+      sent = false;
+      sentAt = now;
+    } else if (now - sentAt >= keepAliveMs && (step || endsEvent(tail))) {
+      // Translated output goes out in whole events; passthrough bytes only get one where an event has just ended.
+      send(KEEP_ALIVE[protocol]);
+      sent = false;
+      sentAt = now;
+    }
   }
   // An aborted fetch does not always settle a read already waiting on its body (seen at shutdown, after the grace
   // period); cancelling the reader always does, and the read below then reports the abort.
@@ -127,116 +167,125 @@ export function relayStream(
     if (ended) return;
     ended = true;
     upstream.signal.removeEventListener("abort", cancelOnAbort);
-    clearTimeout(idleTimer);
-    clearInterval(keepAliveTimer);
+    if (limits) watchdog!.unwatch(limits);
     options.onEnd(result);
   }
-  function send(controller: ReadableStreamDefaultController<Uint8Array>, bytes: Uint8Array): void {
+  function send(bytes: Uint8Array): void {
     if (!started) {
       started = true;
       options.onFirstByte();
     }
-    lastSentAt = Date.now();
-    controller.enqueue(bytes);
+    sent = true;
+    const n = bytes.length;
+    if (n >= 4) {
+      tail[0] = bytes[n - 4];
+      tail[1] = bytes[n - 3];
+      tail[2] = bytes[n - 2];
+      tail[3] = bytes[n - 1];
+    } else {
+      for (let i = 0; i < n; i++) {
+        tail.copyWithin(0, 1);
+        tail[3] = bytes[i];
+      }
+    }
+    client.enqueue(bytes);
   }
-  function events(messages: SseMessage[]): SseMessage[] {
+  /** Parses translated input and hands each event to the meter; the events are the step's to translate. */
+  function events(text: string): SseMessage[] {
+    const messages = parser!.push(text);
     if (meter) { for (const message of messages) meter.event(message); }
     return messages;
   }
   /** Sends translated events once `hold` lets them go; nothing when the client left in the meantime. */
-  async function sendEvents(controller: ReadableStreamDefaultController<Uint8Array>, out: SseMessage[]) {
+  async function sendEvents(out: SseMessage[]): Promise<void> {
     const held = options.hold?.(out);
     if (held) {
       await held;
       if (ended) return;
     }
-    send(controller, encoder.encode(out.map(encodeSse).join("")));
+    send(encoder.encode(out.map(encodeSse).join("")));
   }
-  function fail(controller: ReadableStreamDefaultController<Uint8Array>, err: GatewayError): void {
+  function fail(err: GatewayError): void {
     const messages = step?.fail ? step.fail(err) : errorEvents(err, protocol);
     // A passthrough stream may stop mid-event; a blank line closes that event so the error stands alone.
     const separator = step || endsEvent(tail) ? "" : "\n\n";
-    send(controller, encoder.encode(separator + messages.map(encodeSse).join("")));
-    controller.close();
+    send(encoder.encode(separator + messages.map(encodeSse).join("")));
+    client.close();
     reader.cancel().catch(() => {});
     end({ error: err, cancelled: false });
   }
-  async function finish(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
-    events(parser.push(decoder.decode() + "\n\n"));
+  async function finish(): Promise<void> {
+    if (watch) watch.end();
+    else if (step) events(decoder!.decode() + "\n\n");
     // A translator ends in its own protocol, or throws its own error for a cut; in every case an upstream that never
     // reached an acceptable end was cut, and the client must not get a normal ending.
     const last = step ? step.end() : [];
     if (meter?.state() === "open") {
       throw new GatewayError("upstream", `Upstream "${options.upstreamName}" ended the stream before it finished`);
     }
-    if (last.length > 0) await sendEvents(controller, last);
+    if (last.length > 0) await sendEvents(last);
     if (ended) return;
-    controller.close();
+    client.close();
     // The rest of the body (usually just the end of its chunked encoding) is read so the connection can serve the
     // next request; an upstream that holds it open after its last event is let go shortly.
-    void drain(reader, DRAIN_MS);
+    void drain(reader, watchdog, DRAIN_MS);
     const error = meter?.state() === "errored"
       ? new GatewayError("upstream", `Upstream "${options.upstreamName}" reported an error in the stream`)
       : undefined;
     end({ error, cancelled: false });
   }
+  /** One upstream chunk through the translator; true when something went out to the client. */
+  async function translate(value: Uint8Array): Promise<boolean> {
+    const out: SseMessage[] = [];
+    try {
+      for (const message of events(decoder!.decode(value, { stream: true }))) out.push(...step!.next(message));
+    } finally {
+      // Events made before a failure in the same chunk still go out, ahead of the error.
+      if (out.length > 0) await sendEvents(out);
+    }
+    return out.length > 0;
+  }
 
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      if (options.idleMs !== undefined) armIdle(options.idleMs);
-      const every = options.keepAliveMs;
-      if (every !== undefined) {
-        // Translated output goes out in whole events; passthrough bytes only get one where an event has just ended.
-        keepAliveTimer = setInterval(() => {
-          if (ended || !started || Date.now() - lastSentAt < every || (!step && !endsEvent(tail))) return;
-          send(controller, KEEP_ALIVE[protocol]);
-        }, every);
-      }
+      client = controller;
+      if (!limits) return;
+      heardAt = sentAt = watchdog!.now();
+      if (options.totalMs !== undefined) until = heardAt + options.totalMs;
+      watchdog!.watch(limits);
     },
-    async pull(controller) {
+    async pull() {
       try {
         // A pull that enqueues nothing is not called again, so read until something goes out or the stream ends.
         for (;;) {
-          let read: ReadableStreamReadResult<Uint8Array>;
-          if (pending) read = { done: false, value: pending };
-          else {
+          let value = pending;
+          pending = undefined;
+          if (!value) {
+            let read: ReadableStreamReadResult<Uint8Array>;
             try {
               read = await reader.read();
               if (upstream.signal.aborted) throw upstream.signal.reason;
             } catch (err) {
               // A stream whose end was already in sight (chat's finish chunk) ends well even if the connection does not.
-              if (meter?.state() === "finishing") return await finish(controller);
+              if (meter?.state() === "finishing") return await finish();
               throw err;
             }
+            if (read.done) return await finish();
+            value = read.value;
           }
-          pending = undefined;
-          lastChunkAt = Date.now();
-          if (read.done) return await finish(controller);
-          const value = read.value;
+          heard = true;
           if (step) {
-            const out: SseMessage[] = [];
-            try {
-              for (const message of events(parser.push(decoder.decode(value, { stream: true })))) {
-                out.push(...step.next(message));
-              }
-            } finally {
-              // Events made before a failure in the same chunk still go out, ahead of the error.
-              if (out.length > 0) await sendEvents(controller, out);
-            }
+            const wrote = await translate(value);
             // Nothing can follow the upstream's terminal event; an upstream that keeps the connection open is not waited for.
-            if (meter?.state() === "finished") return await finish(controller);
-            if (out.length === 0) continue;
-            return;
+            if (meter?.state() === "finished") return await finish();
+            if (wrote) return;
+            continue;
           }
           if (value.byteLength === 0) continue;
-          send(controller, value);
-          // Only the last four bytes matter; a run of tiny chunks must not grow it.
-          tail = value.byteLength >= 4
-            ? value.subarray(value.byteLength - 4)
-            : Uint8Array.from([...tail, ...value]).slice(-4);
-          // Usage is read from a decoded copy after the bytes are already on their way to the client.
-          events(parser.push(decoder.decode(value, { stream: true })));
-          if (meter?.state() === "finished") return await finish(controller);
+          send(value);
+          // Usage is read after the bytes are already on their way to the client.
+          watch?.push(value);
+          if (meter?.state() === "finished") return await finish();
           return;
         }
       } catch (err) {
@@ -247,7 +296,7 @@ export function relayStream(
           : toGatewayError(err).kind === "internal"
           ? new GatewayError("upstream", `Upstream "${options.upstreamName}" connection failed during the stream`)
           : toGatewayError(err);
-        fail(controller, error);
+        fail(error);
       }
     },
     cancel(reason) {

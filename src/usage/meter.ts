@@ -2,6 +2,7 @@
  * @module Reading token usage from an upstream's answer in its own protocol: a non-streamed body, or the
  * stream's events as they pass (Anthropic usage is cumulative; OpenAI chat sends one usage chunk).
  */
+import { type ByteMarker, byteMarker } from "../core/byte_search.ts";
 import type { Usage } from "../core/exchange.ts";
 import type { SseMessage } from "../core/sse.ts";
 import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
@@ -22,6 +23,11 @@ export interface UsageMeter {
   body(body: JsonObject): void;
   /** What has been seen so far, or undefined when nothing was. */
   usage(): Usage | undefined;
+  /**
+   * Byte strings one of which every event that can change this meter holds (its usage, its state); an event with
+   * none of them may pass by unread.
+   */
+  markers: readonly ByteMarker[];
   /**
    * "finished" once the terminal event passed (message_stop, [DONE], response.completed ...), "finishing" once an
    * end would be acceptable (chat's finish chunk), "errored" once the upstream sent its own in-band error, else "open".
@@ -45,6 +51,12 @@ const FINISHING: Partial<Record<UpstreamProtocol, (message: SseMessage) => boole
 };
 
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+
+/** What the tests above look for, as bytes: usage, errors (named, or in the payload), and the endings. */
+const MARKERS: Record<UpstreamProtocol, readonly ByteMarker[]> = {
+  anthropic: ["usage", "error", "message_stop", "response.failed"].map(byteMarker),
+  "openai-chat": ["usage", "error", "[DONE]", "finish_reason", "response.failed"].map(byteMarker),
+};
 
 function parse(data: string): JsonObject | undefined {
   // Only events with a usage object are parsed; the rest pass by with a cheap test. OpenAI sends `"usage":null` on
@@ -87,5 +99,6 @@ export function usageMeter(protocol: UpstreamProtocol): UsageMeter {
     body: take,
     usage: () => seen && recordedUsage(seen),
     state: () => state,
+    markers: MARKERS[protocol],
   };
 }
