@@ -6,6 +6,7 @@
 import type { BodyHold } from "./body_budget.ts";
 import { clientClosed, GatewayError } from "./errors.ts";
 import { isObject, type JsonObject } from "./types.ts";
+import type { Watchdog, Watched } from "./watchdog.ts";
 
 /** How a body may be read. */
 export interface BodyReadOptions {
@@ -15,6 +16,8 @@ export interface BodyReadOptions {
   idleMs: number;
   /** The request's share of the in-flight budget; operator bodies, which are small, take none. */
   hold?: BodyHold;
+  /** Checks the idle limit on the gateway's shared timer; without it each read arms a timer of its own. */
+  watchdog?: Watchdog;
 }
 
 /** A request body as parsed JSON and as the bytes it came in. */
@@ -40,18 +43,23 @@ function declaredLength(headers: Headers): number | undefined {
   return Number(text);
 }
 
-/** `read` settled, or a 408 when it has not within `idleMs`. */
-function within<T>(read: Promise<T>, idleMs: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() =>
-      reject(
-        new GatewayError("request_timeout", `The request body stopped arriving: nothing came for ${idleMs} ms`, {
-          // The rest of the body may still come; the connection cannot carry another request after it.
-          headers: { connection: "close" },
-        }),
-      ), idleMs);
-  });
+/** `read` settled, or a 408 when it has not within `idleMs` (checked by `watchdog` when there is one). */
+function within<T>(read: Promise<T>, idleMs: number, watchdog?: Watchdog): Promise<T> {
+  const { promise: stalled, reject } = Promise.withResolvers<never>();
+  const stall = () =>
+    reject(
+      new GatewayError("request_timeout", `The request body stopped arriving: nothing came for ${idleMs} ms`, {
+        // The rest of the body may still come; the connection cannot carry another request after it.
+        headers: { connection: "close" },
+      }),
+    );
+  if (watchdog) {
+    const until = watchdog.now() + idleMs;
+    const limit: Watched = { check: (now) => void (now >= until && stall()) };
+    watchdog.watch(limit);
+    return Promise.race([read, stalled]).finally(() => watchdog.unwatch(limit));
+  }
+  const timer = setTimeout(stall, idleMs);
   return Promise.race([read, stalled]).finally(() => clearTimeout(timer));
 }
 
@@ -92,7 +100,7 @@ async function readBody(req: Request, options: BodyReadOptions): Promise<Uint8Ar
     const whole = req.bytes();
     // After a 408 the read is left to end with the connection; its outcome no longer matters.
     whole.catch(() => {});
-    return await within(whole, options.idleMs);
+    return await within(whole, options.idleMs, options.watchdog);
   }
   const reader = req.body.getReader();
   // With a declared length the body lands in one buffer of that size, read chunk by chunk as it arrives.
@@ -101,7 +109,7 @@ async function readBody(req: Request, options: BodyReadOptions): Promise<Uint8Ar
   let size = 0;
   try {
     for (;;) {
-      const { done, value } = await within(reader.read(), options.idleMs);
+      const { done, value } = await within(reader.read(), options.idleMs, options.watchdog);
       if (done) break;
       if (size + value.byteLength > (declared ?? options.maxBytes)) {
         throw declared === undefined ? tooLarge(options.maxBytes) : new GatewayError(

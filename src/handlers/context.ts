@@ -14,7 +14,7 @@ import type { HealthBoard } from "../relay/health.ts";
 import type { PinTable } from "../relay/pins.ts";
 import type { RetryBudget } from "../relay/retry_budget.ts";
 import type { RouteTable } from "../relay/routing.ts";
-import type { Watchdog } from "../relay/watchdog.ts";
+import type { Watchdog } from "../core/watchdog.ts";
 
 /** Everything the app depends on, passed in. */
 export interface Deps {

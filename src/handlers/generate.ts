@@ -20,6 +20,7 @@ export function generate(protocol: Protocol, operation: Operation) {
       maxBytes: config.max_body_bytes,
       idleMs: config.body_idle_timeout_ms,
       hold: ctx.holdBody(),
+      watchdog: ctx.deps.watchdog,
     });
     const body = checkBody(protocol, operation, value);
     const { exchange } = ctx;

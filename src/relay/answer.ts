@@ -115,10 +115,13 @@ export function streamResponse(
 ): Response {
   const { route } = plan;
   const name = route.upstream.name;
+  // The stream's callbacks hold the exchange, never the request: its body may be a large prompt, and the stream may
+  // stay open for minutes.
+  const { exchange, client } = call;
   const done = call.deferFinish();
   const meter = usageMeter(route.protocol);
   const body = relayStream(reader, first, {
-    protocol: call.client,
+    protocol: client,
     step: options.step,
     meter,
     watchdog: deps.watchdog,
@@ -128,15 +131,15 @@ export function streamResponse(
     upstream: options.upstream,
     upstreamName: name,
     hold: call.watch?.events,
-    onFirstByte: () => call.exchange.ttfb_ms ??= deps.now().getTime() - call.exchange.started_at,
+    onFirstByte: () => exchange.ttfb_ms ??= deps.now().getTime() - exchange.started_at,
     onEnd(end) {
       options.release();
-      if (end.error) call.exchange.error = end.error.kind;
+      if (end.error) exchange.error = end.error.kind;
       // A stream the client left, or that the gateway's own shutdown ended, says nothing about the deployment.
       const untold = end.cancelled || deps.closing?.aborted;
       plan.report(untold ? "neutral" : end.error ? "model_failed" : "ok");
-      call.exchange.usage = meter.usage();
-      call.exchange.usage_complete = !end.error && !end.cancelled;
+      exchange.usage = meter.usage();
+      exchange.usage_complete = !end.error && !end.cancelled;
       done();
     },
   });

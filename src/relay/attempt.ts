@@ -3,7 +3,7 @@
  * and classify the answer as a response for the client or a failure that may fail over to the next upstream.
  */
 import { clientClosed, GatewayError } from "../core/errors.ts";
-import { pickTranslator } from "../translate/mod.ts";
+import { pickTranslator, type TranslateContext } from "../translate/mod.ts";
 import {
   answerRefused,
   type AttemptPlan,
@@ -16,7 +16,8 @@ import {
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
-import type { Watched } from "./watchdog.ts";
+import type { Route } from "./routing.ts";
+import type { Watched } from "../core/watchdog.ts";
 
 export type { AttemptPlan, AttemptResult };
 
@@ -33,31 +34,14 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
     const error = new GatewayError("unavailable", `Model "${call.body.model}" cannot be reached in this protocol`);
     return failed(route, error);
   }
-  const translation = translator({
-    model: String(call.body.model),
-    upstreamModel: route.upstreamModel,
-    requestId: call.requestId,
-    responseId: call.responseId,
-    now: () => deps.now().getTime(),
-    log: (line) => deps.log({ request_id: call.requestId, ...loggable(line) }),
-    defaultMaxTokens: route.upstream.default_max_tokens,
-    maxOutputTokens: route.upstream.max_output_tokens,
-    maxTokensField: route.upstream.max_tokens_field,
-    reasoningEffort: route.upstream.reasoning_effort,
-    nativeCustomTools: route.upstream.native_custom_tools,
-  });
+  const translation = translator(translateContext(deps, call, route));
   // Same protocol both sides: query strings, error bodies and JSON answers pass as the upstream sent them.
   const passthrough = call.client === route.protocol;
   const upstreamBody = translation.request(call.body);
   // The relay tries only routes that have a transport.
   const transport = route.transport!;
   const controller = new AbortController();
-  const signals = [call.req.signal, ...(deps.closing ? [deps.closing] : [])];
-  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
-  for (const signal of signals) signal.addEventListener("abort", onAbort, { once: true });
-  const release = () => {
-    for (const signal of signals) signal.removeEventListener("abort", onAbort);
-  };
+  const release = forwardAborts([call.req.signal, ...(deps.closing ? [deps.closing] : [])], controller);
   const startedAt = deps.now().getTime();
   // One limit until the answer starts (the total limit only matters for a stream, which checks it itself).
   const headersMs = Math.min(
@@ -176,6 +160,39 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
   } finally {
     deps.watchdog.unwatch(waiting);
   }
+}
+
+/**
+ * The context of one attempt's translation. It is made apart from the attempt, so a stream's translator, which lives
+ * as long as the stream, holds the request's id and not the request itself (its body may be a large prompt).
+ */
+function translateContext(deps: RelayDeps, call: RelayRequest, route: Route): TranslateContext {
+  const requestId = call.requestId;
+  return {
+    model: String(call.body.model),
+    upstreamModel: route.upstreamModel,
+    requestId,
+    responseId: call.responseId,
+    now: () => deps.now().getTime(),
+    log: (line) => deps.log({ request_id: requestId, ...loggable(line) }),
+    defaultMaxTokens: route.upstream.default_max_tokens,
+    maxOutputTokens: route.upstream.max_output_tokens,
+    maxTokensField: route.upstream.max_tokens_field,
+    reasoningEffort: route.upstream.reasoning_effort,
+    nativeCustomTools: route.upstream.native_custom_tools,
+  };
+}
+
+/**
+ * Aborts `controller` when any of `signals` aborts, until the returned release is called. Made apart from the
+ * attempt for the same reason as its translation context: a stream keeps this listener for its whole life.
+ */
+function forwardAborts(signals: AbortSignal[], controller: AbortController): () => void {
+  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+  for (const signal of signals) signal.addEventListener("abort", onAbort, { once: true });
+  return () => {
+    for (const signal of signals) signal.removeEventListener("abort", onAbort);
+  };
 }
 
 /** The query string of a URL ("" or "?..."), without parsing the whole URL. */

@@ -16,12 +16,16 @@ import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import { leadWith, orderCandidates } from "./select.ts";
 import { DRAIN_MS } from "./stream.ts";
-import { createWatchdog, tickFor, type Watchdog } from "./watchdog.ts";
+import { createWatchdog, tickFor, type Watchdog } from "../core/watchdog.ts";
 
-/** The relay's watchdog for a config: it ticks often enough for the shortest limit any upstream call has. */
+/**
+ * The gateway's watchdog for a config: it ticks often enough for the shortest limit a request has (its body's
+ * idle limit, and each upstream call's).
+ */
 export function relayWatchdog(config: Config, now: () => number = Date.now): Watchdog {
   const limits = config.upstreams.flatMap((u) => [u.timeout_ms, u.idle_timeout_ms, u.total_timeout_ms]);
-  return createWatchdog({ tickMs: tickFor([...limits, config.stream_keepalive_ms, DRAIN_MS]), now });
+  const own = [config.stream_keepalive_ms, config.body_idle_timeout_ms, DRAIN_MS];
+  return createWatchdog({ tickMs: tickFor([...limits, ...own]), now });
 }
 
 /** Waits `ms` unless `signal` aborts first; resolves false when it did. The relay's default {@linkcode RelayDeps.sleep}. */

@@ -12,7 +12,7 @@ import type { PinTable } from "./pins.ts";
 import type { RetryBudget } from "./retry_budget.ts";
 import type { Route } from "./routing.ts";
 import type { SessionAffinity } from "./session.ts";
-import type { Watchdog } from "./watchdog.ts";
+import type { Watchdog } from "../core/watchdog.ts";
 
 /** What the relay needs from the app. */
 export interface RelayDeps {

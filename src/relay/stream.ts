@@ -9,7 +9,7 @@ import type { Protocol } from "../core/types.ts";
 import type { UsageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
 import { type StreamWatch, streamWatch } from "./stream_watch.ts";
-import type { Watchdog, Watched } from "./watchdog.ts";
+import type { Watchdog, Watched } from "../core/watchdog.ts";
 
 /** How a relayed stream ended. */
 export interface StreamEnd {

@@ -1,6 +1,6 @@
 /** Tests for the shared watchdog: one timer runs every watched check while anything is watched, and stops after. */
 import assert from "node:assert/strict";
-import { createWatchdog, tickFor, type Watched } from "../../src/relay/watchdog.ts";
+import { createWatchdog, tickFor, type Watched } from "../../src/core/watchdog.ts";
 
 const TICKS = [
   { name: "a tenth of the shortest limit", limits: [300_000, 15_000, 500], want: 50 },
