@@ -36,9 +36,12 @@ export interface BodyBudgetOptions {
 export function createBodyBudget(maxBytes: number, options: BodyBudgetOptions): BodyBudget {
   let inFlight = 0;
   let wake = new AbortController();
+  // Bodies waiting for room; with none, a release has nobody to wake (and aborting a signal is not free).
+  let waiting = 0;
 
   function released(bytes: number): void {
     inFlight -= bytes;
+    if (waiting === 0) return;
     // Every waiter looks again; those that fit go on, the others wait out the rest of their time.
     wake.abort();
     wake = new AbortController();
@@ -55,7 +58,16 @@ export function createBodyBudget(maxBytes: number, options: BodyBudgetOptions): 
           const until = options.now() + options.waitMs;
           while (!fits()) {
             const left = until - options.now();
-            if (left <= 0 || await options.sleep(left, wake.signal)) {
+            let slept = left <= 0;
+            if (!slept) {
+              waiting++;
+              try {
+                slept = await options.sleep(left, wake.signal);
+              } finally {
+                waiting--;
+              }
+            }
+            if (slept) {
               if (fits()) break;
               throw new GatewayError(
                 "unavailable",
