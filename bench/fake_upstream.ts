@@ -1,7 +1,8 @@
 /**
  * @module The benchmark's upstream: a process that answers Anthropic `POST /v1/messages` and OpenAI
  * `POST /v1/chat/completions` with fixed bodies, or a fixed SSE stream when the request asks for one, doing as
- * little work per request as it can so that it is never the bottleneck being measured.
+ * little work per request as it can so that it is never the bottleneck being measured. Two models stream
+ * differently: a long answer of about 2,000 events as fast as it can, and a short one paced like a real model.
  */
 
 const encoder = new TextEncoder();
@@ -21,14 +22,26 @@ export function containsBytes(haystack: Uint8Array, needle: Uint8Array): boolean
 /** The marker of a streamed request as the gateway and the load generator serialize it (compact JSON). */
 export const STREAM_MARKER = encoder.encode('"stream":true');
 
+/** Model ids whose streams differ: a long answer sent at once, and an answer paced the way a model streams. */
+export const LONG_MODEL = "bench-claude-long";
+export const PACED_MODEL = "bench-claude-paced";
+const LONG_MARKER = encoder.encode(`"${LONG_MODEL}"`);
+const PACED_MARKER = encoder.encode(`"${PACED_MODEL}"`);
+
+/** Events of the long stream (a long Claude Code answer). */
+export const LONG_EVENTS = 2000;
+/** Events of a paced stream, and the pause before each after the first, in milliseconds. */
+export const PACED_EVENTS = 60;
+export const PACED_GAP_MS = { min: 50, max: 100 };
+
 const TEXT = ["The", " quick", " brown", " fox", " jumps", " over", " the", " dog."];
 
 function sse(event: string | undefined, data: unknown): string {
   return `${event ? `event: ${event}\n` : ""}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
 }
 
-/** The Anthropic stream: 14 events, one chunk each. */
-export function anthropicEvents(): string[] {
+/** The Anthropic stream: 14 events by default (8 text deltas), one chunk each. */
+export function anthropicEvents(deltas = TEXT.length): string[] {
   const usage = { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const message = {
     id: "msg_bench",
@@ -44,14 +57,17 @@ export function anthropicEvents(): string[] {
     sse("message_start", { type: "message_start", message }),
     sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
     sse("ping", { type: "ping" }),
-    ...TEXT.map((text) =>
-      sse("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } })
-    ),
+    ...Array.from({ length: deltas }, (_, i) =>
+      sse("content_block_delta", {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "text_delta", text: TEXT[i % TEXT.length] },
+      })),
     sse("content_block_stop", { type: "content_block_stop", index: 0 }),
     sse("message_delta", {
       type: "message_delta",
       delta: { stop_reason: "end_turn", stop_sequence: null },
-      usage: { output_tokens: TEXT.length },
+      usage: { output_tokens: deltas },
     }),
     sse("message_stop", { type: "message_stop" }),
   ];
@@ -110,17 +126,59 @@ function eventStream(chunks: readonly Uint8Array[]): ReadableStream<Uint8Array> 
   });
 }
 
+/**
+ * One chunk per event with a pause of `gap()` ms before each after the first, as a model streams its tokens; a
+ * client that leaves stops the timer.
+ */
+function pacedStream(chunks: readonly Uint8Array[], gap: () => number): ReadableStream<Uint8Array> {
+  let next = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (next === 0) {
+        controller.enqueue(chunks[next++]);
+        return;
+      }
+      return new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          controller.enqueue(chunks[next++]);
+          if (next === chunks.length) controller.close();
+          resolve();
+        }, gap());
+      });
+    },
+    cancel() {
+      clearTimeout(timer);
+    },
+  }, { highWaterMark: 0 });
+}
+
+const encodeAll = (events: string[]) => events.map((e) => encoder.encode(e));
+
 /** The fixed answers, encoded once. */
 function answers() {
   return {
-    anthropic: { body: encoder.encode(ANTHROPIC_MESSAGE), events: anthropicEvents().map((e) => encoder.encode(e)) },
-    openai: { body: encoder.encode(OPENAI_COMPLETION), events: openaiEvents().map((e) => encoder.encode(e)) },
+    anthropic: { body: encoder.encode(ANTHROPIC_MESSAGE), events: encodeAll(anthropicEvents()) },
+    openai: { body: encoder.encode(OPENAI_COMPLETION), events: encodeAll(openaiEvents()) },
+    long: encodeAll(anthropicEvents(LONG_EVENTS - 6)),
+    paced: encodeAll(anthropicEvents(PACED_EVENTS - 6)),
   };
 }
 
-/** The request handler: routing by path suffix and a byte search, nothing parsed. */
-export function createFakeUpstream(): (req: Request) => Promise<Response> {
+/** A pause drawn evenly from the paced range. */
+function pacedGap(): number {
+  return PACED_GAP_MS.min + Math.random() * (PACED_GAP_MS.max - PACED_GAP_MS.min);
+}
+
+/**
+ * The request handler: routing by path suffix and a byte search, nothing parsed. `pacedGapMs` draws the pause
+ * before each paced event (evenly from the paced range by default).
+ */
+export function createFakeUpstream(
+  options: { pacedGapMs?: () => number } = {},
+): (req: Request) => Promise<Response> {
   const fixed = answers();
+  const gap = options.pacedGapMs ?? pacedGap;
   return async function handle(req: Request): Promise<Response> {
     const path = req.url.slice(req.url.indexOf("/", 8)).split("?")[0];
     const answer = req.method !== "POST"
@@ -138,7 +196,16 @@ export function createFakeUpstream(): (req: Request) => Promise<Response> {
       });
     }
     const body = await req.bytes();
-    if (containsBytes(body, STREAM_MARKER)) return new Response(eventStream(answer.events), { headers: SSE_HEADERS });
+    if (containsBytes(body, STREAM_MARKER)) {
+      const stream = answer !== fixed.anthropic
+        ? eventStream(answer.events)
+        : containsBytes(body, LONG_MARKER)
+        ? eventStream(fixed.long)
+        : containsBytes(body, PACED_MARKER)
+        ? pacedStream(fixed.paced, gap)
+        : eventStream(answer.events);
+      return new Response(stream, { headers: SSE_HEADERS });
+    }
     return new Response(answer.body, { headers: JSON_HEADERS });
   };
 }

@@ -44,7 +44,7 @@ async function main(): Promise<number> {
       ? "Pinning: on (fake upstream, wrk and this runner on core 0; gateway and floor proxy on core 1)"
       : `Pinning: off (${options.pin ? "taskset or a second core is missing" : "--no-pin"})`,
   );
-  const budget = estimateSeconds(options, cases.length);
+  const budget = estimateSeconds(options, cases);
   console.log(
     `Time budget: at most about ${Math.round(budget)} s; the run stops itself after ${Math.round(budget * 2)} s`,
   );
@@ -95,9 +95,30 @@ async function main(): Promise<number> {
     if (unavailable.has("messages")) {
       throw new Error(`The gateway fails the passthrough case: ${unavailable.get("messages")}`);
     }
-    const result = await measure({ options, cases, unavailable, processes, upstream, gateway, floor, token, dir });
+    let serving = { gateway, floor };
+    const restart = async () => {
+      await processes.stop(serving.gateway.process);
+      if (serving.floor) await processes.stop(serving.floor.process);
+      serving = {
+        gateway: await startGateway(processes, { dir, config, profileDir: options.profileDir }),
+        floor: options.floor ? await startFloor(processes, upstream.url) : undefined,
+      };
+      return serving;
+    };
+    const result = await measure({
+      options,
+      cases,
+      unavailable,
+      processes,
+      upstream,
+      gateway,
+      floor,
+      token,
+      dir,
+      restart,
+    });
     // A graceful stop, so that --cpu-prof writes its profile.
-    await processes.stop(gateway.process);
+    await processes.stop(serving.gateway.process);
     const seconds = Math.round((Date.now() - started) / 1000);
     console.log(
       `\n${result.text}\n\nRun took ${seconds} s; load average before ${loadBefore.join(" ")}, after ${

@@ -12,6 +12,8 @@ export interface BenchOptions {
   soak: number;
   /** Sequential streamed requests per side for time to first byte. */
   ttfbSamples: number;
+  /** Concurrent paced streams of the many-open-streams case; 0 skips it. */
+  openStreams: number;
   /** Case names to run; empty for all. */
   cases: string[];
   pin: boolean;
@@ -30,6 +32,7 @@ const FULL: BenchOptions = {
   concurrency: [1, 16, 64],
   soak: 100_000,
   ttfbSamples: 500,
+  openStreams: 1000,
   cases: [],
   pin: true,
   floor: true,
@@ -38,10 +41,10 @@ const FULL: BenchOptions = {
 const QUICK: Partial<BenchOptions> = { duration: 1, warmup: 1, soak: 20_000, ttfbSamples: 100 };
 
 /** The case names the benchmark knows. */
-export const CASE_NAMES = ["messages", "messages_stream", "translated", "translated_stream"];
+export const CASE_NAMES = ["messages", "messages_stream", "translated", "translated_stream", "long_stream"];
 
-/** The cases the floor proxy is measured for: those whose targets compare the gateway with direct. */
-export const FLOOR_CASE_NAMES = ["messages", "messages_stream"];
+/** The cases the floor proxy is measured for: the passthrough ones, whose targets compare the gateway with it. */
+export const FLOOR_CASE_NAMES = ["messages", "messages_stream", "long_stream"];
 
 /** Usage text for --help. */
 export const USAGE = `Usage: deno task bench [--quick] [options]
@@ -53,6 +56,7 @@ export const USAGE = `Usage: deno task bench [--quick] [options]
   --concurrency LIST    connections, comma-separated (default 1,16,64)
   --soak N              requests of the RSS soak; RSS is read after N/10 and N (default 100000)
   --ttfb-samples N      sequential streamed requests per side for TTFB (default 500)
+  --open-streams N      concurrent paced streams of the open-streams case, 0 to skip (default 1000)
   --cases LIST          some of ${CASE_NAMES.join(",")} (default all)
   --no-pin              do not pin processes to cores
   --no-floor            skip the floor proxy (a bare fetch relay measured beside the gateway)
@@ -98,6 +102,9 @@ export function parseBenchArgs(args: readonly string[]): BenchOptions | undefine
       case "--ttfb-samples":
         options.ttfbSamples = positiveInt(flag, value());
         break;
+      case "--open-streams":
+        options.openStreams = positiveInt(flag, value(), 0);
+        break;
       case "--cases": {
         options.cases = (value() ?? "").split(",");
         const unknown = options.cases.find((c) => !CASE_NAMES.includes(c));
@@ -125,15 +132,29 @@ export function parseBenchArgs(args: readonly string[]): BenchOptions | undefine
   return options;
 }
 
+/** What the time estimate needs of a case. */
+export interface EstimatedCase {
+  name: string;
+  stream: boolean;
+  /** Its only concurrency, when it has one. */
+  concurrency?: number;
+  /** Events per stream: such a case has no time-to-first-byte samples. */
+  events?: number;
+}
+
 /**
  * Seconds the run should take at most: every load run, warm-up and soak at a pessimistic rate, plus
  * start-up. The benchmark stops itself past twice this.
  */
-export function estimateSeconds(options: BenchOptions, caseCount: number): number {
-  const sides = caseCount * 2 + (options.floor ? Math.min(caseCount, FLOOR_CASE_NAMES.length) : 0);
-  const runs = sides * options.concurrency.length * options.repeats;
+export function estimateSeconds(options: BenchOptions, cases: readonly EstimatedCase[]): number {
+  const sidesOf = (c: EstimatedCase) => (FLOOR_CASE_NAMES.includes(c.name) && options.floor ? 3 : 2);
+  const sides = cases.reduce((n, c) => n + sidesOf(c), 0);
+  const runs = cases.reduce((n, c) => n + sidesOf(c) * (c.concurrency ? 1 : options.concurrency.length), 0);
   const warmups = sides * options.warmup;
   const soak = options.soak / 1000;
-  const ttfb = (sides * options.ttfbSamples) / 300;
-  return runs * (options.duration + 0.3) + warmups + soak + ttfb + 15;
+  const ttfbSides = cases.filter((c) => c.stream && !c.events).reduce((n, c) => n + sidesOf(c), 0);
+  const ttfb = (ttfbSides * options.ttfbSamples) / 300;
+  // Per side: a fresh process, a warm-up, and a wave of paced streams lasting several seconds.
+  const openStreams = options.openStreams > 0 ? (options.floor ? 2 : 1) * 25 : 0;
+  return runs * options.repeats * (options.duration + 0.3) + warmups + soak + ttfb + openStreams + 15;
 }

@@ -2,6 +2,8 @@
  * @module The benchmark's arithmetic, kept pure: statistics over repeats, gateway-versus-direct comparisons,
  * and the printed table (the targets are judged in targets.ts).
  */
+import type { OpenStreamsSide } from "./open_streams.ts";
+import { EVENTS_PER_STREAM } from "./setup.ts";
 import type { Target } from "./targets.ts";
 import type { WrkResult } from "./wrk.ts";
 
@@ -160,12 +162,45 @@ export function formatColumns(rows: readonly string[][]): string {
   ).join("\n");
 }
 
-/** The printed report: throughput and latency per case, TTFB, memory, targets. */
+/** CPU per event of the long cases, each side, at their concurrency. */
+function perEventLines(comparisons: readonly Comparison[]): string[] {
+  return comparisons.filter((c) => EVENTS_PER_STREAM[c.case]).map((c) => {
+    const per = (side?: Side) => fixed((side?.cpuUsPerRequest.mean ?? NaN) / EVENTS_PER_STREAM[c.case], 2, " us");
+    return `${c.case} (${EVENTS_PER_STREAM[c.case]} events) at c=${c.concurrency}, CPU per event: upstream ${
+      per(c.direct)
+    }, floor ${per(c.floor)}, gateway ${per(c.gateway)}`;
+  });
+}
+
+/** The open-streams waves, one row per side. */
+function openStreamsTable(sides: readonly OpenStreamsSide[]): string[] {
+  if (sides.length === 0) return [];
+  return [
+    `Open streams: ${sides[0].streams} paced streams at once, each process fresh and warmed up`,
+    formatColumns([
+      ["side", "complete", "events", "RSS before", "RSS peak", "KiB/stream", "us CPU/event", "seconds"],
+      ...sides.map((o) => [
+        o.side,
+        `${o.completed}/${o.streams}`,
+        String(o.events),
+        fixed(o.rssBeforeBytes / MB, 1, " MB"),
+        fixed(o.rssPeakBytes / MB, 1, " MB"),
+        fixed(o.rssPerStreamBytes / 1024, 1),
+        fixed(o.cpuUsPerEvent, 1),
+        fixed(o.seconds, 1),
+      ]),
+    ]),
+    "",
+  ];
+}
+
+/** The printed report: throughput and latency per case, TTFB, memory, open streams, targets. */
 export function renderReport(input: {
   comparisons: readonly Comparison[];
   ttfb: readonly Ttfb[];
   memory: Memory;
   targets: readonly Target[];
+  openStreams?: readonly OpenStreamsSide[];
 }): string {
   const head = ["case", "c", "direct rps", "floor rps", "gateway rps", "floor/direct", "gw/direct", "direct p50"];
   head.push("floor +p50", "gw +p50", "gw +p99", "upstream cpu", "floor cpu", "gw cpu");
@@ -208,6 +243,7 @@ export function renderReport(input: {
     "of the serving process, all threads: the fake upstream direct, the floor proxy and the gateway through it;",
     "floor: a bare fetch relay on the gateway's core, the least any gateway on this runtime costs)",
     formatColumns([head, ...rows]),
+    ...perEventLines(input.comparisons),
     "",
     "Time to first byte, sequential streamed requests (ms)",
     formatColumns([
@@ -217,6 +253,7 @@ export function renderReport(input: {
     "",
     ...memory,
     "",
+    ...openStreamsTable(input.openStreams ?? []),
     "Targets (floor: the same figure for the floor proxy)",
     formatColumns([["target", "value", "limit", "verdict", "floor"], ...targets]),
   ].join("\n");

@@ -6,7 +6,8 @@ import { type BenchOptions, FLOOR_CASE_NAMES } from "./options.ts";
 import { type ProcessSet, readCpuMs, readMemory } from "./processes.ts";
 import { compare, type Comparison, type Memory, percentile, renderReport, side, type Ttfb } from "./report.ts";
 import { evaluateTargets } from "./targets.ts";
-import { type BenchCase, requestHeaders, sampleTtfb, type Service, type Target } from "./setup.ts";
+import { measureOpenStreams, type OpenStreamsSide } from "./open_streams.ts";
+import { type BenchCase, PACED_TARGET, requestHeaders, sampleTtfb, type Service, type Target } from "./setup.ts";
 import { type LoadRequest, parseWrkOutput, wrkArgs, type WrkResult, wrkScript } from "./wrk.ts";
 
 /** What the measuring phases need. */
@@ -23,6 +24,8 @@ export interface MeasureInput {
   token: string;
   /** Scratch directory for the wrk scripts. */
   dir: string;
+  /** Stops the gateway and the floor proxy and starts them afresh (for the open-streams case). */
+  restart?(): Promise<{ gateway: Service; floor?: Service }>;
 }
 
 async function runWrk(
@@ -101,17 +104,19 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
   const { floor } = input;
   const rssTimeline: { after: string; rssBytes: number }[] = [];
   const maxConcurrency = Math.max(...options.concurrency);
+  const concurrencies = (c: BenchCase) => c.concurrency ? [c.concurrency] : options.concurrency;
   for (let repeat = 1; repeat <= options.repeats; repeat++) {
     for (const c of cases) {
       const viaGateway = !unavailable.has(c.name);
       if (repeat === 1 && options.warmup > 0) {
-        await runWrk(input, load(input, input.upstream, c.direct), maxConcurrency, options.warmup);
+        const warm = c.concurrency ?? maxConcurrency;
+        await runWrk(input, load(input, input.upstream, c.direct), warm, options.warmup);
         if (floor && FLOOR_CASE_NAMES.includes(c.name)) {
-          await runWrk(input, load(input, floor, c.direct), maxConcurrency, options.warmup);
+          await runWrk(input, load(input, floor, c.direct), warm, options.warmup);
         }
-        if (viaGateway) await runWrk(input, load(input, input.gateway, c.gateway), maxConcurrency, options.warmup);
+        if (viaGateway) await runWrk(input, load(input, input.gateway, c.gateway), warm, options.warmup);
       }
-      for (const concurrency of options.concurrency) {
+      for (const concurrency of concurrencies(c)) {
         const key = `${c.name}|${concurrency}`;
         const entry = runs.get(key) ?? { direct: [], floor: [], gateway: [] };
         runs.set(key, entry);
@@ -139,7 +144,7 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
   }
   const comparisons: Comparison[] = [];
   for (const c of cases) {
-    for (const concurrency of options.concurrency) {
+    for (const concurrency of concurrencies(c)) {
       const entry = runs.get(`${c.name}|${concurrency}`)!;
       const problem = unavailable.get(c.name);
       comparisons.push(
@@ -154,7 +159,8 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
     }
   }
   const ttfb: Ttfb[] = [];
-  for (const c of cases.filter((c) => c.stream)) {
+  // Time to first byte does not depend on how long the stream goes on.
+  for (const c of cases.filter((c) => c.stream && !c.events)) {
     const direct = await sampleTtfb(input.upstream.url, c.direct, input.token, options.ttfbSamples);
     const floorTimes = floor && FLOOR_CASE_NAMES.includes(c.name)
       ? await sampleTtfb(floor.url, c.direct, input.token, options.ttfbSamples)
@@ -176,13 +182,14 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
   const { peakRssBytes } = await readMemory(input.gateway.process.pid);
   const floorPeakRssBytes = floor && (await readMemory(floor.process.pid)).peakRssBytes;
   const memory: Memory = { peakRssBytes, floorPeakRssBytes, startRssBytes, rssAfter };
-  const targets = evaluateTargets({ comparisons, ttfb, memory });
+  const openStreams = await openStreamsPhase(input);
+  const targets = evaluateTargets({ comparisons, ttfb, memory, openStreams });
   const upstreamAlone = comparisons
     .filter((c) => c.concurrency === maxConcurrency)
     .map((c) => `${c.case} ${Math.round(c.direct.rps.mean)} rps`)
     .join(", ");
   const text = [
-    renderReport({ comparisons, ttfb, memory, targets }),
+    renderReport({ comparisons, ttfb, memory, targets, openStreams }),
     "",
     `Fake upstream alone (direct, sharing core 0 with wrk) at c=${maxConcurrency}: ${upstreamAlone}`,
     ...[...unavailable].map(([name, why]) => `Unavailable through the gateway: ${name} (${why})`),
@@ -193,10 +200,37 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
       comparisons,
       ttfb,
       memory,
+      openStreams,
       rssTimeline,
       targets,
       unavailable: Object.fromEntries(unavailable),
       runs: Object.fromEntries(runs),
     },
   };
+}
+
+/**
+ * The many-open-streams case, on a fresh gateway and a fresh floor proxy (so earlier load has not already grown
+ * their heaps), each warmed up with a second of streamed load first.
+ */
+async function openStreamsPhase(input: MeasureInput): Promise<OpenStreamsSide[]> {
+  const { options } = input;
+  const stream = input.cases.find((c) => c.name === "messages_stream");
+  if (options.openStreams === 0 || !input.restart || !stream) return [];
+  const { gateway, floor } = await input.restart();
+  const sides = [...floor ? [{ name: "floor" as const, service: floor }] : [], {
+    name: "gateway" as const,
+    service: gateway,
+  }];
+  return await measureOpenStreams(sides, {
+    streams: options.openStreams,
+    request: (service) => ({
+      url: service.url + PACED_TARGET.path,
+      body: PACED_TARGET.body,
+      headers: requestHeaders(input.token),
+    }),
+    warm: async (side) => {
+      await runWrk(input, load(input, side.service, side.name === "floor" ? stream.direct : stream.gateway), 16, 1);
+    },
+  });
 }

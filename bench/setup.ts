@@ -2,6 +2,7 @@
  * @module The benchmark's fixtures: the cases (what is sent direct and through the gateway), the generated
  * gateway config, and starting the fake upstream and the gateway with a fresh KV and a CLI-made token.
  */
+import { LONG_EVENTS, LONG_MODEL, PACED_MODEL } from "./fake_upstream.ts";
 import type { ProcessSet, Started } from "./processes.ts";
 
 /** Repository root, where the gateway's deno.json and main.ts live. */
@@ -19,6 +20,13 @@ export interface BenchCase {
   stream: boolean;
   direct: Target;
   gateway: Target;
+  /** Events per stream, for cases judged per event. */
+  events?: number;
+  /**
+   * The only concurrency it is measured at (a long stream at every one would take too long, and many of them at
+   * once would end few streams within a run).
+   */
+  concurrency?: number;
 }
 
 const PROMPT = [{ role: "user", content: "Say something short about foxes." }];
@@ -36,7 +44,10 @@ function chatBody(model: string, stream: boolean): string {
   });
 }
 
-/** The cases; "translated" sends a Messages request to a model whose upstream speaks OpenAI Chat Completions. */
+/**
+ * The cases; "translated" sends a Messages request to a model whose upstream speaks OpenAI Chat Completions, and
+ * "long_stream" asks for a long answer (2,000 events, sent as fast as the upstream can).
+ */
 export const CASES: readonly BenchCase[] = [
   {
     name: "messages",
@@ -62,7 +73,23 @@ export const CASES: readonly BenchCase[] = [
     direct: { path: "/v1/chat/completions", body: chatBody("bench-gpt", true) },
     gateway: { path: "/v1/messages", body: messagesBody("bench-gpt", true) },
   },
+  {
+    name: "long_stream",
+    stream: true,
+    direct: { path: "/v1/messages", body: messagesBody(LONG_MODEL, true) },
+    gateway: { path: "/v1/messages", body: messagesBody(LONG_MODEL, true) },
+    events: LONG_EVENTS,
+    concurrency: 4,
+  },
 ];
+
+/** Events per stream of the cases judged per event. */
+export const EVENTS_PER_STREAM: Record<string, number> = Object.fromEntries(
+  CASES.flatMap((c) => c.events ? [[c.name, c.events]] : []),
+);
+
+/** The many-open-streams case: a Messages stream the fake upstream paces like a model. */
+export const PACED_TARGET: Target = { path: "/v1/messages", body: messagesBody(PACED_MODEL, true) };
 
 /** The gateway config: both upstream protocols on the fake upstream, one group with a model of each. */
 export function gatewayConfig(upstreamPort: number, kvPath: string): string {
@@ -70,10 +97,14 @@ export function gatewayConfig(upstreamPort: number, kvPath: string): string {
   return `listen: { host: 127.0.0.1, port: 0 }
 kv_path: ${JSON.stringify(kvPath)}
 upstreams:
-  - { name: bench-anthropic, protocol: anthropic, base_url: "${base}", api_key_env: BENCH_UPSTREAM_KEY, models: [bench-claude] }
+  - name: bench-anthropic
+    protocol: anthropic
+    base_url: "${base}"
+    api_key_env: BENCH_UPSTREAM_KEY
+    models: [bench-claude, ${LONG_MODEL}, ${PACED_MODEL}]
   - { name: bench-openai, protocol: openai, base_url: "${base}", api_key_env: BENCH_UPSTREAM_KEY, models: [bench-gpt] }
 groups:
-  - { name: bench, listing: anthropic, models: [bench-claude, bench-gpt] }
+  - { name: bench, listing: anthropic, models: [bench-claude, bench-gpt, ${LONG_MODEL}, ${PACED_MODEL}] }
 `;
 }
 

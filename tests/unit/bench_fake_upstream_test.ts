@@ -5,7 +5,11 @@ import {
   anthropicEvents,
   containsBytes,
   createFakeUpstream,
+  LONG_EVENTS,
+  LONG_MODEL,
   openaiEvents,
+  PACED_EVENTS,
+  PACED_MODEL,
   STREAM_MARKER,
 } from "../../bench/fake_upstream.ts";
 import { parseProcStat, parseProcStatus } from "../../bench/processes.ts";
@@ -85,4 +89,30 @@ Deno.test("parseProcStatus() throws naming the missing field", () => {
 Deno.test("parseProcStat() adds utime and stime even when the process name holds spaces and parentheses", () => {
   const text = "4242 (deno (x) y) S 1 4242 4242 0 -1 4194560 100 0 0 0 731 269 0 0 20 0 9 0 123 456 789\n";
   assert.equal(parseProcStat(text), 1000);
+});
+
+Deno.test("createFakeUpstream() streams the long answer's 2,000 events for its model, ending with message_stop", async () => {
+  const text = await readText(await post("/v1/messages", { model: LONG_MODEL, stream: true }));
+  const events = text.split("\n\n").filter((e) => e !== "");
+  assert.equal(events.length, LONG_EVENTS);
+  assert.match(events.at(-1)!, /message_stop/);
+  assert.match(events.at(-2)!, new RegExp(`"output_tokens":${LONG_EVENTS - 6}`));
+});
+
+Deno.test("createFakeUpstream() paces its paced model's events one chunk at a time, waiting the drawn gap", async () => {
+  const gaps: number[] = [];
+  const paced = createFakeUpstream({ pacedGapMs: () => (gaps.push(0), 0) });
+  const res = await paced(
+    new Request("http://127.0.0.1:1/v1/messages", {
+      method: "POST",
+      body: JSON.stringify({ model: PACED_MODEL, stream: true }),
+    }),
+  );
+  await using body = bodyReader(res);
+  const chunks: string[] = [];
+  for (let chunk = await body.next(); chunk !== undefined; chunk = await body.next()) chunks.push(chunk);
+  assert.equal(chunks.length, PACED_EVENTS);
+  assert.equal(gaps.length, PACED_EVENTS - 1);
+  assert.match(chunks[0], /message_start/);
+  assert.match(chunks.at(-1)!, /message_stop/);
 });

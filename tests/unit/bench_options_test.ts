@@ -1,6 +1,7 @@
 /** @module The benchmark's command-line flags and its estimate of how long a run takes. */
 import assert from "node:assert/strict";
 import { estimateSeconds, parseBenchArgs } from "../../bench/options.ts";
+import { CASES as CASES_RUN } from "../../bench/setup.ts";
 
 const CASES = [
   {
@@ -52,9 +53,24 @@ Deno.test("parseBenchArgs() returns undefined for --help", () => {
   assert.equal(parseBenchArgs(["--quick", "--help"]), undefined);
 });
 
-Deno.test("estimateSeconds() keeps a quick run near two minutes and a full run under a quarter hour", () => {
-  const quick = estimateSeconds(parseBenchArgs(["--quick"])!, 4);
-  const full = estimateSeconds(parseBenchArgs([])!, 4);
-  assert.ok(quick > 45 && quick < 150, `quick ${quick}`);
-  assert.ok(full > 480 && full < 900, `full ${full}`);
+Deno.test("estimateSeconds() keeps a quick run near three minutes and a full run under a quarter hour", () => {
+  const quick = estimateSeconds(parseBenchArgs(["--quick"])!, CASES_RUN);
+  const full = estimateSeconds(parseBenchArgs([])!, CASES_RUN);
+  assert.ok(quick > 90 && quick < 240, `quick ${quick}`);
+  assert.ok(full > 600 && full < 900, `full ${full}`);
+});
+
+Deno.test("estimateSeconds() counts a case measured at one concurrency once per repeat, not once per concurrency", () => {
+  const options = { ...parseBenchArgs(["--no-floor", "--open-streams", "0"])!, warmup: 0, soak: 0 };
+  const long = { name: "long_stream", stream: true, concurrency: 4, events: 2000 };
+  const messages = { name: "messages", stream: false };
+  // Two sides (direct, gateway), two repeats, 10.3 s each, plus 15 s of start-up.
+  assert.equal(estimateSeconds(options, [long]), 2 * 2 * 10.3 + 15);
+  assert.equal(estimateSeconds(options, [messages]), 3 * 2 * 2 * 10.3 + 15);
+});
+
+Deno.test("parseBenchArgs() runs 1,000 open streams by default and none with --open-streams 0", () => {
+  assert.equal(parseBenchArgs(["--quick"])!.openStreams, 1000);
+  assert.equal(parseBenchArgs(["--open-streams", "0"])!.openStreams, 0);
+  assert.throws(() => parseBenchArgs(["--open-streams", "-1"]), /--open-streams/);
 });

@@ -105,57 +105,6 @@ const MEMORY_OK: Memory = {
   rssAfter: [{ requests: 10_000, rssBytes: 60 * MB }, { requests: 100_000, rssBytes: 62 * MB }],
 };
 
-Deno.test("evaluateTargets() passes every target a good run meets", () => {
-  const targets = evaluateTargets({
-    ...fixture({ ratio64: 0.5, added1Us: 150, translatedRps: 3000, ttfbAdded: 0.4 }),
-    memory: MEMORY_OK,
-  });
-  assert.deepEqual(targets.map((t) => t.status), Array(8).fill("pass"));
-});
-
-Deno.test("evaluateTargets() fails each target just past its limit", () => {
-  const memory: Memory = {
-    peakRssBytes: 101 * MB,
-    rssAfter: [{ requests: 10_000, rssBytes: 60 * MB }, { requests: 100_000, rssBytes: 67 * MB }],
-  };
-  const targets = evaluateTargets({
-    ...fixture({ ratio64: 0.29, added1Us: 210, translatedRps: 1400, ttfbAdded: 0.6 }),
-    memory,
-  });
-  assert.deepEqual(targets.map((t) => [t.name, t.status]), [
-    ["messages: gateway/direct throughput at c=64", "fail"],
-    ["messages_stream: gateway/direct throughput at c=64", "fail"],
-    ["messages: added p50 at c=1", "fail"],
-    ["messages_stream: added TTFB p50", "fail"],
-    ["gateway peak RSS", "fail"],
-    ["RSS growth 10000 -> 100000 requests", "fail"],
-    ["translated: cost per request vs messages at c=64", "fail"],
-    ["translated_stream: cost per request vs messages_stream at c=64", "fail"],
-  ]);
-});
-
-Deno.test("evaluateTargets() reports the translated pair unavailable rather than failed", () => {
-  const targets = evaluateTargets({ ...fixture({ ratio64: 0.5, added1Us: 100, ttfbAdded: 0.1 }), memory: MEMORY_OK });
-  assert.deepEqual(targets.slice(-2).map((t) => t.status), ["unavailable", "unavailable"]);
-  assert.deepEqual(targets.slice(0, -2).map((t) => t.status), Array(6).fill("pass"));
-});
-
-Deno.test("evaluateTargets() does not judge RSS growth from a first checkpoint before 10,000 requests", () => {
-  const memory: Memory = {
-    peakRssBytes: 50 * MB,
-    rssAfter: [{ requests: 2_000, rssBytes: 40 * MB }, { requests: 20_000, rssBytes: 52 * MB }],
-  };
-  const growth = evaluateTargets({ ...fixture({ ratio64: 0.5, added1Us: 100, ttfbAdded: 0.1 }), memory })[5];
-  assert.equal(growth.value, "30.0%");
-  assert.equal(growth.status, "unavailable");
-});
-
-Deno.test("evaluateTargets() cannot judge RSS growth from a single checkpoint", () => {
-  const memory: Memory = { peakRssBytes: 50 * MB, rssAfter: [{ requests: 10_000, rssBytes: 40 * MB }] };
-  const growth = evaluateTargets({ ...fixture({ ratio64: 0.5, added1Us: 100, ttfbAdded: 0.1 }), memory })[5];
-  assert.equal(growth.status, "unavailable");
-});
-
 Deno.test("formatColumns() left-aligns the first column and right-aligns the others", () => {
   assert.equal(formatColumns([["case", "rps"], ["messages", "9"]]), "case      rps\nmessages    9");
 });
@@ -179,19 +128,7 @@ Deno.test("renderReport() shows ratios, spread, unavailable cases and verdicts",
   assert.match(text, /translated\s+64\s+10000\s+n\/a\s+unavailable\s+n\/a/);
   assert.match(text, /messages_stream\s+0\.300\s+n\/a\s+0\.700\s+\+0\.400/);
   assert.match(text, /RSS after 100000 requests: 62\.0 MB/);
-  assert.match(text, /gateway peak RSS\s+80\.0 MB\s+<= 100 MB\s+PASS\s+n\/a/);
-});
-
-Deno.test("evaluateTargets() judges the translated pair by gateway CPU per request when it was measured", () => {
-  const { comparisons, ttfb } = fixture({ ratio64: 0.5, added1Us: 100, translatedRps: 4000, ttfbAdded: 0.1 });
-  const withCpu = (c: Comparison, cpu: number) => ({
-    ...c,
-    gateway: c.gateway && { ...c.gateway, cpuUsPerRequest: stat([cpu]) },
-  });
-  // Requests/s alone would pass (5000 vs 4000), but the translated pair burns 2.5x the CPU.
-  const measured = comparisons.map((c) => withCpu(c, c.case.startsWith("translated") ? 250 : 100));
-  const targets = evaluateTargets({ comparisons: measured, ttfb, memory: MEMORY_OK });
-  assert.deepEqual(targets.slice(-2).map((t) => [t.value, t.status]), [["2.50x", "fail"], ["2.50x", "fail"]]);
+  assert.match(text, /gateway peak RSS\s+80\.0 MB\s+<= floor \+ 40 MB\s+UNAVAILABLE\s+n\/a/);
 });
 
 Deno.test("side() averages the server CPU per request over the repeats that measured it", () => {
@@ -210,31 +147,4 @@ Deno.test("compare() gives the floor proxy's ratio and added p50 beside the gate
   assert.equal(c.throughputRatio, 0.2);
   const without = compare("messages", 64, direct, side([run(2000, 1500, 3500)]));
   assert.ok(Number.isNaN(without.floorRatio) && Number.isNaN(without.floorAddedP50Ms));
-});
-
-Deno.test("evaluateTargets() and renderReport() show the floor proxy's figure beside each target", () => {
-  const { comparisons, ttfb } = fixture({ ratio64: 0.2, added1Us: 400, translatedRps: 1500, ttfbAdded: 0.6 });
-  const direct = side([run(10_000, 100, 300)]);
-  const withFloor = comparisons.map((c) =>
-    c.case.startsWith("messages")
-      ? compare(c.case, c.concurrency, direct, c.gateway!, side([run(2500, c.concurrency === 1 ? 550 : 200, 400)]))
-      : c
-  );
-  const memory: Memory = { ...MEMORY_OK, peakRssBytes: 150 * MB, floorPeakRssBytes: 120 * MB };
-  const ttfbWithFloor = [{ ...ttfb[0], floorP50Ms: 0.75 }];
-  const targets = evaluateTargets({ comparisons: withFloor, ttfb: ttfbWithFloor, memory });
-  assert.deepEqual(targets.map((t) => t.floor), [
-    "25%",
-    "25%",
-    "0.450 ms",
-    "0.450 ms",
-    "120.0 MB",
-    "n/a",
-    "n/a",
-    "n/a",
-  ]);
-  const text = renderReport({ comparisons: withFloor, ttfb: ttfbWithFloor, memory, targets });
-  assert.match(text, /messages\s+64\s+10000\s+2500\s+2000\s+25%\s+20%/);
-  assert.match(text, /floor proxy peak RSS \(VmHWM\): 120\.0 MB/);
-  assert.match(text, /messages: added p50 at c=1\s+0\.400 ms\s+<= 0\.2 ms\s+FAIL\s+0\.450 ms/);
 });
