@@ -3,7 +3,7 @@
  * every case direct and through the gateway, prints the table and targets, and writes the JSON result.
  */
 import { estimateSeconds, parseBenchArgs, USAGE } from "./options.ts";
-import { canPin, pinSelf, processSet } from "./processes.ts";
+import { canPin, pinSelf, processSet, readMachineStat } from "./processes.ts";
 import { CASES, prepareGateway, probe, ROOT, startFloor, startGateway, startUpstream } from "./setup.ts";
 import { measure } from "./run.ts";
 
@@ -75,6 +75,7 @@ async function main(): Promise<number> {
   const watchdog = setTimeout(abort("Time budget exceeded", 1), budget * 2 * 1000);
   const started = Date.now();
   const loadBefore = Deno.loadavg();
+  const machineBefore = await readMachineStat();
   try {
     const upstream = await startUpstream(processes);
     const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port));
@@ -120,10 +121,15 @@ async function main(): Promise<number> {
     // A graceful stop, so that --cpu-prof writes its profile.
     await processes.stop(serving.gateway.process);
     const seconds = Math.round((Date.now() - started) / 1000);
+    const machineAfter = await readMachineStat();
+    const stealPct = (100 * (machineAfter.stealTicks - machineBefore.stealTicks)) /
+      (machineAfter.totalTicks - machineBefore.totalTicks);
     console.log(
       `\n${result.text}\n\nRun took ${seconds} s; load average before ${loadBefore.join(" ")}, after ${
         Deno.loadavg().join(" ")
-      }`,
+      }; CPU time taken by the hypervisor (steal) ${
+        stealPct.toFixed(1)
+      }% (a few % is usual; far more slows every figure)`,
     );
     const out = options.out ?? `${ROOT}bench/results/${new Date().toISOString().replace(/[:.]/g, "-")}.json`;
     await Deno.mkdir(out.slice(0, out.lastIndexOf("/")) || ".", { recursive: true });
@@ -135,6 +141,7 @@ async function main(): Promise<number> {
       wrk,
       loadBefore,
       loadAfter: Deno.loadavg(),
+      stealPct,
     };
     console.log(`Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.os}, deno ${machine.deno}, ${machine.wrk}`);
     const json = { date: new Date().toISOString(), seconds, machine, pinned, options, ...result.json };

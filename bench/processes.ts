@@ -54,10 +54,34 @@ export async function readCpuMs(pid: number): Promise<number> {
   return parseProcStat(await catProc(pid, "stat")) * 10;
 }
 
+/**
+ * The machine's CPU time from the first line of /proc/stat, in clock ticks: all of it, and the part a hypervisor
+ * gave to other machines while this one wanted to run (steal), which makes every figure of a run slower.
+ */
+export function parseMachineStat(text: string): { totalTicks: number; stealTicks: number } {
+  const fields = text.slice(0, text.indexOf("\n")).trim().split(/\s+/);
+  // user nice system idle iowait irq softirq steal (guest time is already counted in user).
+  const ticks = fields.slice(1, 9).map(Number);
+  if (fields[0] !== "cpu" || ticks.length < 8 || ticks.some((t) => !Number.isFinite(t))) {
+    throw new Error("Cannot read the CPU times from /proc/stat");
+  }
+  return { totalTicks: ticks.reduce((a, b) => a + b, 0), stealTicks: ticks[7] };
+}
+
+/** The machine's CPU times now (see {@linkcode parseMachineStat}). */
+export async function readMachineStat(): Promise<{ totalTicks: number; stealTicks: number }> {
+  return parseMachineStat(await cat("/proc/stat"));
+}
+
 async function catProc(pid: number, file: string): Promise<string> {
-  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/${file}`], stdout: "piped", stderr: "null" })
-    .output();
-  if (!out.success) throw new Error(`Cannot read /proc/${pid}/${file}: the process is gone`);
+  return await cat(`/proc/${pid}/${file}`).catch(() => {
+    throw new Error(`Cannot read /proc/${pid}/${file}: the process is gone`);
+  });
+}
+
+async function cat(path: string): Promise<string> {
+  const out = await new Deno.Command("cat", { args: [path], stdout: "piped", stderr: "null" }).output();
+  if (!out.success) throw new Error(`Cannot read ${path}`);
   return new TextDecoder().decode(out.stdout);
 }
 

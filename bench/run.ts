@@ -68,6 +68,7 @@ async function soak(input: MeasureInput): Promise<Memory["rssAfter"]> {
   const rssAfter: Memory["rssAfter"] = [];
   const started = Date.now();
   let done = 0;
+  let stalled = 0;
   for (const checkpoint of [Math.round(input.options.soak / 10), input.options.soak]) {
     while (done < checkpoint) {
       const result = await runWrk(
@@ -76,7 +77,11 @@ async function soak(input: MeasureInput): Promise<Memory["rssAfter"]> {
         64,
         1,
       );
-      if (result.requests === 0) throw new Error("The soak made no progress: the gateway answers nothing");
+      // One empty second can be a starved machine; three in a row is a gateway that answers nothing.
+      stalled = result.requests === 0 ? stalled + 1 : 0;
+      if (stalled === 3) {
+        throw new Error(`The soak made no progress: the gateway answers nothing (wrk: ${JSON.stringify(result)})`);
+      }
       done += result.requests;
     }
     const { rssBytes } = await readMemory(input.gateway.process.pid);

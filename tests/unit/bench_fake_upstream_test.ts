@@ -12,7 +12,7 @@ import {
   PACED_MODEL,
   STREAM_MARKER,
 } from "../../bench/fake_upstream.ts";
-import { parseProcStat, parseProcStatus } from "../../bench/processes.ts";
+import { parseMachineStat, parseProcStat, parseProcStatus } from "../../bench/processes.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -115,4 +115,10 @@ Deno.test("createFakeUpstream() paces its paced model's events one chunk at a ti
   assert.equal(gaps.length, PACED_EVENTS - 1);
   assert.match(chunks[0], /message_start/);
   assert.match(chunks.at(-1)!, /message_stop/);
+});
+
+Deno.test("parseMachineStat() sums the machine's CPU ticks and picks out steal", () => {
+  const text = "cpu  100 5 50 800 10 1 2 32 0 0\ncpu0 50 2 25 400 5 0 1 16 0 0\nintr 1\n";
+  assert.deepEqual(parseMachineStat(text), { totalTicks: 1000, stealTicks: 32 });
+  assert.throws(() => parseMachineStat("intr 1\n"), /CPU times from \/proc\/stat/);
 });
