@@ -178,6 +178,15 @@ interface Sum {
   value: bigint;
 }
 
+/** The counters of the requests that share one day, token, group, model and session. */
+interface Tally {
+  day: string;
+  names: Record<Dimension, string | null>;
+  counters: Record<Counter, bigint>;
+}
+
+const NO_COUNTS = Object.fromEntries(COUNTERS.map((counter) => [counter, 0n])) as Record<Counter, bigint>;
+
 /** One write of a batch: a request-log entry with its index keys, or an aggregate's sum. */
 type Mutation = { entry: RequestLogEntry } | { sum: Sum };
 
@@ -187,6 +196,9 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
   const writes = options.writes ?? createKvWriter({ log: options.log });
   let entries: RequestLogEntry[] = [];
   let sums = new Map<string, Sum>();
+  // Requests of the same day, token, group, model and session add to one set of counters; they are spread over the
+  // dimensions' sums only at a flush, so a request costs one lookup instead of one per dimension and counter.
+  let tallies = new Map<string, Tally>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
   let marked = false;
@@ -200,6 +212,21 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
   function add(dimension: Dimension, day: string, name: string, counter: Counter, value: bigint): void {
     // Only the name is client input and it comes last; the other parts are from fixed sets, so ids cannot collide.
     addSum(`${dimension}\0${day}\0${counter}\0${name}`, usageKey(dimension, day, name, counter), value);
+  }
+
+  /** Adds the requests tallied since the last flush to the dimensions' sums. */
+  function spread(): void {
+    for (const { day, names, counters } of tallies.values()) {
+      for (const counter of COUNTERS) {
+        const value = counters[counter];
+        if (value === 0n) continue;
+        for (const dimension of DIMENSIONS) {
+          const name = names[dimension];
+          if (name !== null) add(dimension, day, name, counter, value);
+        }
+      }
+    }
+    tallies = new Map();
   }
 
   /** Puts mutations the store would not take back into the next batch. */
@@ -254,6 +281,7 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
   function flush(): Promise<void> {
     clearTimeout(timer);
     timer = undefined;
+    spread();
     const batch: Mutation[] = [...entries.map((entry) => ({ entry })), ...[...sums.values()].map((sum) => ({ sum }))];
     entries = [];
     sums = new Map();
@@ -268,19 +296,16 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
       if (!entry) return;
       entries.push(entry);
       const day = entry.time.slice(0, 10);
-      const names: Record<Dimension, string | null> = {
-        token: entry.token_id,
-        group: entry.group,
-        model: entry.model,
-        session: entry.session_id,
-      };
-      for (const [counter, value] of Object.entries(countersOf(entry)) as [Counter, bigint][]) {
-        if (value <= 0n) continue;
-        for (const dimension of DIMENSIONS) {
-          const name = names[dimension];
-          if (name !== null) add(dimension, day, name, counter, value);
-        }
+      const id = JSON.stringify([day, entry.token_id, entry.group, entry.model, entry.session_id]);
+      let tally = tallies.get(id);
+      if (!tally) {
+        const names = { token: entry.token_id, group: entry.group, model: entry.model, session: entry.session_id };
+        tally = { day, names, counters: { ...NO_COUNTS } };
+        tallies.set(id, tally);
       }
+      const counters = countersOf(entry);
+      // Only what a request adds counts; a negative count from a garbled answer takes nothing away.
+      for (const counter of COUNTERS) if (counters[counter] > 0n) tally.counters[counter] += counters[counter];
       timer ??= setTimeout(flush, options.flushMs);
     },
     flush,

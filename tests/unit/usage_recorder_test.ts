@@ -1,8 +1,8 @@
-/** @module Pure parts of usage accounting: which exchanges are recorded and what each adds to the totals. */
+/** @module Usage accounting: which exchanges are recorded, what each adds to the totals, and the sums a batch writes. */
 import assert from "node:assert/strict";
 import { sameSecret } from "../../src/access/auth.ts";
 import type { Exchange } from "../../src/core/exchange.ts";
-import { countersOf, toLogEntry } from "../../src/usage/recorder.ts";
+import { countersOf, toLogEntry, usageRecorder } from "../../src/usage/recorder.ts";
 
 function exchange(extra: Partial<Exchange> = {}): Exchange {
   return {
@@ -106,3 +106,54 @@ for (const c of SECRETS) {
     assert.equal(await sameSecret(c.a, c.b), c.same);
   });
 }
+
+Deno.test("usageRecorder() sums each dimension's counters per day over requests that share some names and not others", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const recorder = usageRecorder(kv, { flushMs: 60_000, logDays: 1, log: (line) => assert.fail(JSON.stringify(line)) });
+  const base = Date.parse("2026-03-04T23:59:59Z");
+  const exchanges: Exchange[] = [];
+  for (let i = 0; i < 24; i++) {
+    exchanges.push({
+      request_id: `req_${i}`,
+      started_at: base + (i % 2) * 1000,
+      method: "POST",
+      route: "/v1/messages",
+      protocol: "anthropic",
+      token_id: `tok_${i % 3}`,
+      group: i % 4 === 0 ? "a" : "b",
+      model: `m${i % 2}`,
+      session_id: i % 5 === 0 ? undefined : `s${i % 2}`,
+      stream: false,
+      attempts: [],
+      status: i % 6 === 0 ? 500 : 200,
+      // A garbled negative count adds nothing, as it never did.
+      usage: {
+        input_tokens: i === 7 ? -5 : i,
+        output_tokens: 2,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+      },
+      usage_complete: true,
+    });
+  }
+  for (const e of exchanges) recorder.finish!(e);
+  await recorder.close();
+  const expected = new Map<string, bigint>();
+  for (const e of exchanges) {
+    const entry = toLogEntry(e)!;
+    const names = { token: entry.token_id, group: entry.group, model: entry.model, session: entry.session_id };
+    for (const [counter, value] of Object.entries(countersOf(entry))) {
+      if (value <= 0n) continue;
+      for (const [dimension, name] of Object.entries(names)) {
+        if (name === null) continue;
+        const key = JSON.stringify(["usage", dimension, entry.time.slice(0, 10), name, counter]);
+        expected.set(key, (expected.get(key) ?? 0n) + value);
+      }
+    }
+  }
+  const got = new Map<string, bigint>();
+  for await (const { key, value } of kv.list<Deno.KvU64>({ prefix: ["usage"] })) {
+    got.set(JSON.stringify(key), value.value);
+  }
+  assert.deepEqual(got, expected);
+});
