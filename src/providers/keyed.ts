@@ -14,8 +14,8 @@ import { uploadBody } from "./upload.ts";
 /** What one upstream protocol adds to a request: the paths it serves and its headers. */
 interface KeyedApi {
   paths: Partial<Record<Operation, string>>;
-  /** Sets the upstream's own credentials and the protocol headers that may cross from the client's headers. */
-  headers(headers: Headers, apiKey: string, client: Headers): void;
+  /** Adds the upstream's own credentials and the protocol headers that may cross from the client's headers. */
+  headers(headers: [string, string][], apiKey: string, client: Headers): void;
 }
 
 const APIS: Record<UpstreamProtocol, KeyedApi> = { anthropic, "openai-chat": openai };
@@ -47,7 +47,9 @@ export interface UpstreamCall {
 export function buildUpstreamRequest(call: UpstreamCall): { url: string; init: RequestInit } {
   const { route } = call;
   const api = APIS[route.protocol];
-  const headers = new Headers({ "content-type": "application/json", "x-request-id": call.requestId });
+  // A list, not a Headers object: fetch checks and copies the headers it is given anyway, so building a Headers here
+  // did that work twice on every request.
+  const headers: [string, string][] = [["content-type", "application/json"], ["x-request-id", call.requestId]];
   api.headers(headers, route.apiKey ?? "", call.clientHeaders);
   const path = api.paths[call.operation];
   if (!path) throw new RangeError(`Cannot build upstream request: ${route.protocol} has no ${call.operation}`);

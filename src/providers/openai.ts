@@ -6,7 +6,7 @@
 /** Chat completions only: such upstreams have no token-counting endpoint. */
 export const openai = {
   paths: { generate: "/chat/completions" },
-  headers(headers: Headers, apiKey: string): void {
-    headers.set("authorization", `Bearer ${apiKey}`);
+  headers(headers: [string, string][], apiKey: string): void {
+    headers.push(["authorization", `Bearer ${apiKey}`]);
   },
 };

@@ -17,7 +17,7 @@ function build(model: string, client: Record<string, string>, search = "") {
     search,
     requestId: "req_1",
   });
-  return { url, headers: init.headers as Headers };
+  return { url, headers: new Headers(init.headers) };
 }
 
 const CLIENT = {
