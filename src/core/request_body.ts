@@ -94,14 +94,16 @@ export function readBodyBytes(req: Request, options: BodyReadOptions): Promise<U
 async function readBody(req: Request, options: BodyReadOptions): Promise<Uint8Array<ArrayBuffer>> {
   const declared = declaredLength(req.headers);
   if (declared !== undefined && declared > options.maxBytes) throw tooLarge(options.maxBytes);
-  if (!req.body) return new Uint8Array(0);
   if (declared !== undefined) await options.hold?.grow(declared);
+  // `req.body` is not touched on this path: asking for it makes the request build a stream, and `bytes()` on a
+  // request whose stream was never made takes the whole body in one native call.
   if (declared !== undefined && declared <= READ_WHOLE_BYTES) {
     const whole = req.bytes();
     // After a 408 the read is left to end with the connection; its outcome no longer matters.
     whole.catch(() => {});
     return await within(whole, options.idleMs, options.watchdog);
   }
+  if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   // With a declared length the body lands in one buffer of that size, read chunk by chunk as it arrives.
   const buffer = declared !== undefined ? new Uint8Array(declared) : undefined;

@@ -126,3 +126,10 @@ for (const c of TREES) {
     assert.equal(await drained(streamed), JSON.stringify(c.value));
   });
 }
+
+Deno.test("readBodyBytes() gives no bytes for a request without a body, with or without a content-length of 0", async () => {
+  for (const headers of [{}, { "content-length": "0" }] as Record<string, string>[]) {
+    const req = new Request("http://gateway.test/v1/messages", { method: "POST", headers });
+    assert.equal((await readBodyBytes(req, options)).byteLength, 0, JSON.stringify(headers));
+  }
+});
