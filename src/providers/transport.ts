@@ -45,9 +45,6 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
   return text;
 }
 
-/** The Messages API version sent when a request carries none. */
-export const DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
-
 /** Betas both clouds accept for Claude by default; each refuses a request that names a beta it does not know. */
 export const CLOUD_BETAS: readonly string[] = [
   "computer-use-2024-10-22",
