@@ -18,7 +18,7 @@ async function sessionKey(adminKey: string, id: string): Promise<Deno.KvKey> {
     "sign",
   ]);
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(`modelgate console session ${id}`)));
-  return ["console_session", Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("")];
+  return ["console_session", mac.toHex()];
 }
 
 /** The session id the request's cookie carries, when it has the shape of one. */
@@ -32,8 +32,7 @@ export function sessionIdOf(req: Request): string | undefined {
 
 /** Starts a session; answers its id and when it ends. */
 export async function startSession(kv: Deno.Kv, adminKey: string, now: Date): Promise<{ id: string; expires: Date }> {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  const id = btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  const id = crypto.getRandomValues(new Uint8Array(32)).toBase64({ alphabet: "base64url", omitPadding: true });
   const expires = new Date(now.getTime() + SESSION_MS);
   await kv.set(await sessionKey(adminKey, id), { expires_at: expires.getTime() }, { expireIn: SESSION_MS });
   return { id, expires };
