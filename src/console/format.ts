@@ -2,6 +2,7 @@
  * @module How the console writes numbers, units, times and limits: whole numbers grouped, large ones shortened with
  * the unit beside them, times as `<time>` in UTC that the page's script shows in the operator's time zone.
  */
+import { LIMIT_FIELDS as LIMITS } from "../access/limits.ts";
 import type { Limits } from "../core/config.ts";
 import type { TokenRecord } from "../core/principal.ts";
 import { type Html, html } from "./html.ts";
@@ -57,22 +58,14 @@ export function moment(iso: string | null | undefined, fallback = "never", recen
   return html`<time datetime="${iso}" title="${iso}" ${recent ? "data-recent" : ""}>${utc}</time>`;
 }
 
-const LIMIT_UNITS: Record<keyof Limits, string> = {
-  requests_per_minute: "requests/min",
-  tokens_per_minute: "tokens/min",
-  tokens_per_day: "tokens/day",
-  tokens_per_month: "tokens/month",
-  cost_per_day: "/day",
-  cost_per_month: "/month",
-};
-
 /** A limit's unit: `tokens/day`, or for a budget in money `USD/day` in the config's currency. */
 export function limitUnit(field: keyof Limits, currency: string): string {
-  return field.startsWith("cost_") ? `${currency}${LIMIT_UNITS[field]}` : LIMIT_UNITS[field];
+  const { unit, window } = LIMITS[field];
+  return `${unit === "cost" ? currency : unit}/${window === "minute" ? "min" : window}`;
 }
 
 /** The limit fields in the order forms and tables show them. */
-export const LIMIT_FIELDS = Object.keys(LIMIT_UNITS) as (keyof Limits)[];
+export const LIMIT_FIELDS = Object.keys(LIMITS) as (keyof Limits)[];
 
 /** `60 requests/min · 1M tokens/day · 25 USD/day`, or a dash for none. */
 export function limitsText(limits: Limits | undefined, currency: string): string {

@@ -4,7 +4,16 @@
  */
 import assert from "node:assert/strict";
 import { barChart, topSeries } from "../../src/console/chart.ts";
-import { amount, daysBetween, duration, limitsText, money, span } from "../../src/console/format.ts";
+import {
+  amount,
+  daysBetween,
+  duration,
+  LIMIT_FIELDS,
+  limitsText,
+  limitUnit,
+  money,
+  span,
+} from "../../src/console/format.ts";
 import { groupInput, tokenCreateInput, tokenUpdateInput } from "../../src/console/forms.ts";
 import { html, htmlText } from "../../src/console/html.ts";
 import { matchRoute } from "../../src/console/routes.ts";
@@ -161,4 +170,15 @@ Deno.test("money is rounded for reading, with its currency", () => {
   assert.equal(money("0", "USD"), "0 USD");
   assert.equal(money("0.000189", "EUR"), "0.00019 EUR");
   assert.equal(money("1234.5", "USD"), "1,234.50 USD");
+});
+
+Deno.test("every limit field has its unit, budgets in the config's currency", () => {
+  assert.deepEqual(LIMIT_FIELDS.map((field) => limitUnit(field, "USD")), [
+    "requests/min",
+    "tokens/min",
+    "tokens/day",
+    "tokens/month",
+    "USD/day",
+    "USD/month",
+  ]);
 });
