@@ -294,3 +294,11 @@ export function firstEvent(sse: string): string {
   if (end < 0) throw new Error("firstEvent: no complete event in the text");
   return sse.slice(0, end + 2);
 }
+
+/** A limit counter as KV holds it (a Deno.KvU64), as a bigint; null when its window has none. */
+export async function limitCounter(kv: Deno.Kv, key: Deno.KvKey): Promise<bigint | null> {
+  const { value } = await kv.get(key);
+  if (value === null) return null;
+  if (!(value instanceof Deno.KvU64)) throw new Error(`limit counter ${JSON.stringify(key)} is not a KvU64`);
+  return value.value;
+}

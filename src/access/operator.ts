@@ -41,6 +41,8 @@ export function createOperator(config: Config, store: Store, options: OperatorOp
     writes: store.writes,
     prices: highestPrices(config),
     currency: config.currency,
+    shares: { leaseMs: config.limit_shares.lease_ms, horizonMs: config.limit_shares.horizon_ms },
+    sweepMs: config.limit_shares.sweep_ms,
   });
   const usage = usageRecorder(store.kv, {
     writes: store.writes,

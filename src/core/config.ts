@@ -40,6 +40,15 @@ const Usage = z.strictObject({
   auth_refresh_ms: z.number().int().min(50).max(60_000).default(500),
 });
 
+const LimitShares = z.strictObject({
+  /** A share of a limit not topped up for this long goes back to KV; one held by an instance that died is lost. */
+  lease_ms: z.number().int().min(1000).max(600_000).default(10_000),
+  /** How much of an instance's recent traffic a share is sized for. */
+  horizon_ms: z.number().int().min(100).max(600_000).default(5_000),
+  /** How often usage beyond the shares is written to KV and expired shares are given back. */
+  sweep_ms: z.number().int().min(50).max(60_000).default(1000),
+});
+
 const ResponsesStore = z.strictObject({
   /** Keeps Responses answers (store: true, the API's default) so previous_response_id and item_reference work. */
   enabled: z.boolean().default(true),
@@ -116,6 +125,7 @@ const ConfigSchema = z.strictObject({
   log: Log.default(Log.parse({})),
   metrics: Metrics.default(Metrics.parse({})),
   usage: Usage.default(Usage.parse({})),
+  limit_shares: LimitShares.default(LimitShares.parse({})),
   responses_store: ResponsesStore.default(ResponsesStore.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),

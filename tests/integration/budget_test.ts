@@ -8,7 +8,7 @@ import { estimateRequest } from "../../src/access/limits.ts";
 import { formatMoney } from "../../src/core/money.ts";
 import { costOf } from "../../src/usage/cost.ts";
 import { controlledStream, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
-import { anthropicMessage, firstEvent, fixture, messagesBody, readText } from "../_helpers.ts";
+import { anthropicMessage, firstEvent, fixture, limitCounter, messagesBody, readText } from "../_helpers.ts";
 import { answerWithCacheUsage, ANTHROPIC_CACHE_COST, spendGateway } from "../_spend.ts";
 
 const CLAUDE_PRICE = { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 };
@@ -52,8 +52,8 @@ Deno.test("a cost_per_day budget admits requests until spent, then 429 in both c
   assert.equal(upstream.requests.length, 3, "no refused request reached the upstream");
 
   const day = gw.deps.now().toISOString().slice(0, 10);
-  const charged = await gw.store.kv.get(["limit", "token", record.id, "cost", "day", day]);
-  assert.equal(charged.value, 567_000_000n, "the budget holds the real cost in pico-units, not the estimates");
+  const charged = await limitCounter(gw.store.kv, ["limit", "token", record.id, "cost", "day", day]);
+  assert.equal(charged, 567_000_000n, "the budget holds the real cost in pico-units, not the estimates");
 });
 
 Deno.test("a group's cost_per_month budget from the config is shared by its tokens and names no one's spend", async () => {
@@ -99,7 +99,7 @@ Deno.test("a request admitted under budget that ends over it is charged in full,
   await gw.deps.operator.limiter.settled();
   // 20*3 + 100*15 + 80*0.3 = 1584 per million: 0.001584, more than the budget of 0.001 that admitted it.
   const day = gw.deps.now().toISOString().slice(0, 10);
-  assert.equal((await gw.store.kv.get(["limit", "token", record.id, "cost", "day", day])).value, 1_584_000_000n);
+  assert.equal(await limitCounter(gw.store.kv, ["limit", "token", record.id, "cost", "day", day]), 1_584_000_000n);
   const next = await gw.post("/v1/messages", messagesBody({ model: "claude-priced" }), { "x-api-key": secret });
   assert.equal(next.status, 429);
   await next.body?.cancel();
@@ -127,9 +127,9 @@ Deno.test("a request admitted before midnight that ends after it is charged to t
   stream.end();
   await readText(res);
   await gw.deps.operator.limiter.settled();
-  const charged = (day: string) => gw.store.kv.get(["limit", "token", record.id, "cost", "day", day]);
-  assert.equal((await charged("2026-07-01")).value, 189_000_000n);
-  assert.equal((await charged("2026-07-02")).value, null);
+  const charged = (day: string) => limitCounter(gw.store.kv, ["limit", "token", record.id, "cost", "day", day]);
+  assert.equal(await charged("2026-07-01"), 189_000_000n);
+  assert.equal(await charged("2026-07-02"), null);
   const nextDay = await gw.post("/v1/messages", messagesBody({ model: "claude-priced" }), headers);
   assert.equal(nextDay.status, 200, "the new day's budget is untouched");
   await nextDay.body?.cancel();
@@ -164,7 +164,7 @@ Deno.test("20 concurrent requests on two instances sharing the KV let exactly 5 
     await one.deps.operator.limiter.settled();
     await two.deps.operator.limiter.settled();
     const day = one.deps.now().toISOString().slice(0, 10);
-    assert.equal((await kv.get(["limit", "token", record.id, "cost", "day", day])).value, 5n * each);
+    assert.equal(await limitCounter(kv, ["limit", "token", record.id, "cost", "day", day]), 5n * each);
   } finally {
     kv.close();
   }

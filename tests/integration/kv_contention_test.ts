@@ -10,7 +10,7 @@ import { createKvWriter } from "../../src/core/kv_write.ts";
 import { requestLog, usageTotals } from "../../src/usage/query.ts";
 import { flakyKv } from "../_flaky_kv.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
-import { anthropicMessage, messagesBody, startGateway } from "../_helpers.ts";
+import { anthropicMessage, limitCounter, messagesBody, startGateway } from "../_helpers.ts";
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -51,7 +51,7 @@ Deno.test("a limit that cannot be checked on a busy store is a 503 with retry-af
     assert.ok(!gw.logs.some((line) => line.event === "internal_error"));
     assert.equal(gw.logs.filter((line) => line.event === "kv_write_gave_up").length, 2);
     assert.deepEqual(await metric(gw.url, "modelgate_kv_write_give_ups_total{"), [
-      'modelgate_kv_write_give_ups_total{operation="limit_reserve"} 2',
+      'modelgate_kv_write_give_ups_total{operation="limit_claim"} 2',
     ]);
   } finally {
     await gw[Symbol.asyncDispose]();
@@ -88,14 +88,14 @@ Deno.test("usage the store refuses is kept and written by the next flush, nothin
   }
 });
 
-Deno.test("a token's charge the store will not take is given up with a log line and a metric", async () => {
+Deno.test("a share the store will not take back is kept with a log line and a metric, and given back later", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
   const { gw, kv, flaky } = await gateway(upstream.url);
   try {
     const { secret, record } = await gw.store.createToken({ group: "default" });
     await gw.store.updateToken(record.id, { limits: { tokens_per_minute: 10_000 } });
-    // The reservation lands; the correction after the answer loses every check.
+    // The share is taken; giving back what was not used loses every check.
     upstream.routes.set("POST /anth/v1/messages", () => {
       flaky.conflicting = true;
       return jsonReply(anthropicMessage());
@@ -104,10 +104,14 @@ Deno.test("a token's charge the store will not take is given up with a log line 
     assert.equal(res.status, 200);
     await res.body?.cancel();
     await gw.deps.operator.limiter.settled();
-    assert.ok(gw.logs.some((line) => line.event === "kv_write_gave_up" && line.operation === "limit_adjust"));
+    assert.ok(gw.logs.some((line) => line.event === "kv_write_gave_up" && line.operation === "limit_return"));
     assert.deepEqual(await metric(gw.url, "modelgate_kv_write_give_ups_total{"), [
-      'modelgate_kv_write_give_ups_total{operation="limit_adjust"} 1',
+      'modelgate_kv_write_give_ups_total{operation="limit_return"} 1',
     ]);
+    flaky.conflicting = false;
+    await gw.deps.operator.limiter.settled();
+    const minute = gw.deps.now().toISOString().slice(0, 16);
+    assert.equal(await limitCounter(kv, ["limit", "token", record.id, "tokens", "minute", minute]), 7n);
   } finally {
     flaky.conflicting = false;
     await gw[Symbol.asyncDispose]();

@@ -4,7 +4,7 @@ import { estimateRequestTokens } from "../../src/access/limits.ts";
 import type { Limits } from "../../src/core/config.ts";
 import { requestLog } from "../../src/usage/query.ts";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { anthropicMessage, messagesBody, readText, startGateway, waitFor } from "../_helpers.ts";
+import { anthropicMessage, limitCounter, messagesBody, readText, startGateway, waitFor } from "../_helpers.ts";
 
 /** Every answer uses 30 tokens; a messagesBody() request is estimated at about 27 before the call. */
 function thirtyTokens() {
@@ -123,8 +123,8 @@ Deno.test("parallel requests racing a token budget use at most the budget plus o
   assert.ok(admitted >= 1 && admitted * 30 <= 100 + 30, `${admitted} requests of 30 tokens passed a budget of 100`);
   await gw.deps.operator.limiter.settled();
   const day = gw.deps.now().toISOString().slice(0, 10);
-  const charged = await gw.store.kv.get<number>(["limit", "token", record.id, "tokens", "day", day]);
-  assert.equal(charged.value, admitted * 30, "the budget is charged with the real usage, not the estimate");
+  const charged = await limitCounter(gw.store.kv, ["limit", "token", record.id, "tokens", "day", day]);
+  assert.equal(charged, BigInt(admitted * 30), "the budget is charged with the real usage, not the estimate");
   const after = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
   assert.equal(after.status, 429);
   assert.equal(after.headers.get("anthropic-ratelimit-tokens-remaining"), String(100 - admitted * 30));
@@ -145,7 +145,7 @@ Deno.test("a request that fails upstream gives its token estimate back", async (
   await res.body?.cancel();
   await gw.deps.operator.limiter.settled();
   const day = gw.deps.now().toISOString().slice(0, 10);
-  assert.equal((await gw.store.kv.get(["limit", "token", record.id, "tokens", "day", day])).value, 0);
+  assert.equal(await limitCounter(gw.store.kv, ["limit", "token", record.id, "tokens", "day", day]), 0n);
 });
 
 Deno.test("count_tokens is neither limited nor recorded", async () => {
@@ -188,8 +188,8 @@ Deno.test("a delivered stream whose usage is unknown keeps its estimate charged"
   await readText(res);
   await gw.deps.operator.limiter.settled();
   const day = gw.deps.now().toISOString().slice(0, 10);
-  const charged = await gw.store.kv.get<number>(["limit", "token", record.id, "tokens", "day", day]);
-  assert.equal(charged.value, estimateRequestTokens(body));
+  const charged = await limitCounter(gw.store.kv, ["limit", "token", record.id, "tokens", "day", day]);
+  assert.equal(charged, BigInt(estimateRequestTokens(body)));
 });
 
 Deno.test("two requests sharing a client's x-request-id are each charged their own real usage", async () => {

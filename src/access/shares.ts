@@ -1,0 +1,350 @@
+/**
+ * @module Leased shares of limit counters: an instance takes part of what is left of a counter's window in one
+ * checked KV commit, admits requests from that local share with no KV call, settles real usage against it, and
+ * gives back what it did not use when the share expires or the window ends. See docs/scaling.md for the bound
+ * this keeps with several instances.
+ */
+import { KvWriteFailed, type KvWriter, RETRY } from "../core/kv_write.ts";
+
+/** One counter a request counts against, in a window that ends at `windowEnd`. */
+export interface Counter {
+  key: Deno.KvKey;
+  /** The limit, in the counter's unit (requests, tokens, pico-units of money). */
+  limit: bigint;
+  /** Epoch milliseconds when the counter's window ends. */
+  windowEnd: number;
+}
+
+/** A counter that had no room: which of the request's needs, and what KV held on it when the share was refused. */
+export interface NoRoom {
+  index: number;
+  used: bigint;
+}
+
+/** Tuning of the shares; every figure is documented in docs/scaling.md. */
+export interface ShareSettings {
+  /** A share not topped up for this long is given back (and one of a dead instance is lost for at most this long). */
+  leaseMs: number;
+  /** How much traffic a share is sized for, at the instance's recent rate. */
+  horizonMs: number;
+  /** A share takes at most this fraction (1/N) of what is left, so instances that arrive late still find room. */
+  fairShare: number;
+  /** After a refusal, requests are refused from memory for this long before KV is asked again. */
+  recheckMs: number;
+  /** How long a request waits for a share before its 503 (a KV that does not answer). */
+  claimWaitMs: number;
+}
+
+/** The defaults: see docs/scaling.md, 'How a share is sized'. */
+export const SHARE_DEFAULTS: ShareSettings = {
+  leaseMs: 10_000,
+  horizonMs: 5_000,
+  fairShare: 4,
+  recheckMs: 1_000,
+  claimWaitMs: 3_000,
+};
+
+/** Counts of the KV work the shares did, for the metrics. */
+export interface ShareStats {
+  claims: number;
+  returns: number;
+  flushes: number;
+  conflicts: number;
+}
+
+/** The local state of one counter's share. */
+interface Share {
+  counter: Counter;
+  /** What this instance may still admit; negative when real usage outran it (a debt to add to KV). */
+  left: bigint;
+  /** The counter's KV entry as this instance last wrote or read it, so a claim can commit without reading. */
+  seen?: { value: bigint; versionstamp: string };
+  claiming?: Promise<void>;
+  /** Demand of requests waiting for the claim in flight, for the next one's size. */
+  waiting: bigint;
+  /** When the share is given back unless topped up. */
+  expiresAt: number;
+  /** After a refusal: until when requests are refused from memory, what KV held, and the limit it was refused at. */
+  refusedUntil: number;
+  refusedUsed: bigint;
+  refusedLimit: bigint;
+  /** Taken since the last claim, and when that claim was made: the recent rate. */
+  taken: bigint;
+  claimedAt: number;
+  lastGrant: bigint;
+  /** A debt was added with `sum`, which leaves the counter's expiry unknown: the next give-back sets it again. */
+  summed: boolean;
+}
+
+/** Options for {@linkcode createShares}. */
+export interface SharesOptions {
+  now(): number;
+  writes: KvWriter;
+  settings?: Partial<ShareSettings>;
+}
+
+/** The shares of one instance. */
+export interface Shares {
+  /** Takes `amount` from every counter's share, claiming from KV where one lacks room; or names a counter with none. */
+  take(needs: readonly { counter: Counter; amount: bigint }[]): Promise<NoRoom | undefined>;
+  /** Settles a request's real usage: `delta` = estimate - real (negative when it used more than it took). */
+  settle(counter: Counter, delta: bigint): void;
+  /** Writes debts, gives back expired shares and shares of ended windows; the instance's timer calls it. */
+  sweep(): Promise<void>;
+  /** Writes debts and gives back every share, so KV holds exactly what was used (shutdown, tests). */
+  returnAll(): Promise<void>;
+  stats(): ShareStats;
+}
+
+function valueOf(value: unknown): bigint {
+  if (value instanceof Deno.KvU64) return value.value;
+  // Counters written before shares existed hold a number (requests, tokens) or a bigint (cost).
+  if (typeof value === "bigint") return value;
+  return typeof value === "number" && Number.isFinite(value) ? BigInt(Math.max(0, Math.trunc(value))) : 0n;
+}
+
+function maxOf(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}
+
+function minOf(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
+}
+
+/** KV keeps a counter until a minute past its window. */
+function expireIn(counter: Counter, now: number): number {
+  return Math.max(1000, counter.windowEnd - now + 60_000);
+}
+
+/** The shares of one instance over `kv`. */
+export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
+  const settings = { ...SHARE_DEFAULTS, ...options.settings };
+  const shares = new Map<string, Share>();
+  const stats: ShareStats = { claims: 0, returns: 0, flushes: 0, conflicts: 0 };
+
+  function shareOf(counter: Counter): Share {
+    const id = JSON.stringify(counter.key);
+    let share = shares.get(id);
+    if (!share) {
+      share = {
+        counter,
+        left: 0n,
+        waiting: 0n,
+        expiresAt: 0,
+        refusedUntil: 0,
+        refusedUsed: 0n,
+        refusedLimit: 0n,
+        taken: 0n,
+        claimedAt: 0,
+        lastGrant: 0n,
+        summed: false,
+      };
+      shares.set(id, share);
+    }
+    // The limit may have been changed since; the newest request carries the newest.
+    share.counter = counter;
+    return share;
+  }
+
+  /** What a claim asks for: enough for `needed`, and for the recent rate over the horizon. */
+  function wanted(share: Share, needed: bigint, now: number): bigint {
+    const elapsed = Math.max(1000, now - share.claimedAt);
+    const perHorizon = share.claimedAt === 0
+      ? needed * BigInt(Math.round(settings.horizonMs / 1000))
+      : (share.taken * BigInt(settings.horizonMs)) / BigInt(elapsed);
+    return maxOf(needed, perHorizon);
+  }
+
+  /**
+   * One checked commit that adds a grant to the counter. It commits on the entry last seen and reads only when that
+   * is stale. An idle window grants the first request whatever it needs, so no request is refused for good.
+   */
+  async function claim(share: Share, first: bigint, background: boolean): Promise<void> {
+    const { counter } = share;
+    const needed = maxOf(first, share.waiting);
+    share.waiting = 0n;
+    const now = options.now();
+    const want = wanted(share, needed, now);
+    await options.writes.write(background ? "limit_refresh" : "limit_claim", async () => {
+      if (!share.seen) {
+        const entry = await kv.get(counter.key);
+        share.seen = { value: valueOf(entry.value), versionstamp: entry.versionstamp ?? "" };
+      }
+      const { value, versionstamp } = share.seen;
+      const room = counter.limit - value;
+      if (value > 0n && room < first) {
+        share.refusedUntil = options.now() + settings.recheckMs;
+        share.refusedUsed = value;
+        share.refusedLimit = counter.limit;
+        // What KV said may be stale; the next claim after the pause reads it again.
+        share.seen = undefined;
+        return;
+      }
+      // Whole requests of this size, so no part of a share is too small to use.
+      const fair = minOf(want, room / BigInt(settings.fairShare));
+      const grant = value === 0n && first > counter.limit
+        ? first
+        : first === 0n
+        ? minOf(room, fair)
+        : maxOf(first, minOf(room, fair) / first * first);
+      const op = kv.atomic();
+      op.check({ key: counter.key, versionstamp: versionstamp || null });
+      op.set(counter.key, new Deno.KvU64(value + grant), { expireIn: expireIn(counter, now) });
+      const result = await op.commit();
+      if (!result.ok) {
+        stats.conflicts++;
+        share.seen = undefined;
+        return RETRY;
+      }
+      stats.claims++;
+      share.seen = { value: value + grant, versionstamp: result.versionstamp };
+      share.left += grant;
+      share.lastGrant = grant;
+      share.taken = 0n;
+      share.claimedAt = options.now();
+      share.expiresAt = share.claimedAt + settings.leaseMs;
+      share.refusedUntil = 0;
+    });
+  }
+
+  /** Joins the claim in flight for `share`, or starts one; rejects with a 503's error when KV cannot answer. */
+  function claimFor(share: Share, amount: bigint, background = false): Promise<void> {
+    if (share.claiming) {
+      share.waiting += amount;
+      return share.claiming;
+    }
+    const pending = claim(share, amount, background).finally(() => {
+      share.claiming = undefined;
+    });
+    share.claiming = pending;
+    return pending;
+  }
+
+  /** Waits for the claims, at most `claimWaitMs`: a KV that does not answer must not hold requests forever. */
+  async function waitForClaims(claims: Promise<void>[]): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new KvWriteFailed("limit_claim", "failed", { cause: new Error("no answer in time") })),
+        settings.claimWaitMs,
+      );
+    });
+    try {
+      await Promise.race([Promise.all(claims), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Tops a share up before it runs out, so a steady stream of requests never waits at a refresh. */
+  function refreshSoon(share: Share, amount: bigint, now: number): void {
+    if (share.claiming || share.refusedUntil > now) return;
+    const low = maxOf(amount, share.lastGrant / 3n);
+    if (share.left >= low && share.expiresAt - now > settings.leaseMs / 4) return;
+    claimFor(share, amount, true).catch(() => {
+      // The writer logged and counted it; requests go on from what is left.
+    });
+  }
+
+  async function take(needs: readonly { counter: Counter; amount: bigint }[]): Promise<NoRoom | undefined> {
+    const held = needs.map(({ counter, amount }) => ({ share: shareOf(counter), amount }));
+    for (;;) {
+      const now = options.now();
+      const lacking = held.filter(({ share, amount }) => share.left < amount || share.expiresAt <= now);
+      if (lacking.length === 0) {
+        for (const { share, amount } of held) {
+          share.left -= amount;
+          share.taken += amount;
+          refreshSoon(share, amount, now);
+        }
+        return undefined;
+      }
+      const refused = held.findIndex(({ share, amount }) =>
+        share.left < amount && share.refusedUntil > now && share.refusedLimit === share.counter.limit
+      );
+      if (refused >= 0) return { index: refused, used: held[refused].share.refusedUsed };
+      const expired = lacking.filter(({ share, amount }) => share.left >= amount);
+      // A share past its lease is still this instance's until given back; extend it rather than claim more.
+      for (const { share } of expired) share.expiresAt = now + settings.leaseMs;
+      const claims = lacking.filter(({ share, amount }) => share.left < amount)
+        .map(({ share, amount }) => claimFor(share, amount));
+      if (claims.length > 0) await waitForClaims(claims);
+    }
+  }
+
+  /** Adds every debt to KV in one commit of `sum` mutations, which need no read; kept for the next sweep on failure. */
+  async function flushDebts(): Promise<void> {
+    const debts = [...shares.values()].filter((share) => share.left < 0n);
+    if (debts.length === 0) return;
+    const amounts = debts.map((share) => -share.left);
+    for (let i = 0; i < debts.length; i++) debts[i].left += amounts[i];
+    try {
+      await options.writes.write("limit_flush", async () => {
+        const op = kv.atomic();
+        for (let i = 0; i < debts.length; i++) op.sum(debts[i].counter.key, amounts[i]);
+        return (await op.commit()).ok ? undefined : RETRY;
+      });
+      stats.flushes++;
+      for (const share of debts) {
+        share.seen = undefined;
+        share.summed = true;
+      }
+    } catch {
+      for (let i = 0; i < debts.length; i++) debts[i].left -= amounts[i];
+    }
+  }
+
+  /** Gives a share's unused part back to KV, never taking the counter below zero. */
+  async function giveBack(share: Share): Promise<void> {
+    const amount = share.left > 0n ? share.left : 0n;
+    if (amount === 0n && !share.summed) return;
+    share.left -= amount;
+    try {
+      await options.writes.write("limit_return", async () => {
+        const entry = await kv.get(share.counter.key);
+        if (entry.versionstamp === null) return;
+        const value = valueOf(entry.value);
+        const next = value > amount ? value - amount : 0n;
+        const result = await kv.atomic().check(entry)
+          .set(share.counter.key, new Deno.KvU64(next), { expireIn: expireIn(share.counter, options.now()) })
+          .commit();
+        if (!result.ok) {
+          stats.conflicts++;
+          return RETRY;
+        }
+        share.seen = { value: next, versionstamp: result.versionstamp };
+        share.summed = false;
+      });
+      stats.returns++;
+    } catch {
+      share.left += amount;
+    }
+  }
+
+  async function sweep(all = false): Promise<void> {
+    await flushDebts();
+    const now = options.now();
+    const due = [...shares.entries()].filter(([, share]) =>
+      !share.claiming && (all || share.expiresAt <= now || share.counter.windowEnd <= now)
+    );
+    await Promise.all(due.map(([, share]) => giveBack(share)));
+    for (const [id, share] of due) {
+      if (all) share.refusedUntil = 0;
+      // An empty share is forgotten; a request still in flight on it settles into a new one.
+      if (share.left === 0n && !share.summed && !share.claiming && share.refusedUntil <= now) shares.delete(id);
+    }
+  }
+
+  return {
+    take,
+    settle(counter, delta) {
+      if (delta !== 0n) shareOf(counter).left += delta;
+    },
+    sweep: () => sweep(false),
+    returnAll: async () => {
+      await Promise.all([...shares.values()].map((share) => share.claiming?.catch(() => {})));
+      await sweep(true);
+    },
+    stats: () => ({ ...stats }),
+  };
+}
