@@ -83,6 +83,20 @@ export function kvOpenError(path: string, err: unknown, origin: { where: string;
   return new Error(`${head}: ${reason}`);
 }
 
+/**
+ * The test seam's round trip (MODELGATE_KV_RTT_MS, for `deno task bench:kv`): every KV call then waits that long, as
+ * on a remote KV. Unset (always, in production) means no wrapper at all.
+ */
+export function kvRttMs(env: Env): number | undefined {
+  const value = env("MODELGATE_KV_RTT_MS");
+  if (value === undefined || value === "") return undefined;
+  const ms = Number(value);
+  if (!Number.isFinite(ms) || ms < 0 || ms > 10_000) {
+    throw new Error(`MODELGATE_KV_RTT_MS must be a number of milliseconds from 0 to 10000, not "${value}"`);
+  }
+  return ms;
+}
+
 /** What {@linkcode openKvStore} needs of the process. */
 export interface KvOpenIo {
   env: Env;
@@ -97,12 +111,15 @@ export async function openKvStore(kvPath: string, configSource: string, io: KvOp
   const location = kvLocation(kvPath, io.env);
   let store: Store;
   try {
-    store = await openStore(location, { log: io.log });
+    store = await openStore(location, { log: io.log, rttMs: kvRttMs(io.env) });
   } catch (err) {
     if (location === undefined || location === ":memory:" || location.includes("://")) throw err;
     throw kvOpenError(location, err, kvOrigin(io.env, configSource));
   }
   io.onKvOpen?.();
+  if (store.kvCalls) {
+    io.log?.({ level: "warn", event: "kv_delay_on", rtt_ms: kvRttMs(io.env), note: "test seam: never in production" });
+  }
   return store;
 }
 

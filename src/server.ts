@@ -88,6 +88,8 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     upstreams: layout.keys(),
     health: () => health.snapshot(layout),
     kvGiveUps: () => store.writes.giveUps(),
+    limitShares: () => operator.limiter.stats(),
+    kvCalls: store.kvCalls,
   });
   const deps: Deps = {
     config,

@@ -7,6 +7,7 @@ import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import { createKvWriter, type KvWriter, RETRY } from "../core/kv_write.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
+import { type DelayedKv, delayedKv, type KvCalls } from "./kv_delay.ts";
 import { keepKvFilePrivate } from "./kv_file.ts";
 
 /** The fields of a token an operator may change after creation. */
@@ -32,6 +33,8 @@ export interface Store {
   readonly kv: Deno.Kv;
   /** How every write path of this process commits to `kv`: bounded retries, give-ups logged and counted. */
   readonly writes: KvWriter;
+  /** KV calls by kind, only while the round-trip seam of access/kv_delay.ts is on. */
+  kvCalls?(): KvCalls;
   createToken(options: CreateTokenOptions): Promise<{ secret: string; record: TokenRecord }>;
   findToken(secret: string): Promise<TokenRecord | null>;
   findTokenByHash(hash: string): Promise<TokenRecord | null>;
@@ -81,6 +84,10 @@ export interface StoreOptions {
   log?(line: Record<string, unknown>): void;
   /** The writer to commit through; by default one made with `log`. */
   writes?: KvWriter;
+  /** With {@linkcode openStore}: every KV call waits this long (the test seam of access/kv_delay.ts). */
+  rttMs?: number;
+  /** The call counts of a delayed handle. */
+  kvCalls?(): KvCalls;
 }
 
 /** A group as stored: only its own fields, copied. */
@@ -132,6 +139,7 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
   return {
     kv,
     writes,
+    kvCalls: options.kvCalls,
     createToken({ group, name, expiresAt, limits, now = new Date() }) {
       return writes.write("token_create", async () => {
         const groupEntry = await kv.get(["group", group]);
@@ -224,13 +232,15 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
  * no file.
  */
 export async function openStore(path: string | undefined, options: StoreOptions = {}): Promise<Store> {
-  if (path === undefined) return createStore(await Deno.openKv(), options);
-  if (path !== ":memory:" && !path.includes("://")) {
+  if (path !== undefined && path !== ":memory:" && !path.includes("://")) {
     const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
     if (dir) await Deno.mkdir(dir, { recursive: true });
     await keepKvFilePrivate(path, options.log ?? (() => {}));
   }
-  return createStore(await Deno.openKv(path), options);
+  const kv = await Deno.openKv(path);
+  if (options.rttMs === undefined) return createStore(kv, options);
+  const delayed: DelayedKv = delayedKv(kv, options.rttMs);
+  return createStore(delayed.kv, { ...options, kvCalls: delayed.calls });
 }
 
 /** Writes the config's groups into KV; the config wins for the names it defines. */

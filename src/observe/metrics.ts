@@ -3,6 +3,8 @@
  * set (configured model ids and upstream names, endpoint patterns, status codes, error kinds), so client input
  * can neither grow the page without bound nor put a secret on it.
  */
+import type { KvCalls } from "../access/kv_delay.ts";
+import type { ShareStats } from "../access/shares.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
 import type { HealthState, UpstreamHealth } from "../relay/health.ts";
 import { createRegistry, type Labels, type Registry } from "./prometheus.ts";
@@ -15,6 +17,10 @@ export interface MetricsScope {
   health?(): Record<string, UpstreamHealth>;
   /** KV writes given up so far, by the gateway's own operation names, read at scrape time. */
   kvGiveUps?(): ReadonlyMap<string, number>;
+  /** What the limit shares asked of KV so far. */
+  limitShares?(): ShareStats;
+  /** KV calls by kind, only while the round-trip test seam is on. */
+  kvCalls?(): KvCalls;
 }
 
 /** A per-app metrics set: an observer that feeds it and the page it renders. */
@@ -112,9 +118,37 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
   if (kvGiveUps) {
     registry.collect(
       "modelgate_kv_write_give_ups_total",
-      "KV writes given up after their bounded retries, by operation (limit_reserve, usage_flush, token_update, ...)",
+      "KV writes given up after their bounded retries, by operation (limit_claim, usage_flush, token_update, ...)",
       "counter",
       () => [...kvGiveUps()].map(([operation, count]) => [{ operation }, count]),
+    );
+  }
+
+  const shares = scope.limitShares;
+  if (shares) {
+    registry.collect(
+      "modelgate_limit_share_kv_writes_total",
+      "KV commits of the limit shares: claim (take a share), return (give back the unused part), flush (usage past it)",
+      "counter",
+      () => {
+        const { claims, returns, flushes } = shares();
+        return [[{ kind: "claim" }, claims], [{ kind: "return" }, returns], [{ kind: "flush" }, flushes]];
+      },
+    );
+    registry.collect(
+      "modelgate_limit_share_conflicts_total",
+      "Checked commits of the limit shares that lost to another writer and were read again",
+      "counter",
+      () => [[{}, shares().conflicts]],
+    );
+  }
+  const kvCalls = scope.kvCalls;
+  if (kvCalls) {
+    registry.collect(
+      "modelgate_kv_calls_total",
+      "KV calls by kind (only while the round-trip test seam MODELGATE_KV_RTT_MS is on)",
+      "counter",
+      () => [...kvCalls()].map(([call, count]) => [{ call }, count]),
     );
   }
 
