@@ -5,44 +5,24 @@
  * this keeps with several instances.
  */
 import { KvWriteFailed, type KvWriter, RETRY } from "../core/kv_write.ts";
+import {
+  type Counter,
+  counterValue,
+  expireIn,
+  grantOf,
+  maxOf,
+  SHARE_DEFAULTS,
+  type ShareSettings,
+  wanted,
+} from "./share_size.ts";
 
-/** One counter a request counts against, in a window that ends at `windowEnd`. */
-export interface Counter {
-  key: Deno.KvKey;
-  /** The limit, in the counter's unit (requests, tokens, pico-units of money). */
-  limit: bigint;
-  /** Epoch milliseconds when the counter's window ends. */
-  windowEnd: number;
-}
+export type { Counter, ShareSettings };
 
 /** A counter that had no room: which of the request's needs, and what KV held on it when the share was refused. */
 export interface NoRoom {
   index: number;
   used: bigint;
 }
-
-/** Tuning of the shares; every figure is documented in docs/scaling.md. */
-export interface ShareSettings {
-  /** A share not topped up for this long is given back (and one of a dead instance is lost for at most this long). */
-  leaseMs: number;
-  /** How much traffic a share is sized for, at the instance's recent rate. */
-  horizonMs: number;
-  /** A share takes at most this fraction (1/N) of what is left, so instances that arrive late still find room. */
-  fairShare: number;
-  /** After a refusal, requests are refused from memory for this long before KV is asked again. */
-  recheckMs: number;
-  /** How long a request waits for a share before its 503 (a KV that does not answer). */
-  claimWaitMs: number;
-}
-
-/** The defaults: see docs/scaling.md, 'How a share is sized'. */
-export const SHARE_DEFAULTS: ShareSettings = {
-  leaseMs: 10_000,
-  horizonMs: 5_000,
-  fairShare: 4,
-  recheckMs: 1_000,
-  claimWaitMs: 3_000,
-};
 
 /** Counts of the KV work the shares did, for the metrics. */
 export interface ShareStats {
@@ -96,26 +76,6 @@ export interface Shares {
   stats(): ShareStats;
 }
 
-function valueOf(value: unknown): bigint {
-  if (value instanceof Deno.KvU64) return value.value;
-  // Counters written before shares existed hold a number (requests, tokens) or a bigint (cost).
-  if (typeof value === "bigint") return value;
-  return typeof value === "number" && Number.isFinite(value) ? BigInt(Math.max(0, Math.trunc(value))) : 0n;
-}
-
-function maxOf(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
-}
-
-function minOf(a: bigint, b: bigint): bigint {
-  return a < b ? a : b;
-}
-
-/** KV keeps a counter until a minute past its window. */
-function expireIn(counter: Counter, now: number): number {
-  return Math.max(1000, counter.windowEnd - now + 60_000);
-}
-
 /** The shares of one instance over `kv`. */
 export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
   const settings = { ...SHARE_DEFAULTS, ...options.settings };
@@ -146,15 +106,6 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
     return share;
   }
 
-  /** What a claim asks for: enough for `needed`, and for the recent rate over the horizon. */
-  function wanted(share: Share, needed: bigint, now: number): bigint {
-    const elapsed = Math.max(1000, now - share.claimedAt);
-    const perHorizon = share.claimedAt === 0
-      ? needed * BigInt(Math.round(settings.horizonMs / 1000))
-      : (share.taken * BigInt(settings.horizonMs)) / BigInt(elapsed);
-    return maxOf(needed, perHorizon);
-  }
-
   /**
    * One checked commit that adds a grant to the counter. It commits on the entry last seen and reads only when that
    * is stale. An idle window grants the first request whatever it needs, so no request is refused for good.
@@ -164,11 +115,11 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
     const needed = maxOf(first, share.waiting);
     share.waiting = 0n;
     const now = options.now();
-    const want = wanted(share, needed, now);
+    const want = wanted(needed, share.taken, share.claimedAt, now, settings.horizonMs);
     await options.writes.write(background ? "limit_refresh" : "limit_claim", async () => {
       if (!share.seen) {
         const entry = await kv.get(counter.key);
-        share.seen = { value: valueOf(entry.value), versionstamp: entry.versionstamp ?? "" };
+        share.seen = { value: counterValue(entry.value), versionstamp: entry.versionstamp ?? "" };
       }
       const { value, versionstamp } = share.seen;
       const room = counter.limit - value;
@@ -180,13 +131,7 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
         share.seen = undefined;
         return;
       }
-      // Whole requests of this size, so no part of a share is too small to use.
-      const fair = minOf(want, room / BigInt(settings.fairShare));
-      const grant = value === 0n && first > counter.limit
-        ? first
-        : first === 0n
-        ? minOf(room, fair)
-        : maxOf(first, minOf(room, fair) / first * first);
+      const grant = grantOf({ value, limit: counter.limit, first, want, fairShare: settings.fairShare });
       const op = kv.atomic();
       op.check({ key: counter.key, versionstamp: versionstamp || null });
       op.set(counter.key, new Deno.KvU64(value + grant), { expireIn: expireIn(counter, now) });
@@ -250,7 +195,10 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
     const held = needs.map(({ counter, amount }) => ({ share: shareOf(counter), amount }));
     for (;;) {
       const now = options.now();
-      const lacking = held.filter(({ share, amount }) => share.left < amount || share.expiresAt <= now);
+      // A request that takes nothing (an unpriced model's cost) needs no share.
+      const lacking = held.filter(({ share, amount }) =>
+        amount > 0n && (share.left < amount || share.expiresAt <= now)
+      );
       if (lacking.length === 0) {
         for (const { share, amount } of held) {
           share.left -= amount;
@@ -303,7 +251,7 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
       await options.writes.write("limit_return", async () => {
         const entry = await kv.get(share.counter.key);
         if (entry.versionstamp === null) return;
-        const value = valueOf(entry.value);
+        const value = counterValue(entry.value);
         const next = value > amount ? value - amount : 0n;
         const result = await kv.atomic().check(entry)
           .set(share.counter.key, new Deno.KvU64(next), { expireIn: expireIn(share.counter, options.now()) })
