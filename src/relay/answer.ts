@@ -136,6 +136,7 @@ export function streamResponse(
     totalMs: options.totalMs,
     upstream: options.upstream,
     upstreamName: name,
+    secrets: route.transport?.secrets(),
     hold: call.watch?.events,
     onFirstByte: () => exchange.ttfb_ms ??= deps.now().getTime() - exchange.started_at,
     onEnd(end) {
@@ -171,8 +172,9 @@ export async function finishJson(
   const { res, translation, passthrough } = answer;
   let { text } = answer;
   const name = route.upstream.name;
-  // An upstream error may quote the key or token it was sent; the client must never see the gateway's credentials.
-  if (!res.ok) text = redactSecrets(text, route.transport?.secrets() ?? []);
+  // An upstream answer may quote the key or token it was sent, in an error or anywhere else; the client must never see
+  // the gateway's credentials.
+  text = redactSecrets(text, route.transport?.secrets() ?? []);
   let body: unknown;
   try {
     body = JSON.parse(text);

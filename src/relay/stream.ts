@@ -3,6 +3,7 @@
  * step), usage and completion are observed on the way, silence longer than the idle limit fails the stream,
  * and any failure after the first byte becomes the client protocol's in-band error with no normal ending.
  */
+import { byteRedactor } from "../core/byte_redact.ts";
 import { GatewayError, toGatewayError } from "../core/errors.ts";
 import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } from "../core/sse.ts";
 import type { Protocol } from "../core/types.ts";
@@ -42,6 +43,11 @@ export interface RelayStreamOptions {
   upstream: AbortController;
   /** Names the upstream in error messages. */
   upstreamName: string;
+  /**
+   * The upstream's keys and tokens: taken out of every upstream byte before anything reads or sends it, so neither
+   * the client, nor a translation, nor a stored answer gets them (an upstream may quote its key in any event).
+   */
+  secrets?: readonly string[];
   /**
    * Sees each batch of translated events before it goes out; a promise it returns holds the batch back until it
    * settles (a stored answer is then in place before its client can refer to it).
@@ -112,6 +118,7 @@ export function relayStream(
   const decoder = step ? new TextDecoder() : undefined;
   const parser = step ? new SseParser() : undefined;
   const watch: StreamWatch | undefined = !step && meter ? streamWatch(meter.markers, meter.event) : undefined;
+  const redactor = options.secrets ? byteRedactor(options.secrets) : undefined;
   // The last four bytes sent; the stream starts as if an event had just ended.
   const tail = new Uint8Array([0, 0, LF, LF]);
   let started = false;
@@ -151,8 +158,9 @@ export function relayStream(
     if (sent) {
       sent = false;
       sentAt = now;
-    } else if (now - sentAt >= keepAliveMs && (step || endsEvent(tail))) {
-      // Translated output goes out in whole events; passthrough bytes only get one where an event has just ended.
+    } else if (now - sentAt >= keepAliveMs && (step || (endsEvent(tail) && !redactor?.holding()))) {
+      // Translated output goes out in whole events; passthrough bytes only get one where an event has just ended
+      // (and no bytes of the next one are held back).
       send(KEEP_ALIVE[protocol]);
       sent = false;
       sentAt = now;
@@ -206,6 +214,7 @@ export function relayStream(
     send(encoder.encode(out.map(encodeSse).join("")));
   }
   function fail(err: GatewayError): void {
+    redactor?.drop();
     const messages = step?.fail ? step.fail(err) : errorEvents(err, protocol);
     // A passthrough stream may stop mid-event; a blank line closes that event so the error stands alone.
     const separator = step || endsEvent(tail) ? "" : "\n\n";
@@ -215,6 +224,7 @@ export function relayStream(
     end({ error: err, cancelled: false });
   }
   async function finish(): Promise<void> {
+    redactor?.drop();
     if (watch) watch.end();
     else if (step) events(decoder!.decode() + "\n\n");
     // A translator ends in its own protocol, or throws its own error for a cut; in every case an upstream that never
@@ -274,6 +284,7 @@ export function relayStream(
             value = read.value;
           }
           heard = true;
+          if (redactor) value = redactor.push(value);
           if (step) {
             const wrote = await translate(value);
             // Nothing can follow the upstream's terminal event; an upstream that keeps the connection open is not waited for.
