@@ -40,6 +40,7 @@ export function byteRedactor(secrets: readonly string[]): ByteRedactor | undefin
   const encoder = new TextEncoder();
   const patterns = secretForms(secrets).map((secret) => bytePattern(encoder.encode(secret)));
   if (patterns.length === 0) return undefined;
+  const beginnings = patterns.map((pattern) => beginningsByLastByte(pattern.bytes));
   let held = EMPTY;
   return {
     push(chunk) {
@@ -49,7 +50,9 @@ export function byteRedactor(secrets: readonly string[]): ByteRedactor | undefin
         if (at !== -1) bytes = replaceFrom(bytes, pattern, at);
       }
       let keep = 0;
-      for (const pattern of patterns) keep = Math.max(keep, secretStartAtEnd(bytes, pattern.bytes));
+      for (let i = 0; i < patterns.length; i++) {
+        keep = Math.max(keep, secretStartAtEnd(bytes, patterns[i].bytes, beginnings[i]));
+      }
       held = keep === 0 ? EMPTY : bytes.slice(bytes.length - keep);
       return keep === 0 ? bytes : bytes.subarray(0, bytes.length - keep);
     },
@@ -73,14 +76,29 @@ function replaceFrom(bytes: Uint8Array, pattern: ByteMarker, at: number): Uint8A
   return joined(parts);
 }
 
+/**
+ * For each byte value, the lengths of the proper beginnings of `secret` that end in it, longest first: a chunk that
+ * ends in a byte no beginning ends in (an event's line break, for a key) is settled by one look-up.
+ */
+function beginningsByLastByte(secret: Uint8Array): (number[] | undefined)[] {
+  const table = new Array<number[] | undefined>(256).fill(undefined);
+  for (let length = secret.length - 1; length >= 1; length--) (table[secret[length - 1]] ??= []).push(length);
+  return table;
+}
+
 /** The length of the longest end of `bytes` that is a proper beginning of `secret` (0 for none). */
-function secretStartAtEnd(bytes: Uint8Array, secret: Uint8Array): number {
-  const first = secret[0];
-  for (let i = Math.max(0, bytes.length - secret.length + 1); i < bytes.length; i++) {
-    if (bytes[i] !== first) continue;
-    let j = 1;
-    while (i + j < bytes.length && bytes[i + j] === secret[j]) j++;
-    if (i + j === bytes.length) return j;
+function secretStartAtEnd(bytes: Uint8Array, secret: Uint8Array, beginnings: (number[] | undefined)[]): number {
+  const lengths = beginnings[bytes[bytes.length - 1]];
+  if (!lengths) return 0;
+  for (const length of lengths) {
+    if (length > bytes.length) continue;
+    let i = bytes.length - 2;
+    let j = length - 2;
+    while (j >= 0 && bytes[i] === secret[j]) {
+      i--;
+      j--;
+    }
+    if (j < 0) return length;
   }
   return 0;
 }

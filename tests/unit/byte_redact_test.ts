@@ -73,3 +73,12 @@ Deno.test("byteRedactor() is undefined when there is no secret to take out", () 
   assert.equal(byteRedactor([""]), undefined);
   assert.deepEqual(secretForms(["", "plain", "a\nb"]), ["plain", "a\nb", "a\\nb"]);
 });
+
+Deno.test("byteRedactor() agrees with replacing in the whole text for a secret that overlaps itself", () => {
+  const secret = "abcabd";
+  const text = "xabcabcabdyabcab abcabd abcababcabd";
+  const want = text.replaceAll(secret, REDACTED);
+  for (let a = 0; a <= text.length; a++) {
+    for (let b = a; b <= text.length; b++) assert.equal(through([secret], text, [a, b]), want, `cut at ${a}, ${b}`);
+  }
+});
