@@ -5,7 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, jsonReply, type SeenRequest, sseReply } from "../_fake_upstream.ts";
-import { bodyReader, messagesBody, readText, startGateway, type TestGateway, UPSTREAM_KEYS } from "../_helpers.ts";
+import {
+  anthropicMessage,
+  bodyReader,
+  messagesBody,
+  readText,
+  startGateway,
+  type TestGateway,
+  UPSTREAM_KEYS,
+} from "../_helpers.ts";
 
 const KEY = UPSTREAM_KEYS.TEST_ANTHROPIC_KEY;
 const START = 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message",' +
@@ -45,6 +53,17 @@ Deno.test("an upstream key named twice in an error body is redacted both times",
     assert.equal(status, 400);
     assert.ok(!text.includes(KEY), `the key reached the client: ${text}`);
     assert.match(text, /key \[redacted\] is not \[redacted\]/);
+  }
+});
+
+Deno.test("an upstream key in a successful JSON answer is redacted, passed through and translated", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", (seen) => jsonReply(anthropicMessage(`your key is ${sentKey(seen)}`)));
+  await using gw = await startGateway(upstream.url);
+  for (const { status, text } of await bothClients(gw, false)) {
+    assert.equal(status, 200);
+    assert.ok(!text.includes(KEY), `the key reached the client: ${text}`);
+    assert.match(text, /your key is \[redacted\]/);
   }
 });
 
