@@ -1,7 +1,8 @@
 /**
  * @module The client side of an upstream stream: bytes pass through as they arrive (or through a translator
- * step), usage and completion are observed on the way, silence longer than the idle limit fails the stream,
- * and any failure after the first byte becomes the client protocol's in-band error with no normal ending.
+ * step) with the upstream's keys taken out, usage and completion are observed on the way, silence longer than the
+ * idle limit fails the stream, and any failure after the first byte becomes the client protocol's in-band error
+ * with no normal ending.
  */
 import { byteRedactor } from "../core/byte_redact.ts";
 import { GatewayError, toGatewayError } from "../core/errors.ts";
@@ -9,6 +10,7 @@ import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } f
 import type { Protocol } from "../core/types.ts";
 import type { UsageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
+import { abortReason, drain, DRAIN_MS } from "./stream_end.ts";
 import { type StreamWatch, streamWatch } from "./stream_watch.ts";
 import type { Watchdog, Watched } from "../core/watchdog.ts";
 
@@ -57,6 +59,8 @@ export interface RelayStreamOptions {
   onEnd(end: StreamEnd): void;
 }
 
+export { DRAIN_MS };
+
 const encoder = new TextEncoder();
 
 /** What a keep-alive looks like to each client protocol (see docs/protocols.md, "Server-sent events"). */
@@ -68,42 +72,10 @@ const KEEP_ALIVE: Record<Protocol, Uint8Array> = {
 const LF = 10;
 const CR = 13;
 
-/** How long the rest of a finished upstream body is read before its connection is given up. */
-export const DRAIN_MS = 500;
-
-/**
- * Reads what is left of an upstream body after its last event, for at most `ms` (checked by `watchdog`), then
- * cancels it; without a watchdog the rest is cancelled at once.
- */
-async function drain(reader: ChunkReader, watchdog: Watchdog | undefined, ms: number): Promise<void> {
-  if (!watchdog) return void reader.cancel().catch(() => {});
-  const until = watchdog.now() + ms;
-  const limit: Watched = { check: (now) => void (now >= until && reader.cancel().catch(() => {})) };
-  watchdog.watch(limit);
-  try {
-    while (!(await reader.read()).done) {
-      // Nothing after the last event is for the client.
-    }
-  } catch {
-    // A cancelled or broken body has nothing more to give.
-  } finally {
-    watchdog.unwatch(limit);
-  }
-}
-
 /** True when `tail` (the last four bytes sent) ends an SSE event, so an error event can follow directly. */
 function endsEvent(tail: Uint8Array): boolean {
   if (tail[3] === LF && (tail[2] === LF || (tail[2] === CR && tail[1] === LF))) return true;
   return tail[3] === CR && tail[2] === CR;
-}
-
-function abortReason(signal: AbortSignal, upstreamName: string): GatewayError {
-  const reason = signal.reason;
-  if (reason instanceof GatewayError) return reason;
-  if (reason instanceof DOMException && reason.name === "TimeoutError") {
-    return new GatewayError("timeout", `Upstream "${upstreamName}" timed out during the stream`);
-  }
-  return new GatewayError("upstream", `Upstream "${upstreamName}" connection failed during the stream`);
 }
 
 /** Pipes an upstream SSE body to the client, starting with its already-read first chunk. */

@@ -1,7 +1,7 @@
 /**
  * @module An upstream that quotes the key it was sent never gets it to the client, on any byte path: an error body
- * that names it twice, a stream whose first event is the error, an error event in the middle of a stream (passed
- * through or translated), and a key split across two of the upstream's chunks.
+ * that names it twice, a successful answer, a stream whose first event is the error, an error event in the middle of
+ * a stream (passed through or translated), and a key split across two of the upstream's chunks.
  */
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, jsonReply, type SeenRequest, sseReply } from "../_fake_upstream.ts";
