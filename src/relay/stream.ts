@@ -130,9 +130,9 @@ export function relayStream(
     if (sent) {
       sent = false;
       sentAt = now;
-    } else if (now - sentAt >= keepAliveMs && (step || (endsEvent(tail) && !redactor?.holding()))) {
+    } else if (now - sentAt >= keepAliveMs && (step || endsEvent(tail))) {
       // Translated output goes out in whole events; passthrough bytes only get one where an event has just ended
-      // (and no bytes of the next one are held back).
+      // (bytes of the next one held back by the redactor then follow it).
       send(KEEP_ALIVE[protocol]);
       sent = false;
       sentAt = now;
