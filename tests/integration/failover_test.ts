@@ -201,6 +201,20 @@ Deno.test("a retry-after longer than the deadline is passed to the client instea
   assert.equal(upstream.requests.length, 1);
 });
 
+for (const header of ["retry-after-ms", "retry-after"]) {
+  Deno.test(`a 429 with an empty ${header} is not re-sent to the same deployment, nor the header relayed`, async () => {
+    await using upstream = fakeUpstream();
+    const body = { type: "error", error: { type: "rate_limit_error", message: "Slow down" } };
+    upstream.routes.set("POST /anth/v1/messages", () => jsonReply(body, 429, { [header]: "" }));
+    await using gw = await startGateway(upstream.url);
+    const res = await gw.post("/v1/messages", messagesBody());
+    assert.equal(res.status, 429);
+    assert.deepEqual(await res.json(), body);
+    assert.equal(upstream.requests.length, 1);
+    assert.equal(res.headers.get(header), null);
+  });
+}
+
 Deno.test("an upstream that keeps failing is skipped while it cools down", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /ha1/v1/messages", () => jsonReply({ error: { message: "boom" } }, 500));
