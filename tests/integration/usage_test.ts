@@ -11,6 +11,7 @@ import {
   messagesBody,
   readSse,
   startGateway,
+  waitFor,
   within,
 } from "../_helpers.ts";
 
@@ -163,6 +164,39 @@ Deno.test("a cut stream is recorded with what was seen and marked incomplete", a
   assert.deepEqual([entry.status, entry.input_tokens, entry.usage_complete, entry.error], [200, 9, false, "upstream"]);
   const [byGroup] = await usageTotals(gw.store.kv, { by: "group", since: today(), until: today() });
   assert.deepEqual([byGroup.requests, byGroup.incomplete, byGroup.errors], [1, 1, 1]);
+});
+
+Deno.test("a client that leaves mid-stream is recorded as incomplete, not as an error", async () => {
+  await using upstream = fakeUpstream();
+  const stream = controlledStream();
+  upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+  await using gw = await startGateway(upstream.url);
+  const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
+  stream.send(firstEvent(fixture("anthropic_text.sse")));
+  await using body = bodyReader(await pending);
+  await body.until((read) => read.includes("message_start"));
+  await body.cancel();
+  await within(upstream.requests[0].closed, 2000, "the upstream request closing");
+  await waitFor(() => gw.exchanges[0]);
+  await gw.flush();
+  const [entry] = await requestLog(gw.store.kv, { limit: 10 });
+  assert.deepEqual([entry.status, entry.input_tokens, entry.usage_complete, entry.error], [200, 9, false, null]);
+  const [byToken] = await usageTotals(gw.store.kv, { by: "token", since: today(), until: today() });
+  assert.deepEqual([byToken.requests, byToken.incomplete, byToken.errors], [1, 1, 0]);
+});
+
+Deno.test("a request that failed upstream is logged with usage_complete false and counted as an error", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error", error: { type: "api_error" } }, 500));
+  await using gw = await startGateway(upstream.url);
+  const res = await gw.post("/v1/messages", messagesBody());
+  assert.equal(res.status, 500);
+  await res.body?.cancel();
+  await gw.flush();
+  const [entry] = await requestLog(gw.store.kv, { limit: 10 });
+  assert.deepEqual([entry.status, entry.usage_complete, entry.error], [500, false, "upstream"]);
+  const [byToken] = await usageTotals(gw.store.kv, { by: "token", since: today(), until: today() });
+  assert.deepEqual([byToken.requests, byToken.incomplete, byToken.errors], [1, 0, 1]);
 });
 
 Deno.test("usage is batched off the request path and written by the timer", async () => {
