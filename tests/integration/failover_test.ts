@@ -67,6 +67,7 @@ const FAILOVER_FAULTS: { name: string; responder?: Responder; reset?: boolean; o
     outcome: "overloaded",
   },
   { name: "429", responder: () => jsonReply({ error: { message: "slow down" } }, 429), outcome: "rate_limit" },
+  { name: "408", responder: () => jsonReply({ error: { message: "request timed out" } }, 408), outcome: "timeout" },
   { name: "401", responder: () => jsonReply({ error: { message: "bad key" } }, 401), outcome: "upstream" },
   { name: "a 200 with garbage", responder: () => new Response("<html>", { status: 200 }), outcome: "upstream" },
   { name: "a hang", responder: hang, outcome: "timeout" },

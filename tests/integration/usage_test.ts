@@ -11,8 +11,10 @@ import {
   messagesBody,
   readSse,
   startGateway,
+  waitFor,
   within,
 } from "../_helpers.ts";
+import type { BodyReader } from "../_reads.ts";
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -145,24 +147,59 @@ Deno.test("what is recorded of a chat upstream's cache usage is what a Messages 
   assert.deepEqual(gw.exchanges.map((exchange) => exchange.usage), [shown, shown]);
 });
 
-Deno.test("a cut stream is recorded with what was seen and marked incomplete", async () => {
+/** Two ways a stream that began ends early: its upstream breaks, or its client leaves. */
+const EARLY_ENDS = [
+  {
+    name: "a cut stream is recorded with what was seen and marked incomplete, and as an error",
+    error: "upstream",
+    errors: 1,
+    async end(stream: ReturnType<typeof controlledStream>, body: BodyReader) {
+      stream.cut();
+      assert.match(await body.rest(), /event: error\n/);
+    },
+  },
+  {
+    name: "a stream its client leaves is recorded with what was seen and marked incomplete, not as an error",
+    error: null,
+    errors: 0,
+    end: (_stream: ReturnType<typeof controlledStream>, body: BodyReader) => body.cancel(),
+  },
+];
+
+for (const c of EARLY_ENDS) {
+  Deno.test(c.name, async () => {
+    await using upstream = fakeUpstream();
+    const stream = controlledStream();
+    upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+    await using gw = await startGateway(upstream.url);
+    const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
+    stream.send(firstEvent(fixture("anthropic_text.sse")));
+    await using body = bodyReader(await pending);
+    // The stream ends early only once the client holds message_start, so the gateway has surely seen its usage.
+    await body.until((read) => read.includes("message_start"));
+    await c.end(stream, body);
+    await within(upstream.requests[0].closed, 2000, "the upstream request closing");
+    await waitFor(() => gw.exchanges[0]);
+    await gw.flush();
+    const [entry] = await requestLog(gw.store.kv, { limit: 10 });
+    assert.deepEqual([entry.status, entry.input_tokens, entry.usage_complete, entry.error], [200, 9, false, c.error]);
+    const [byGroup] = await usageTotals(gw.store.kv, { by: "group", since: today(), until: today() });
+    assert.deepEqual([byGroup.requests, byGroup.incomplete, byGroup.errors], [1, 1, c.errors]);
+  });
+}
+
+Deno.test("a request that failed upstream is logged with usage_complete false and counted as an error", async () => {
   await using upstream = fakeUpstream();
-  const stream = controlledStream();
-  upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error", error: { type: "api_error" } }, 500));
   await using gw = await startGateway(upstream.url);
-  const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
-  stream.send(firstEvent(fixture("anthropic_text.sse")));
-  await using body = bodyReader(await pending);
-  // The upstream breaks only once the client holds message_start, so the gateway has surely seen its usage.
-  let text = await body.until((read) => read.includes("message_start"));
-  stream.cut();
-  text += await body.rest();
-  assert.match(text, /event: error\n/);
+  const res = await gw.post("/v1/messages", messagesBody());
+  assert.equal(res.status, 500);
+  await res.body?.cancel();
   await gw.flush();
   const [entry] = await requestLog(gw.store.kv, { limit: 10 });
-  assert.deepEqual([entry.status, entry.input_tokens, entry.usage_complete, entry.error], [200, 9, false, "upstream"]);
-  const [byGroup] = await usageTotals(gw.store.kv, { by: "group", since: today(), until: today() });
-  assert.deepEqual([byGroup.requests, byGroup.incomplete, byGroup.errors], [1, 1, 1]);
+  assert.deepEqual([entry.status, entry.usage_complete, entry.error], [500, false, "upstream"]);
+  const [byToken] = await usageTotals(gw.store.kv, { by: "token", since: today(), until: today() });
+  assert.deepEqual([byToken.requests, byToken.incomplete, byToken.errors], [1, 0, 1]);
 });
 
 Deno.test("usage is batched off the request path and written by the timer", async () => {
