@@ -69,6 +69,7 @@ for (const c of CASES) {
       const { status, body } = await s.call(method, `/v1/responses/${mine.id}${path}`, other);
       assert.equal(status, 404, `${method} ${path}`);
       assert.match(body.error.message, new RegExp(`Response with id '${mine.id}' not found`));
+      assert.equal(body.error.code, "not_found");
     }
     const continued = await s.refused({ previous_response_id: mine.id, input: "Hi" }, other);
     assert.equal(continued.status, 400);
