@@ -63,7 +63,7 @@ function logTable(entries: RequestLogEntry[]): string {
     ...entries.map((e) => [
       e.time,
       e.token_id,
-      e.model,
+      e.model ?? "-",
       e.upstream ?? "-",
       String(e.status),
       String(e.input_tokens + e.cache_read_input_tokens + e.cache_creation_input_tokens),

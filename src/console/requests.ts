@@ -81,7 +81,7 @@ export function logRows(entries: readonly RequestLogEntry[], view: LogView): Htm
       <tr>
         <td>${moment(e.time, "never", true)}</td>
         <td>${statusBadge(e)}</td>
-        <td>${filterLink("model", e.model, e.model)}</td>
+        <td>${e.model ? filterLink("model", e.model, e.model) : "–"}</td>
         <td>${upstreamCell(e)}</td>
         <td>${pinCell(e)}</td>
         <td>${filterLink("token", e.token_id, names.get(e.token_id) ?? e.token_id)}${e.group ? under(e.group) : ""}</td>

@@ -6,7 +6,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { BudgetSchema } from "./money.ts";
 import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
-import { fieldPath } from "./validation.ts";
+import { problemOf } from "./validation.ts";
 
 const Positive = z.number().int().positive();
 
@@ -168,9 +168,9 @@ export function parseConfig(text: string, file: string): Config {
   }
   const result = ConfigSchema.safeParse(raw ?? {});
   if (!result.success) {
-    const issue = deepest(result.error.issues[0]);
-    const keys = issue.code === "unrecognized_keys" ? `: ${issue.keys.map((k) => `"${k}"`).join(", ")}` : "";
-    throw new ConfigError(file, `${fieldPath(issue.path) || "(top level)"}: ${issue.message}${keys}`);
+    // In the admin API's words: an unknown key is named by its own path ("usage.bogus: is not a known field").
+    const { field, message } = problemOf(deepest(result.error.issues[0]), raw ?? {});
+    throw new ConfigError(file, `${field || "(top level)"}: ${message}`);
   }
   crossCheck(result.data, file);
   return result.data;

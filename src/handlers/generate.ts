@@ -2,7 +2,7 @@
 import { saneId } from "../core/http.ts";
 import { readJsonBody } from "../core/request_body.ts";
 import { checkBody, type Operation } from "../core/protocols.ts";
-import type { Protocol } from "../core/types.ts";
+import { isObject, type Protocol } from "../core/types.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import { resolveRoutes } from "../relay/routing.ts";
@@ -22,13 +22,15 @@ export function generate(protocol: Protocol, operation: Operation) {
       hold: ctx.holdBody(),
       watchdog: ctx.deps.watchdog,
     });
-    const body = checkBody(protocol, operation, value);
     const { exchange } = ctx;
+    // Only a model the group enables is recorded: anything else is client input of any size and content. It is
+    // known before the body's check, so a body refused by it is recorded under its model.
+    const named = isObject(value) ? value.model : undefined;
+    if (typeof named === "string" && principal.group.models.includes(named)) exchange.model = named;
+    const body = checkBody(protocol, operation, value);
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
-    // Only a model the group enables is recorded: anything else is client input of any size and content.
-    exchange.model = body.model as string;
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
     const { body: whole, watch } = protocol === "openai-responses"
       ? await prepareResponses(ctx, principal, body)

@@ -4,8 +4,8 @@
  * conversation resolved before translation and the answer kept once it is complete.
  */
 import type { Pending } from "../conversations/resolve.ts";
-import { itemsBefore, resolveConversation, storedRecord } from "../conversations/resolve.ts";
-import type { StoredResponse } from "../conversations/store.ts";
+import { resolveConversation, storedRecord } from "../conversations/resolve.ts";
+import { outputItems, type StoredResponse } from "../conversations/store.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
 import type { Principal } from "../core/principal.ts";
@@ -101,12 +101,16 @@ export async function deleteResponse(_req: Request, ctx: RequestContext): Promis
   return json({ id, object: "response", deleted: true });
 }
 
-/** GET /v1/responses/{id}/input_items: the items the response was made from, a page at a time. */
+/**
+ * GET /v1/responses/{id}/input_items: the items the response was made from, a page at a time. An earlier response of
+ * its chain that was deleted (or has expired) took its items with it: the response itself still answers, so its list
+ * does too, with what is still kept (see docs/protocols.md, "Stored responses").
+ */
 export async function listInputItems(req: Request, ctx: RequestContext): Promise<Response> {
   const { record, token } = await ownResponse(ctx);
-  const { items, missing } = await itemsBefore(ctx.deps.responses!, token, record);
-  if (missing) throw notFound(ctx.params.id, `the response it continues, '${missing}', has expired or was deleted`);
-  return json(pageItems(items, new URL(req.url).searchParams));
+  const earlier = await ctx.deps.responses!.load(token, record.chain);
+  const items = earlier.flatMap((kept) => kept ? [...kept.input, ...outputItems(kept.response)] : []);
+  return json(pageItems([...items, ...record.input], new URL(req.url).searchParams));
 }
 
 /**

@@ -93,7 +93,7 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
   );
   const failovers = registry.counter(
     "modelgate_upstream_failovers_total",
-    "Requests moved on to another attempt, by the upstream and public model that failed",
+    "Requests moved on to another deployment, by the upstream and public model that failed and was left",
   );
   const tokens = registry.counter(
     "modelgate_tokens_total",
@@ -166,7 +166,9 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       if (attempt.outcome !== "ok" && attempt.outcome !== CANCELLED) {
         failures.inc({ upstream: name, model: modelLabel, kind: kind(attempt.outcome) });
       }
-      if (i < exchange.attempts.length - 1) failovers.inc({ upstream: name, model: modelLabel });
+      // A failover leaves the deployment: a retry on the same one (after its retry-after, say) is only an attempt.
+      const next = exchange.attempts[i + 1];
+      if (next && next.upstream !== attempt.upstream) failovers.inc({ upstream: name, model: modelLabel });
     });
     if (exchange.affinity) pins.inc({ model: modelLabel, outcome: exchange.affinity });
     const usage = exchange.usage;

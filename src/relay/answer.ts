@@ -249,7 +249,12 @@ export async function finishJson(
   );
   // A well-formed error body from an upstream of the client's own protocol is exactly what that client expects.
   const keep = passthrough && isErrorEnvelope(body, call.client);
-  const fail = keep ? () => json(body, { status: statusForClient(res.status, call.client, headers), headers }) : () => {
+  // Anthropic error bodies carry a `request_id` (see docs/protocols.md, "Anthropic Messages"): the upstream's when it
+  // named one, else the gateway's, as for the errors Bedrock's and Vertex's transports rebuild in Anthropic's shape.
+  const kept = keep && call.client === "anthropic" && typeof body.request_id !== "string"
+    ? { ...body, request_id: call.requestId }
+    : body;
+  const fail = keep ? () => json(kept, { status: statusForClient(res.status, call.client, headers), headers }) : () => {
     throw error;
   };
   const retrySame = res.status !== 429 && res.status !== 529;

@@ -17,7 +17,8 @@ export interface RequestLogEntry {
   time: string;
   token_id: string;
   group: string | null;
-  model: string;
+  /** The public model; null when the request named none its group enables (it was refused with a 400 or 404). */
+  model: string | null;
   /** With `model`, the deployment that served the request (the last one tried, when none did). */
   upstream: string | null;
   /** How the session's pin turned out (`kept`, `made`, `moved`); null when the request had no session pin. */
@@ -104,16 +105,19 @@ function indexKeys(entry: RequestLogEntry): Deno.KvKey[] {
 /** The token-counting route: free upstream, so neither recorded nor limited. */
 export const COUNT_TOKENS_ROUTE = "/v1/messages/count_tokens";
 
+/** The routes of model calls, which are recorded whether they reach an upstream or are refused before. */
+const MODEL_ROUTES = new Set(["/v1/messages", "/v1/chat/completions", "/v1/responses"]);
+
 /** The log entry of a finished exchange, or undefined for requests that are not model calls by a token. */
 export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
-  if (!exchange.token_id || !exchange.model || exchange.route === COUNT_TOKENS_ROUTE) return undefined;
+  if (!exchange.token_id || !MODEL_ROUTES.has(exchange.route)) return undefined;
   const usage = exchange.usage;
   return {
     request_id: exchange.request_id,
     time: new Date(exchange.started_at).toISOString(),
     token_id: exchange.token_id,
     group: exchange.group ?? null,
-    model: exchange.model,
+    model: exchange.model ?? null,
     upstream: exchange.upstream ?? null,
     affinity: exchange.affinity ?? null,
     protocol: exchange.protocol,

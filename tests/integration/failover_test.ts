@@ -39,7 +39,12 @@ const PROTOCOLS = [
     body: (stream: boolean) => messagesBody({ model: "claude-ha", stream }),
     token: "default" as const,
     reply: (stream: boolean) => stream ? sseReply(ANTHROPIC_SSE) : jsonReply(anthropicMessage("from ha2")),
-    errorBody: { type: "error", error: { type: "invalid_request_error", message: "bad field" } },
+    // As Anthropic's API sends it, with its own request id, which the client gets unchanged.
+    errorBody: {
+      type: "error",
+      error: { type: "invalid_request_error", message: "bad field" },
+      request_id: "req_up_1",
+    },
   },
   {
     name: "Chat Completions",
@@ -198,7 +203,7 @@ Deno.test("a retry-after longer than the deadline is passed to the client instea
   const res = await gw.post("/v1/messages", messagesBody());
   assert.equal(res.status, 429);
   assert.equal(res.headers.get("retry-after"), "60");
-  assert.deepEqual(await res.json(), body);
+  assert.deepEqual(await res.json(), { ...body, request_id: res.headers.get("request-id") });
   assert.equal(upstream.requests.length, 1);
 });
 

@@ -10,6 +10,7 @@ import {
   fixture,
   messagesBody,
   readSse,
+  readText,
   startGateway,
   waitFor,
   within,
@@ -249,7 +250,7 @@ Deno.test("requests that never reach a model by a token are not recorded", async
   assert.deepEqual(await requestLog(gw.store.kv, { limit: 10 }), []);
 });
 
-Deno.test("a request for a model the group does not enable is not recorded and cannot spoil a batch", async () => {
+Deno.test("a request for a model the group does not enable is recorded without it and cannot spoil a batch", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
   await using gw = await startGateway(upstream.url);
@@ -260,7 +261,7 @@ Deno.test("a request for a model the group does not enable is not recorded and c
   await res.body?.cancel();
   await gw.flush();
   const log = await requestLog(gw.store.kv, { limit: 10 });
-  assert.deepEqual(log.map((e) => e.model), ["claude-test"]);
+  assert.deepEqual(log.map((e) => [e.model, e.status]), [[null, 404], ["claude-test", 200]]);
   const [byModel, ...others] = await usageTotals(gw.store.kv, { by: "model", since: today(), until: today() });
   assert.equal(byModel.key, "claude-test");
   assert.equal(others.length, 0);
@@ -278,4 +279,34 @@ Deno.test("a session id shaped like a token is not recorded", async () => {
   assert.ok(
     !JSON.stringify(await usageTotals(gw.store.kv, { by: "session", since: today(), until: today() })).includes(token),
   );
+});
+
+Deno.test("a request refused before any upstream is recorded too: a failed body check, a model outside the group", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  const refusals = [
+    { body: messagesBody({ max_tokens: undefined }), status: 400, model: "claude-test" },
+    { body: messagesBody({ model: "gpt-ha" }), status: 404, model: null },
+    { body: '{"model": "claude-test",', status: 400, model: null },
+  ];
+  for (const refusal of refusals) {
+    const res = await gw.post("/v1/messages", refusal.body);
+    assert.equal(res.status, refusal.status);
+    await res.body?.cancel();
+  }
+  assert.equal(upstream.requests.length, 0);
+  await gw.flush();
+  const log = await requestLog(gw.store.kv, { limit: 10 });
+  assert.deepEqual(
+    log.map((e) => ({ status: e.status, model: e.model })).reverse(),
+    refusals.map(({ status, model }) => ({ status, model })),
+  );
+  // The client's own words for a model its group does not enable are not kept: they may hold anything.
+  assert.ok(!JSON.stringify(log).includes("gpt-ha"));
+  const [byToken] = await usageTotals(gw.store.kv, { by: "token", since: today(), until: today() });
+  assert.deepEqual([byToken.requests, byToken.errors], [3, 3]);
+  const byModel = await usageTotals(gw.store.kv, { by: "model", since: today(), until: today() });
+  assert.deepEqual(byModel.map((row) => [row.key, row.requests]), [["claude-test", 1]]);
+  const metrics = await readText(await fetch(`${gw.url}/metrics`));
+  assert.match(metrics, /modelgate_requests_total\{route="\/v1\/messages",status="400",model="claude-test"/);
 });

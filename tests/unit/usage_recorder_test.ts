@@ -28,6 +28,16 @@ const RECORDED = [
   { name: "an unauthenticated request", exchange: exchange({ token_id: undefined }), recorded: false },
   { name: "a models listing", exchange: exchange({ model: undefined, route: "/v1/models" }), recorded: false },
   { name: "a token count", exchange: exchange({ route: "/v1/messages/count_tokens" }), recorded: false },
+  {
+    name: "a model call refused before its model was known",
+    exchange: exchange({ model: undefined, route: "/v1/chat/completions", status: 400, error: "invalid_request" }),
+    recorded: true,
+  },
+  {
+    name: "a stored response read",
+    exchange: exchange({ model: undefined, route: "/v1/responses/:id" }),
+    recorded: false,
+  },
 ];
 
 for (const c of RECORDED) {
