@@ -17,9 +17,40 @@ export interface TokenCounts {
 /** No tokens counted yet. */
 export const NO_USAGE: TokenCounts = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
 
-/** A count as a non-negative integer; anything else counts as 0. */
+/**
+ * The most tokens one count of one answer may hold: hundreds of times the largest context window there is, so no
+ * real answer comes near it, while a count past it (1e20, 2^53) would make sums and costs that KV's 64-bit counters
+ * cannot hold (see docs/spend.md, "Usage an upstream reports").
+ */
+export const MAX_TOKEN_COUNT = 1_000_000_000;
+
+/** True when `value` is a number that a count cannot be: past {@linkcode MAX_TOKEN_COUNT}, or not finite. */
+function absurd(value: unknown): boolean {
+  return typeof value === "number" && !(value <= MAX_TOKEN_COUNT);
+}
+
+/**
+ * A count as a non-negative integer; anything else counts as 0, a number past {@linkcode MAX_TOKEN_COUNT} too:
+ * it says nothing true about the answer, and billing it would charge the token for the upstream's fault.
+ */
 export function tokenCount(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.trunc(value)) : 0;
+  return typeof value === "number" && !absurd(value) ? Math.max(0, Math.trunc(value)) : 0;
+}
+
+/**
+ * The paths of the counts in an upstream's `usage` object (and its `*_details` objects) that
+ * {@linkcode tokenCount} drops for being past the bound, so the reader can say which upstream sent them.
+ */
+export function absurdCounts(usage: unknown): string[] {
+  if (!isObject(usage)) return [];
+  const found: string[] = [];
+  for (const [name, value] of Object.entries(usage)) {
+    if (absurd(value)) found.push(name);
+    else if (name.endsWith("_details") && isObject(value)) {
+      for (const [inner, count] of Object.entries(value)) if (absurd(count)) found.push(`${name}.${inner}`);
+    }
+  }
+  return found;
 }
 
 /**
