@@ -37,18 +37,25 @@ export function tokenCount(value: unknown): number {
   return typeof value === "number" && !absurd(value) ? Math.max(0, Math.trunc(value)) : 0;
 }
 
+/** True when `value`, found under `name`, is a count that {@linkcode tokenCount} has to change or drop. */
+function malformed(name: string, value: unknown): boolean {
+  if (typeof value === "number") return absurd(value) || value < 0 || !Number.isInteger(value);
+  // Usage objects hold other fields too (Anthropic's `service_tier`); only a count's name ends so.
+  return name.endsWith("_tokens") && value !== null && value !== undefined;
+}
+
 /**
- * The paths of the counts in an upstream's `usage` object (and its `*_details` objects) that
- * {@linkcode tokenCount} drops for being past the bound, so the reader can say which upstream sent them.
+ * The paths of the counts in an upstream's `usage` object (and the objects it nests, such as
+ * `prompt_tokens_details`) that {@linkcode tokenCount} cuts or drops: past the bound, negative, fractional or not a
+ * number. The reader names the upstream that sent them.
  */
-export function absurdCounts(usage: unknown): string[] {
+export function invalidCounts(usage: unknown): string[] {
   if (!isObject(usage)) return [];
   const found: string[] = [];
   for (const [name, value] of Object.entries(usage)) {
-    if (absurd(value)) found.push(name);
-    else if (name.endsWith("_details") && isObject(value)) {
-      for (const [inner, count] of Object.entries(value)) if (absurd(count)) found.push(`${name}.${inner}`);
-    }
+    if (isObject(value)) {
+      for (const [inner, count] of Object.entries(value)) if (malformed(inner, count)) found.push(`${name}.${inner}`);
+    } else if (malformed(name, value)) found.push(name);
   }
   return found;
 }

@@ -104,9 +104,9 @@ export function answerRefused(plan: AttemptPlan, error: GatewayError): AttemptRe
   };
 }
 
-/** Says which upstream reported token counts past the bound (they are read as 0, see core/usage.ts). */
-function absurdUsage(deps: RelayDeps, upstream: string): (fields: string[]) => void {
-  return (fields) => deps.log({ level: "warn", event: "upstream_usage_out_of_bounds", upstream, fields });
+/** Says which upstream reported counts that are not whole numbers of tokens within the bound (see core/usage.ts). */
+function invalidUsage(deps: RelayDeps, upstream: string): (fields: string[]) => void {
+  return (fields) => deps.log({ level: "warn", event: "upstream_usage_invalid", upstream, fields });
 }
 
 /** The client's stream response; the exchange ends, and the upstream call is released, when the stream does. */
@@ -124,7 +124,7 @@ export function streamResponse(
   // stay open for minutes.
   const { exchange, client } = call;
   const done = call.deferFinish();
-  const meter = usageMeter(route.protocol, absurdUsage(deps, name));
+  const meter = usageMeter(route.protocol, invalidUsage(deps, name));
   const body = relayStream(reader, first, {
     protocol: client,
     step: options.step,
@@ -188,7 +188,7 @@ export async function finishJson(
       return failed(route, new GatewayError("upstream", `Upstream "${name}" answered with a body that is not a reply`));
     }
     plan.report("ok");
-    const meter = usageMeter(route.protocol, absurdUsage(deps, name));
+    const meter = usageMeter(route.protocol, invalidUsage(deps, name));
     meter.body(body);
     call.exchange.usage = meter.usage();
     call.exchange.usage_complete = true;

@@ -8,7 +8,7 @@ import type { SseMessage } from "../core/sse.ts";
 import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
 import { upstreamEventError } from "../core/upstream_error.ts";
 import {
-  absurdCounts,
+  invalidCounts,
   mergeAnthropicUsage,
   recordedUsage,
   type TokenCounts,
@@ -72,17 +72,18 @@ function parse(data: string): JsonObject | undefined {
 }
 
 /**
- * A meter for an upstream speaking `protocol`. Counts past the bound are read as 0 (see core/usage.ts); `absurd`
- * hears the paths of each usage object that held one, so the caller can name the upstream that sent them.
+ * A meter for an upstream speaking `protocol`. A count that is not a whole number of tokens within the bound is cut
+ * or read as 0 (see core/usage.ts); `invalid` hears the paths of each usage object that held one, so the caller can
+ * name the upstream that sent them.
  */
-export function usageMeter(protocol: UpstreamProtocol, absurd?: (fields: string[]) => void): UsageMeter {
+export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string[]) => void): UsageMeter {
   let seen: TokenCounts | undefined;
   let state: StreamState = "open";
   const terminal = TERMINAL[protocol];
   const finishing = FINISHING[protocol];
   function check(usage: JsonObject): JsonObject {
-    const fields = absurd && absurdCounts(usage);
-    if (fields && fields.length > 0) absurd(fields);
+    const fields = invalid && invalidCounts(usage);
+    if (fields && fields.length > 0) invalid(fields);
     return usage;
   }
   function take(body: JsonObject): void {

@@ -65,7 +65,7 @@ for (const c of ABSURD) {
       const day = gw.deps.now().toISOString().slice(0, 10);
       const [row] = await usageTotals(gw.store.kv, { by: "token", since: day, until: day, name: other.record.id });
       assert.deepEqual([row.requests, row.input_tokens, row.cost], [1, 5, "0.000045"]);
-      const warned = gw.logs.filter((line) => line.event === "upstream_usage_out_of_bounds");
+      const warned = gw.logs.filter((line) => line.event === "upstream_usage_invalid");
       assert.ok(warned.length >= 1);
       assert.deepEqual(warned.map((line) => line.upstream), warned.map(() => "priced-a"));
       assert.deepEqual(warned[0].fields, c.fields);
