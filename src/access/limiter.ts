@@ -12,7 +12,7 @@ import { formatMoney, picoOf, type Price } from "../core/money.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import { costOf, estimateCost } from "../usage/cost.ts";
-import { COUNT_TOKENS_ROUTE } from "../usage/recorder.ts";
+import { COUNT_TOKENS_ROUTE } from "../usage/log_entry.ts";
 import {
   type Breach,
   estimateRequest,

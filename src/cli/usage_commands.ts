@@ -3,7 +3,7 @@
  * request log, as tables with a COST column for people or as JSON with --json.
  */
 import type { UsageRow } from "../usage/query.ts";
-import type { RequestLogEntry } from "../usage/recorder.ts";
+import type { RequestLogEntry } from "../usage/log_entry.ts";
 import { flag, table, withService } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
 

@@ -3,7 +3,7 @@
  * through the admin service, and refreshed in place by the page's script every few seconds.
  */
 import type { TokenRecord } from "../core/principal.ts";
-import type { RequestLogEntry } from "../usage/recorder.ts";
+import type { RequestLogEntry } from "../usage/log_entry.ts";
 import { type ConsoleRequest, type ConsoleRoute, refusal } from "./context.ts";
 import { badge, count, duration, moment, money } from "./format.ts";
 import { type Html, html, type HtmlValue } from "./html.ts";

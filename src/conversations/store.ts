@@ -4,6 +4,7 @@
  * `expireIn`. Keys: ["responses", token, id] -> head (written last, so a head means the rest is there),
  * ["responses", token, id, n] -> chunk n, ["response_items", token, item id] -> the response whose output holds it.
  */
+import { fitsKey } from "../core/key_text.ts";
 import { createKvWriter, type KvWriter } from "../core/kv_write.ts";
 import type { JsonObject } from "../core/types.ts";
 
@@ -111,6 +112,11 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
   }
 
   async function load(token: string, ids: readonly string[]): Promise<(StoredResponse | undefined)[]> {
+    // An id too long for a key was never stored; KV is asked only for the others.
+    if (!ids.every(fitsKey)) {
+      const found = await load(token, ids.filter(fitsKey));
+      return ids.map((id) => fitsKey(id) ? found.shift() : undefined);
+    }
     const now = options.now();
     const heads = (await getAll<Head>(ids.map((id) => headKey(token, id))))
       .map((entry) => entry.value && entry.value.expires_at > now ? entry.value : undefined);
@@ -153,9 +159,11 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
     },
     load,
     async itemOwner(token, itemId) {
+      if (!fitsKey(itemId)) return undefined;
       return (await kv.get<string>(itemKey(token, itemId))).value ?? undefined;
     },
     async delete(token, id) {
+      if (!fitsKey(id)) return false;
       const key = headKey(token, id);
       const head = await kv.get<Head>(key);
       if (!head.value) return false;
@@ -180,6 +188,7 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
       return heads.length;
     },
     async owner(id, tokens) {
+      if (!fitsKey(id)) return undefined;
       const heads = await getAll<Head>(tokens.map((token) => headKey(token, id)));
       const now = options.now();
       const at = heads.findIndex((entry) => entry.value && entry.value.expires_at > now);

@@ -110,6 +110,11 @@ export function answerRefused(plan: AttemptPlan, error: GatewayError): AttemptRe
   };
 }
 
+/** Says which upstream reported counts that are not whole numbers of tokens within the bound (see core/usage.ts). */
+function invalidUsage(deps: RelayDeps, upstream: string): (fields: string[]) => void {
+  return (fields) => deps.log({ level: "warn", event: "upstream_usage_invalid", upstream, fields });
+}
+
 /** The client's stream response; the exchange ends, and the upstream call is released, when the stream does. */
 export function streamResponse(
   deps: RelayDeps,
@@ -125,7 +130,7 @@ export function streamResponse(
   // stay open for minutes.
   const { exchange, client } = call;
   const done = call.deferFinish();
-  const meter = usageMeter(route.protocol);
+  const meter = usageMeter(route.protocol, invalidUsage(deps, name));
   const body = relayStream(reader, first, {
     protocol: client,
     step: options.step,
@@ -191,7 +196,7 @@ export async function finishJson(
       return failed(route, new GatewayError("upstream", `Upstream "${name}" answered with a body that is not a reply`));
     }
     plan.report("ok");
-    const meter = usageMeter(route.protocol);
+    const meter = usageMeter(route.protocol, invalidUsage(deps, name));
     meter.body(body);
     call.exchange.usage = meter.usage();
     call.exchange.usage_complete = true;

@@ -1,7 +1,7 @@
 /** @module Usage accounting over real HTTP: the request log and the daily aggregates, streamed and not, both protocols. */
 import assert from "node:assert/strict";
 import { requestLog, usageTotals } from "../../src/usage/query.ts";
-import { usageKey } from "../../src/usage/recorder.ts";
+import { usageKey } from "../../src/usage/log_entry.ts";
 import { chatCompletion, controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import {
   anthropicMessage,

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { sameSecret } from "../../src/access/auth.ts";
 import type { Exchange } from "../../src/core/exchange.ts";
-import { countersOf, toLogEntry, usageRecorder } from "../../src/usage/recorder.ts";
+import { countersOf, toLogEntry } from "../../src/usage/log_entry.ts";
+import { usageRecorder } from "../../src/usage/recorder.ts";
 
 function exchange(extra: Partial<Exchange> = {}): Exchange {
   return {
