@@ -215,7 +215,7 @@ for (const header of ["retry-after-ms", "retry-after"]) {
     await using gw = await startGateway(upstream.url);
     const res = await gw.post("/v1/messages", messagesBody());
     assert.equal(res.status, 429);
-    assert.deepEqual(await res.json(), body);
+    assert.deepEqual(await res.json(), { ...body, request_id: res.headers.get("request-id") });
     assert.equal(upstream.requests.length, 1);
     assert.equal(res.headers.get(header), null);
   });
