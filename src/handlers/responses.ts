@@ -3,8 +3,9 @@
  * /v1/responses/{id}, GET /v1/responses/{id}/input_items with its cursor pages, and for POST /v1/responses the
  * conversation resolved before translation and the answer kept once it is complete.
  */
+import { itemsBefore } from "../conversations/chain.ts";
 import type { Pending } from "../conversations/resolve.ts";
-import { itemsBefore, resolveConversation, storedRecord } from "../conversations/resolve.ts";
+import { resolveConversation, storedRecord } from "../conversations/resolve.ts";
 import type { StoredResponse } from "../conversations/store.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
@@ -14,26 +15,36 @@ import { invalidField } from "../core/validation.ts";
 import type { AnswerWatch } from "../relay/request.ts";
 import type { RequestContext } from "./context.ts";
 
-/** A Responses request ready for the relay: its whole conversation, and what keeps its answer. */
+/** A Responses request ready for the relay: its whole conversation, about its size, and what keeps its answer. */
 export interface PreparedResponses {
   body: JsonObject;
+  size: number;
   watch?: AnswerWatch;
 }
 
-/** Resolves `previous_response_id` and item references, and sets up keeping the answer when it is to be stored. */
+/**
+ * Resolves `previous_response_id` and item references, and sets up keeping the answer when it is to be stored. What
+ * is read from the store is held in the request's share of the body budget, as its own body is.
+ */
 export async function prepareResponses(
   ctx: RequestContext,
   principal: Principal,
   body: JsonObject,
+  size: number,
 ): Promise<PreparedResponses> {
   const { deps } = ctx;
+  const { config } = deps;
   const conversation = await resolveConversation(body, {
     token: principal.token.id,
     store: deps.responses,
-    days: deps.config.responses_store.days,
+    days: config.responses_store.days,
+    size,
+    maxBytes: config.max_body_bytes,
+    maxTurns: config.responses_store.max_chain_turns,
+    reserve: (bytes) => ctx.holdBody().grow(bytes),
   });
   const { pending } = conversation;
-  return { body: conversation.body, watch: pending && keeper(ctx, pending) };
+  return { body: conversation.body, size: conversation.size, watch: pending && keeper(ctx, pending) };
 }
 
 /** The terminal events whose response is kept: the API keeps a finished answer, not a failed or a cut one. */
@@ -104,7 +115,7 @@ export async function deleteResponse(_req: Request, ctx: RequestContext): Promis
 /** GET /v1/responses/{id}/input_items: the items the response was made from, a page at a time. */
 export async function listInputItems(req: Request, ctx: RequestContext): Promise<Response> {
   const { record, token } = await ownResponse(ctx);
-  const { items, missing } = await itemsBefore(ctx.deps.responses!, token, record);
+  const { items, missing } = await itemsBefore(ctx.deps.responses!, token, record, (b) => ctx.holdBody().grow(b));
   if (missing) throw notFound(ctx.params.id, `the response it continues, '${missing}', has expired or was deleted`);
   return json(pageItems(items, new URL(req.url).searchParams));
 }
