@@ -85,9 +85,13 @@ async function ownResponse(ctx: RequestContext): Promise<{ record: StoredRespons
   const store = ctx.deps.responses;
   if (!store) throw notFound(id, "this gateway does not keep responses (responses_store.enabled is false)");
   const token = principal.token.id;
-  const [record] = await store.load(token, [id]);
+  const [head] = await store.heads(token, [id], { chains: true });
+  if (!head) throw notFound(id);
+  // A stored response can be as large as a request: reading it holds the body budget as a request body does.
+  await ctx.holdBody().grow(head.bytes);
+  const [record] = await store.records(token, [head]);
   if (!record) throw notFound(id);
-  return { record, token };
+  return { record: { ...record, chain: record.chain ?? [] }, token };
 }
 
 /** GET /v1/responses/{id}: the response as its client received it. */
