@@ -157,3 +157,25 @@ Deno.test("resolveConversation() reads a chain kept in the older layout, its ids
   const [loaded] = await responseStore(kv, { days: 1, now: () => 0 }).load("tok_a", [idOf(2)]);
   assert.deepEqual(loaded?.chain, [idOf(0), idOf(1)]);
 });
+
+Deno.test("resolveConversation() reads item references together, and none whose answers pass max_body_bytes", async () => {
+  using real = await Deno.openKv(":memory:");
+  const store = responseStore(real, { days: 1, now: () => 0 });
+  for (let n = 0; n < 3; n++) await store.save("tok_a", record(n, [], "z".repeat(30_000)));
+  const { kv, seen } = countingKv(real);
+  const body = { model: "m", input: [0, 1, 2].map((n) => ({ type: "item_reference", id: `msg_${n}` })), store: false };
+  const reserve = (bytes: number) => (seen.log.push(`reserve ${bytes}`), Promise.resolve());
+  await assert.rejects(
+    resolveConversation(body, options(kv, { maxBytes: 150_000, reserve })),
+    (err) => err instanceof GatewayError && err.status === 413 && err.param === "input",
+  );
+  assert.deepEqual(seen.log.filter((line) => /,\d+\]$/.test(line)), [], "no chunk was read");
+  seen.log.length = 0;
+  seen.calls = 0;
+  const whole = await resolveConversation(body, options(kv, { reserve }));
+  assert.deepEqual((whole.body.input as { id: string }[]).map((item) => item.id), ["msg_0", "msg_1", "msg_2"]);
+  // The owners, their heads, their answers: one getMany each.
+  assert.equal(seen.calls, 3);
+  const reserveAt = seen.log.findIndex((line) => line.startsWith("reserve"));
+  assert.ok(reserveAt !== -1 && reserveAt < seen.log.findIndex((line) => /,0\]$/.test(line)));
+});
