@@ -31,7 +31,7 @@ export function generate(protocol: Protocol, operation: Operation) {
     exchange.model = body.model as string;
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
     const { body: whole, size, watch } = protocol === "openai-responses"
-      ? await prepareResponses(ctx, principal, body, bytes.byteLength)
+      ? await prepareResponses(ctx, { principal, body, size: bytes.byteLength })
       : { body, size: bytes.byteLength, watch: undefined };
     for (const observer of ctx.deps.observers) await observer.admit?.(exchange, whole, principal);
     // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.

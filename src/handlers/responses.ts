@@ -28,9 +28,7 @@ export interface PreparedResponses {
  */
 export async function prepareResponses(
   ctx: RequestContext,
-  principal: Principal,
-  body: JsonObject,
-  size: number,
+  { principal, body, size }: { principal: Principal; body: JsonObject; size: number },
 ): Promise<PreparedResponses> {
   const { deps } = ctx;
   const { config } = deps;
