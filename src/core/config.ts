@@ -54,6 +54,12 @@ const ResponsesStore = z.strictObject({
   enabled: z.boolean().default(true),
   /** Days a stored response is kept (KV expireIn); a conversation lasts as long as its first response. */
   days: z.number().int().min(1).max(366).default(30),
+  /**
+   * The most stored responses one `previous_response_id` continues: each continuation reads and replays them all, so a
+   * chain past it is refused (400) and the client sends the conversation in input, which starts a new chain. At most
+   * 1000, so a response's list of the ids it continues fits one KV value.
+   */
+  max_chain_turns: z.number().int().min(1).max(1000).default(100),
 });
 
 const RetryBudget = z.strictObject({

@@ -32,9 +32,9 @@ export function generate(protocol: Protocol, operation: Operation) {
     exchange.session_id = sessionId(req.headers);
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
-    const { body: whole, watch } = protocol === "openai-responses"
-      ? await prepareResponses(ctx, principal, body)
-      : { body, watch: undefined };
+    const { body: whole, size, watch } = protocol === "openai-responses"
+      ? await prepareResponses(ctx, { principal, body, size: bytes.byteLength })
+      : { body, size: bytes.byteLength, watch: undefined };
     for (const observer of ctx.deps.observers) await observer.admit?.(exchange, whole, principal);
     // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.
     if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
@@ -65,8 +65,8 @@ export function generate(protocol: Protocol, operation: Operation) {
       // The bytes serve only an upstream of the client's own protocol, and only for the body as the client sent it;
       // otherwise they are let go at once.
       bytes: whole === body && usable.some((route) => route.protocol === protocol) ? bytes : undefined,
-      // How large the client's body was; a Responses body made whole from stored turns may be larger still.
-      size: bytes.byteLength,
+      // How large the body is: the client's, with what a Responses body brought back from stored turns.
+      size,
       req,
       requestId: ctx.requestId,
       exchange,

@@ -84,6 +84,11 @@ const CASES = [
     want: /responses_store\.days/,
   },
   {
+    name: "a response chain of no turns",
+    yaml: BASE + "responses_store: { max_chain_turns: 0 }\n",
+    want: /responses_store\.max_chain_turns/,
+  },
+  {
     name: "an unknown response store key",
     yaml: BASE + "responses_store: { ttl: 3 }\n",
     want: /responses_store\.ttl: is not a known field$/,
@@ -123,9 +128,9 @@ Deno.test("parseConfig() fills defaults and trims a trailing slash from base_url
   assert.equal(config.max_body_bytes, 32 * 1024 * 1024);
   assert.equal(config.upstreams[0].priority, 0);
   assert.equal(config.upstreams[0].native_custom_tools, false, "freeform tools go as functions unless told otherwise");
-  assert.deepEqual(config.responses_store, { enabled: true, days: 30 });
+  assert.deepEqual(config.responses_store, { enabled: true, days: 30, max_chain_turns: 100 });
   const off = parseConfig(BASE + "responses_store: { enabled: false }\n", "cfg.yaml");
-  assert.deepEqual(off.responses_store, { enabled: false, days: 30 });
+  assert.deepEqual(off.responses_store, { enabled: false, days: 30, max_chain_turns: 100 });
 });
 
 Deno.test("the example config parses", () => {
