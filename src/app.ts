@@ -2,7 +2,7 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
-import { authenticate, noCredential, readCredential } from "./access/auth.ts";
+import { authenticate, noCredential, readCredential, readGoogleCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import type { BodyHold } from "./core/body_budget.ts";
@@ -11,6 +11,7 @@ import type { Exchange } from "./core/exchange.ts";
 import { requestIdFrom } from "./core/http.ts";
 import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
+import { GEMINI_ENDPOINTS } from "./handlers/gemini.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
@@ -41,6 +42,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/v1/responses/:id", errors: responsesErrors, handle: getResponse },
   { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
+  ...GEMINI_ENDPOINTS,
   ...ADMIN_ENDPOINTS,
   CONSOLE_ENDPOINT,
 ];
@@ -135,7 +137,12 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       params,
       exchange,
       async authenticate() {
-        const credential = readCredential(req.headers);
+        // Gemini clients send the key their own way; the key query parameter never reaches a log (only the route does).
+        const gemini = exchange.protocol === "gemini";
+        const credential = (gemini ? readGoogleCredential(req) : undefined) ?? readCredential(req.headers);
+        if (!credential && gemini) {
+          throw new GatewayError("authentication", "Missing API key: send it as x-goog-api-key or the key parameter");
+        }
         if (!credential) throw noCredential(req.headers, "API key");
         ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
         exchange.token_id = ctx.principal.token.id;

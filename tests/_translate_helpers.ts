@@ -40,6 +40,12 @@ export const SAMPLE_REQUESTS: Record<Protocol, Record<string, unknown>> = {
     input: "What time is it?",
     tools: [{ type: "function", name: "get_time", parameters: TOOLS_SCHEMA, strict: false }],
   },
+  gemini: {
+    model: "public-model",
+    stream: true,
+    contents: [{ role: "user", parts: [{ text: "What time is it?" }] }],
+    tools: [{ functionDeclarations: [{ name: "get_time", parameters: TOOLS_SCHEMA }] }],
+  },
 };
 
 /** Runs a fixture's bytes, cut into `chunks`, through the translator's stream and the real SSE pipeline. */

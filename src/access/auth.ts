@@ -14,6 +14,13 @@ export function readCredential(headers: Headers): string | undefined {
   return BEARER.exec(headers.get("authorization") ?? "")?.[1];
 }
 
+/** The token as a Gemini client sends it: `x-goog-api-key`, else the `key` query parameter. */
+export function readGoogleCredential(req: Request): string | undefined {
+  const header = req.headers.get("x-goog-api-key")?.trim();
+  if (header) return header;
+  return new URL(req.url).searchParams.get("key")?.trim() || undefined;
+}
+
 /**
  * The 401 for a request {@linkcode readCredential} finds no credential in: an Authorization header that is there but
  * not `Bearer <key>` alone is named as malformed (never quoted: it may hold a secret), else the key is missing.

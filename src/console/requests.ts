@@ -69,6 +69,7 @@ const CLIENTS: Record<string, string> = {
   anthropic: "messages",
   "openai-chat": "chat",
   "openai-responses": "responses",
+  gemini: "gemini",
 };
 
 /** Log entries as table rows. */

@@ -62,6 +62,35 @@ const KINDS: Record<ErrorKind, KindInfo> = {
   client_closed: { status: 499, anthropic: "api_error", openai: "invalid_request_error", code: "client_closed" },
 };
 
+/** Google's `error.status` per kind, for Gemini clients (see docs/protocols.md, "Errors"). */
+const GOOGLE_STATUS: Record<ErrorKind, string> = {
+  invalid_request: "INVALID_ARGUMENT",
+  authentication: "UNAUTHENTICATED",
+  permission: "PERMISSION_DENIED",
+  not_found: "NOT_FOUND",
+  request_too_large: "INVALID_ARGUMENT",
+  request_timeout: "DEADLINE_EXCEEDED",
+  rate_limit: "RESOURCE_EXHAUSTED",
+  overloaded: "UNAVAILABLE",
+  timeout: "DEADLINE_EXCEEDED",
+  upstream: "INTERNAL",
+  unavailable: "UNAVAILABLE",
+  internal: "INTERNAL",
+  client_closed: "CANCELLED",
+};
+
+/** Google's error body: the status it is sent with, the status name, and how long to wait as a RetryInfo. */
+function googleErrorBody(err: GatewayError, message: string): Record<string, unknown> {
+  const error: Record<string, unknown> = {
+    code: statusForClient(err.status, "gemini", new Headers()),
+    message,
+    status: GOOGLE_STATUS[err.kind],
+  };
+  const retry = Number(err.headers.get("retry-after"));
+  if (retry > 0) error.details = [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${retry}s` }];
+  return { error };
+}
+
 /** Options for {@linkcode GatewayError}. */
 export interface GatewayErrorOptions extends ErrorOptions {
   /** Overrides the kind's status, e.g. to keep an upstream's 500 or 529. */
@@ -141,6 +170,7 @@ export function errorBody(
     if (requestId) body.request_id = requestId;
     return body;
   }
+  if (protocol === "gemini") return googleErrorBody(err, message);
   return {
     error: { message, type: info.openai, param: err.param, code: err.code },
   };

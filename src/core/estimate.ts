@@ -6,9 +6,13 @@ export function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
 
-/** A request's prompt (system, messages or Responses input, tools) in estimated tokens. */
+/** A request's prompt (system, messages, Responses input or Gemini contents, tools) in estimated tokens. */
 export function estimatePromptTokens(body: JsonObject): number {
   return estimateTokens(
-    JSON.stringify([body.system ?? "", body.messages ?? body.input ?? "", body.tools ?? []]).length,
+    JSON.stringify([
+      body.system ?? body.systemInstruction ?? "",
+      body.messages ?? body.input ?? body.contents ?? "",
+      body.tools ?? [],
+    ]).length,
   );
 }

@@ -29,6 +29,13 @@ const ResponsesBody = z.looseObject({
   stream: z.boolean().nullish(),
 });
 
+// Gemini names the model in the path; the handler puts it (and whether to stream) into the body before this check.
+const GeminiBody = z.looseObject({
+  model: z.string().min(1),
+  contents: z.array(z.looseObject({ role: z.string().optional(), parts: z.array(z.unknown()) })).min(1),
+  stream: z.boolean().optional(),
+});
+
 /** The operation a client asked for. */
 export type Operation = "generate" | "count_tokens";
 
@@ -39,6 +46,8 @@ const SCHEMAS: Record<`${Protocol}:${Operation}`, z.ZodType | undefined> = {
   "openai-chat:count_tokens": undefined,
   "openai-responses:generate": ResponsesBody,
   "openai-responses:count_tokens": undefined,
+  "gemini:generate": GeminiBody,
+  "gemini:count_tokens": GeminiBody,
 };
 
 /** Checks a request body and returns it unchanged; a failure is a 400 naming the field. */

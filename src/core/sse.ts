@@ -31,7 +31,7 @@ export function encodeSse(message: SseMessage): string {
 export function errorEvents(err: GatewayError, protocol: Protocol): SseMessage[] {
   const body = errorBody(err, protocol);
   if (protocol === "anthropic") return [{ event: "error", data: JSON.stringify(body) }];
-  if (protocol === "openai-chat") return [{ data: JSON.stringify(body) }];
+  if (protocol === "openai-chat" || protocol === "gemini") return [{ data: JSON.stringify(body) }];
   // Responses: the error event's own type is "error"; the kind travels in `code`.
   const { message, param, code, type } = body.error as Record<string, unknown>;
   return [{ event: "error", data: JSON.stringify({ type: "error", code: code ?? type, message, param }) }];

@@ -1,10 +1,10 @@
 /** @module Vocabulary shared by three or more modules: protocols and JSON values. */
 
 /** A wire protocol a client or an upstream speaks. */
-export type Protocol = "anthropic" | "openai-chat" | "openai-responses";
+export type Protocol = "anthropic" | "openai-chat" | "openai-responses" | "gemini";
 
-/** What an upstream can speak: Messages or chat completions (Responses clients are always translated). */
-export type UpstreamProtocol = Exclude<Protocol, "openai-responses">;
+/** What an upstream can speak: Messages or chat completions (Responses and Gemini clients are always translated). */
+export type UpstreamProtocol = Exclude<Protocol, "openai-responses" | "gemini">;
 
 /** A JSON object as read off the wire; fields the gateway does not read stay untouched. */
 export type JsonObject = { [key: string]: unknown };

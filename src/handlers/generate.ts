@@ -1,8 +1,11 @@
-/** @module POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses. */
+/**
+ * @module POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses, and the relay
+ * call behind Gemini's model actions.
+ */
 import { saneId } from "../core/http.ts";
 import { readJsonBody } from "../core/request_body.ts";
 import { checkBody, type Operation } from "../core/protocols.ts";
-import { isObject, type Protocol } from "../core/types.ts";
+import { isObject, type JsonObject, type Protocol } from "../core/types.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import { resolveRoutes } from "../relay/routing.ts";
@@ -11,17 +14,21 @@ import { sessionAffinity } from "../relay/session.ts";
 import type { RequestContext } from "./context.ts";
 import { prepareResponses } from "./responses.ts";
 
-/** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */
-export function generate(protocol: Protocol, operation: Operation) {
+/**
+ * A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay.
+ * `reshape` puts into the body what the client said elsewhere (Gemini names the model and streaming in the path).
+ */
+export function generate(protocol: Protocol, operation: Operation, reshape?: (body: JsonObject) => JsonObject) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
     const principal = await ctx.authenticate();
     const { config } = ctx.deps;
-    const { value, bytes } = await readJsonBody(req, {
+    const { value: sent, bytes } = await readJsonBody(req, {
       maxBytes: config.max_body_bytes,
       idleMs: config.body_idle_timeout_ms,
       hold: ctx.holdBody(),
       watchdog: ctx.deps.watchdog,
     });
+    const value = reshape ? reshape(sent) : sent;
     const { exchange } = ctx;
     // Only a model the group enables is recorded: anything else is client input of any size and content. It is
     // known before the body's check, so a body refused by it is recorded under its model.
@@ -64,7 +71,9 @@ export function generate(protocol: Protocol, operation: Operation) {
       body: whole,
       // The bytes serve only an upstream of the client's own protocol, and only for the body as the client sent it;
       // otherwise they are let go at once.
-      bytes: whole === body && usable.some((route) => route.protocol === protocol) ? bytes : undefined,
+      bytes: whole === body && value === sent && usable.some((route) => route.protocol === protocol)
+        ? bytes
+        : undefined,
       // How large the body is: the client's, with what a Responses body brought back from stored turns.
       size,
       req,

@@ -190,7 +190,7 @@ export async function finishJson(
   if (res.ok && isObject(body)) {
     const refused = errorInAnswer(text, name, route.transport?.secrets());
     if (refused) return answerRefused(plan, refused);
-    if (!passthrough && !isAnswer(body, route.protocol)) {
+    if (!passthrough && !isAnswer(body, route.protocol, call.operation)) {
       // A translation of it would be an empty success.
       plan.report("model_failed");
       return failed(route, new GatewayError("upstream", `Upstream "${name}" answered with a body that is not a reply`));
@@ -266,8 +266,12 @@ export async function finishJson(
   return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail };
 }
 
-/** True when `body` has the shape of a reply in the upstream's protocol: a message, or a completion with choices. */
-function isAnswer(body: JsonObject, protocol: string): boolean {
+/**
+ * True when `body` has the shape of a reply in the upstream's protocol: a message, or a completion with choices; for
+ * a count, the count.
+ */
+function isAnswer(body: JsonObject, protocol: string, operation: string): boolean {
+  if (operation === "count_tokens") return typeof body.input_tokens === "number";
   return protocol === "anthropic" ? body.type === "message" : Array.isArray(body.choices);
 }
 

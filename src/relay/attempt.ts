@@ -172,6 +172,7 @@ function translateContext(deps: RelayDeps, call: RelayRequest, route: Route): Tr
     model: String(call.body.model),
     upstreamModel: route.upstreamModel,
     requestId,
+    operation: call.operation,
     responseId: call.responseId,
     now: () => deps.now().getTime(),
     log: (line) => deps.log({ request_id: requestId, ...loggable(line) }),

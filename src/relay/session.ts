@@ -94,6 +94,9 @@ export function promptHead(protocol: Protocol, body: JsonObject): unknown[] {
   if (protocol === "anthropic") {
     return [blocksOf(body.system), Array.isArray(body.messages) ? entryOf(body.messages[0]) : null];
   }
+  if (protocol === "gemini") {
+    return [body.systemInstruction ?? null, Array.isArray(body.contents) ? body.contents[0] ?? null : null];
+  }
   const items = protocol === "openai-chat" ? body.messages : body.input;
   const leading = protocol === "openai-responses" ? [body.instructions ?? null] : [];
   if (!Array.isArray(items)) return [...leading, blocksOf(items)];

@@ -68,6 +68,7 @@ const KEEP_ALIVE: Record<Protocol, Uint8Array> = {
   anthropic: encoder.encode('event: ping\ndata: {"type":"ping"}\n\n'),
   "openai-chat": encoder.encode(": keep-alive\n\n"),
   "openai-responses": encoder.encode(": keep-alive\n\n"),
+  gemini: encoder.encode(": keep-alive\n\n"),
 };
 const LF = 10;
 const CR = 13;

@@ -87,14 +87,16 @@ export function anthropicSettings(
     topP: unknown;
     stop?: unknown;
     messages: unknown[];
+    /** Thinking asked for some other way than an effort (Gemini's budget), and the field that asked. */
+    thinking?: { of(maxTokens: number): JsonObject | undefined; field: string };
   },
   ctx: TranslateContext,
 ): JsonObject {
   const maxTokens = clampMaxTokens(fields.maxTokens, ctx.maxOutputTokens) ?? ctx.defaultMaxTokens;
   const out: JsonObject = { max_tokens: maxTokens };
-  let thinking = thinkingFromEffort(fields.effort, maxTokens);
+  let thinking = fields.thinking ? fields.thinking.of(maxTokens) : thinkingFromEffort(fields.effort, maxTokens);
   if (thinking && hasUnthoughtToolUse(fields.messages)) {
-    logDrop(ctx, { field: "reasoning", type: "thinking", reason: "tool calls in history" });
+    logDrop(ctx, { field: fields.thinking?.field ?? "reasoning", type: "thinking", reason: "tool calls in history" });
     thinking = undefined;
   }
   if (thinking) out.thinking = thinking;

@@ -2,7 +2,6 @@
  * @module Anthropic Messages answer -> OpenAI Chat Completions answer, non-streamed and streamed, plus the
  * chat <- Anthropic translator that ties both directions together.
  */
-import { GatewayError } from "../core/errors.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { mergeAnthropicUsage, NO_USAGE, type TokenCounts, usageFromAnthropic } from "../core/usage.ts";
@@ -10,7 +9,7 @@ import { chatToMessagesRequest, freeformNames } from "./chat_messages_request.ts
 import { freeformInput } from "./freeform_tools.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { answerToolId, chatUsage, finishFromStop } from "./shared.ts";
-import { readAnthropicEvent } from "./upstream_events.ts";
+import { endAnthropicStream, readAnthropicEvent } from "./upstream_events.ts";
 
 function created(ctx: TranslateContext): number {
   return Math.floor(ctx.now() / 1000);
@@ -153,10 +152,7 @@ export function messagesToChatStream({ ctx, freeform, includeUsage = false }: Ch
           return [];
       }
     },
-    end() {
-      if (stopped) return [];
-      throw new GatewayError("upstream", "Upstream stream ended before message_stop");
-    },
+    end: () => endAnthropicStream(stopped),
   };
 }
 

@@ -2,6 +2,7 @@
  * @module The translator interface, and passthrough as its identity: the upstream speaks the client's protocol,
  * so only the model id changes (and only when aliased) and stream bytes are left alone.
  */
+import type { Operation } from "../core/protocols.ts";
 import type { StreamStep } from "../core/sse.ts";
 import type { JsonObject } from "../core/types.ts";
 
@@ -12,6 +13,8 @@ export interface TranslateContext {
   /** The id the upstream knows the model by. */
   upstreamModel: string;
   requestId: string;
+  /** What the client asked for; a count's answer is not a generation's. */
+  operation?: Operation;
   /** The id a Responses answer takes; when absent it derives from the request id. */
   responseId?: string;
   /** Milliseconds since the epoch; injected so tests are deterministic. */

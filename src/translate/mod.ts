@@ -7,6 +7,7 @@ import type { Protocol, UpstreamProtocol } from "../core/types.ts";
 import { anthropicPassthrough } from "./anthropic_passthrough.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
 import { chatPassthrough } from "./chat_usage.ts";
+import { geminiViaChat, geminiViaMessages } from "./gemini_response.ts";
 import type { Translator } from "./identity.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
 import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
@@ -17,6 +18,8 @@ export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>
   "openai-chat->anthropic": chatViaMessages,
   "openai-responses->openai-chat": responsesViaChat,
   "openai-responses->anthropic": responsesViaMessages,
+  "gemini->anthropic": geminiViaMessages,
+  "gemini->openai-chat": geminiViaChat,
 };
 
 /** The translator for a protocol pair, or undefined when the pair is not supported. */

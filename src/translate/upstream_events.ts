@@ -38,6 +38,12 @@ export function readAnthropicEvent(message: SseMessage): JsonObject {
   return parsePayload(message);
 }
 
+/** The end of a translation of an Anthropic stream: nothing more when `message_stop` came, else the cut is an error. */
+export function endAnthropicStream(stopped: boolean): SseMessage[] {
+  if (stopped) return [];
+  throw new GatewayError("upstream", "Upstream stream ended before message_stop");
+}
+
 /** A streamed chat tool call, assembled from its fragments. */
 export interface BufferedCall {
   index: number;

@@ -13,6 +13,7 @@ import {
   readChatStream,
   type Summary,
 } from "../_client_readers.ts";
+import { readGeminiJson, readGeminiStream } from "../_gemini_reader.ts";
 import { readResponsesJson, readResponsesStream } from "../_responses_reader.ts";
 import { fixture } from "../_helpers.ts";
 import { SAMPLE_REQUESTS, testContext, translateFixture } from "../_translate_helpers.ts";
@@ -21,12 +22,14 @@ const STREAM_READERS: Record<Protocol, (events: ReturnType<SseParser["push"]>) =
   anthropic: readAnthropicStream,
   "openai-chat": readChatStream,
   "openai-responses": readResponsesStream,
+  gemini: readGeminiStream,
 };
 
 const JSON_READERS: Record<Protocol, (body: Record<string, unknown>) => Summary> = {
   anthropic: readAnthropicJson,
   "openai-chat": readChatJson,
   "openai-responses": readResponsesJson,
+  gemini: readGeminiJson,
 };
 
 /** The summary a case expects; tool ids differ by protocol and are checked by the readers instead. */
@@ -77,6 +80,7 @@ const SKIPS: Record<string, string> = {
   "anthropic->openai-chat:thinking signature": NO_SIGNATURE,
   "openai-responses->openai-chat:thinking signature": NO_SIGNATURE,
   "openai-chat->anthropic:thinking signature": "chat completions has no field to carry a thinking signature",
+  "gemini->openai-chat:thinking signature": NO_SIGNATURE,
 };
 
 function upstreamOf(pair: string): Protocol {
@@ -129,5 +133,5 @@ Deno.test("every registered pair translates to a protocol other than its own", (
     const [client, upstream] = pair.split("->");
     assert.notEqual(client, upstream);
   }
-  assert.equal(Object.keys(TRANSLATORS).length, 4);
+  assert.equal(Object.keys(TRANSLATORS).length, 6);
 });

@@ -65,13 +65,34 @@ const RICH: Record<Protocol, JsonObject> = {
     text: { format: { type: "json_schema", name: "n", schema: SCHEMA } },
     max_output_tokens: 4000,
   },
+  gemini: {
+    model: "m",
+    systemInstruction: { parts: [{ text: "S" }] },
+    contents: [
+      {
+        role: "model",
+        parts: [{ text: "t", thought: true, thoughtSignature: "AA" }, {
+          functionCall: { id: "a", name: "f", args: {} },
+        }],
+      },
+      {
+        role: "user",
+        parts: [{ functionResponse: { id: "a", name: "f", response: { output: "r" } } }, {
+          inlineData: { mimeType: "image/png", data: "AA" },
+        }],
+      },
+    ],
+    tools: [{ functionDeclarations: [{ name: "f", parameters: SCHEMA }] }],
+    toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["f"] } },
+    generationConfig: { maxOutputTokens: 4000, stopSequences: ["x"], thinkingConfig: { thinkingBudget: 2048 } },
+  },
 };
 
 /** Every body with one field (top level, first message or item, or its first content block) made odd. */
 function variants(body: JsonObject): JsonObject[] {
   const out: JsonObject[] = [];
-  const list = (body.messages ?? body.input) as JsonObject[];
-  const listKey = body.messages ? "messages" : "input";
+  const list = (body.messages ?? body.input ?? body.contents) as JsonObject[];
+  const listKey = body.messages ? "messages" : body.contents ? "contents" : "input";
   for (const value of ODD_VALUES) {
     for (const key of Object.keys(body)) out.push({ ...body, [key]: value });
     list.forEach((entry, i) => {
@@ -80,13 +101,13 @@ function variants(body: JsonObject): JsonObject[] {
         changed[i] = { ...entry, [key]: value };
         out.push({ ...body, [listKey]: changed });
       }
-      const content = entry.content ?? entry.tool_calls;
+      const content = entry.content ?? entry.tool_calls ?? entry.parts;
       if (Array.isArray(content) && content.length > 0) {
         for (const key of Object.keys(content[0])) {
           const changed = structuredClone(list);
           const blocks = structuredClone(content);
           blocks[0] = { ...blocks[0], [key]: value };
-          changed[i] = { ...entry, [entry.content ? "content" : "tool_calls"]: blocks };
+          changed[i] = { ...entry, [entry.content ? "content" : entry.parts ? "parts" : "tool_calls"]: blocks };
           out.push({ ...body, [listKey]: changed });
         }
       }
