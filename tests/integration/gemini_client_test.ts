@@ -267,3 +267,54 @@ Deno.test("errors come in Google's shape with Google's statuses", async () => {
     }
   }
 });
+
+Deno.test("a tool loop with thinking keeps its thinking when the client sends back only the function call", async () => {
+  await using upstream = fakeUpstream();
+  const thinking = { type: "thinking", thinking: "Need the clock.", signature: "c2lnLTE=" };
+  upstream.routes.set(ANTH, (seen) => {
+    const messages = seen.body!.messages as { role: string; content: { type: string }[] }[];
+    // As the real API checks it: with thinking on, an assistant turn that calls a tool starts with its thinking.
+    const unthought = messages.some((m) =>
+      m.role === "assistant" && m.content.some((b) => b.type === "tool_use") && m.content[0].type !== "thinking"
+    );
+    if (seen.body!.thinking && unthought) {
+      return jsonReply({ type: "error", error: { type: "invalid_request_error", message: "missing thinking" } }, 400);
+    }
+    return jsonReply({
+      id: "msg_t",
+      type: "message",
+      role: "assistant",
+      model: "claude-test",
+      content: [thinking, { type: "tool_use", id: "toolu_t", name: "get_time", input: { tz: "UTC" } }],
+      stop_reason: "tool_use",
+      usage: { input_tokens: 5, output_tokens: 6 },
+    });
+  });
+  await using gw = await startGateway(upstream.url);
+  const generationConfig = { maxOutputTokens: 4096, thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } };
+  const first = await (await gemini(gw, "/v1beta/models/claude-test:generateContent", {
+    contents: ASK.contents,
+    tools: TOOLS,
+    generationConfig,
+  })).json();
+  const parts = first.candidates[0].content.parts;
+  const call = parts.find((p: { functionCall?: unknown }) => p.functionCall);
+  assert.ok(call.thoughtSignature, "the call carries the thinking's signature");
+  const second = await gemini(gw, "/v1beta/models/claude-test:generateContent", {
+    contents: [
+      ...ASK.contents,
+      { role: "model", parts: [call] },
+      {
+        role: "user",
+        parts: [{ functionResponse: { id: "toolu_t", name: "get_time", response: { output: "12:00" } } }],
+      },
+    ],
+    tools: TOOLS,
+    generationConfig,
+  });
+  assert.equal(second.status, 200);
+  await second.body?.cancel();
+  const sent = upstream.requests[1].body!;
+  assert.deepEqual(sent.thinking, { type: "enabled", budget_tokens: 2048 });
+  assert.deepEqual((sent.messages as { content: unknown[] }[])[1].content[0], thinking);
+});
