@@ -3,8 +3,8 @@
 /** A wire protocol a client or an upstream speaks. */
 export type Protocol = "anthropic" | "openai-chat" | "openai-responses" | "gemini";
 
-/** What an upstream can speak: Messages or chat completions (Responses and Gemini clients are always translated). */
-export type UpstreamProtocol = Exclude<Protocol, "openai-responses" | "gemini">;
+/** What an upstream can speak: Messages, chat completions or Gemini (Responses clients are always translated). */
+export type UpstreamProtocol = Exclude<Protocol, "openai-responses">;
 
 /** A JSON object as read off the wire; fields the gateway does not read stay untouched. */
 export type JsonObject = { [key: string]: unknown };

@@ -1,5 +1,5 @@
 /**
- * @module One upstream's config, per kind: an API with a key (Anthropic, OpenAI or compatible), Claude on Amazon
+ * @module One upstream's config, per kind: an API with a key (Anthropic, OpenAI or compatible, Gemini), Claude on Amazon
  * Bedrock, or Claude on Google Vertex AI. Every kind shares the routing, timeout and model keys; a cloud's base URL
  * follows from its region when the config gives none.
  */
@@ -54,7 +54,7 @@ const Betas = z.array(z.string().regex(/^[a-z0-9-]+$/, "must be a beta name such
 
 const KeyedUpstream = z.strictObject({
   ...COMMON,
-  protocol: z.enum(["anthropic", "openai"]),
+  protocol: z.enum(["anthropic", "openai", "gemini"]),
   base_url: BaseUrl,
   api_key_env: EnvName,
 });

@@ -20,6 +20,15 @@ const KIND_BY_NAME: Record<string, ErrorKind> = {
   overloaded: "overloaded",
   timeout_error: "timeout",
   api_error: "upstream",
+  // Google's status names (the Gemini API's `error.status`).
+  INVALID_ARGUMENT: "invalid_request",
+  FAILED_PRECONDITION: "invalid_request",
+  OUT_OF_RANGE: "invalid_request",
+  NOT_FOUND: "not_found",
+  RESOURCE_EXHAUSTED: "rate_limit",
+  UNAVAILABLE: "unavailable",
+  DEADLINE_EXCEEDED: "timeout",
+  INTERNAL: "upstream",
 };
 
 /**
@@ -47,9 +56,9 @@ export function upstreamEventError(message: SseMessage): JsonObject | undefined 
   return named || payload.type === "error" || holder !== payload ? holder : undefined;
 }
 
-/** The kind an upstream error object means: its code, else its type, by name; anything else is `upstream`. */
+/** The kind an upstream error object means: its code, else its type (or Google's status), by name; else `upstream`. */
 function upstreamErrorKind(error: JsonObject): ErrorKind {
-  for (const name of [error.code, error.type]) {
+  for (const name of [error.code, error.type, error.status]) {
     const kind = typeof name === "string" ? KIND_BY_NAME[name] : undefined;
     if (kind) return kind;
   }

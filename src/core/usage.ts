@@ -97,6 +97,24 @@ export function usageFromAnthropic(usage: unknown): TokenCounts {
   };
 }
 
+/**
+ * Reads a Gemini `usageMetadata`: `promptTokenCount` includes the cached tokens (and tool-use prompt tokens count as
+ * prompt too), and thoughts are output the answer's count leaves out.
+ */
+export function usageFromGemini(usage: unknown): TokenCounts {
+  const u = isObject(usage) ? usage : {};
+  const prompt = tokenCount(u.promptTokenCount) + tokenCount(u.toolUsePromptTokenCount);
+  const cacheRead = Math.min(prompt, tokenCount(u.cachedContentTokenCount));
+  const reasoning = tokenCount(u.thoughtsTokenCount);
+  return {
+    input: prompt - cacheRead,
+    output: tokenCount(u.candidatesTokenCount) + reasoning,
+    cacheRead,
+    cacheWrite: 0,
+    reasoning,
+  };
+}
+
 /** Anthropic stream usage is cumulative: the fields a `message_delta` carries replace earlier values. */
 export function mergeAnthropicUsage(previous: TokenCounts, usage: unknown): TokenCounts {
   if (!isObject(usage)) return previous;

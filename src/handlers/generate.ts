@@ -44,10 +44,9 @@ export function generate(protocol: Protocol, operation: Operation, reshape?: (bo
       : { body, size: bytes.byteLength, watch: undefined };
     for (const observer of ctx.deps.observers) await observer.admit?.(exchange, whole, principal);
     // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.
-    if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
-      return estimatedCount(body);
-    }
-    const usable = operation === "count_tokens" ? routes.filter((route) => route.protocol === "anthropic") : routes;
+    const counts = (route: { protocol: string }) => route.protocol === "anthropic" || route.protocol === "gemini";
+    if (operation === "count_tokens" && !routes.some(counts)) return estimatedCount(body);
+    const usable = operation === "count_tokens" ? routes.filter(counts) : routes;
     const responseId = protocol === "openai-responses" ? newResponseId() : undefined;
     // Only a model with a choice of deployments needs to know the request's session; the body as the client sent it
     // still names the response it continues, and only a kept answer can be continued later.

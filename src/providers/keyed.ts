@@ -18,12 +18,15 @@ interface KeyedApi {
   headers(headers: [string, string][], apiKey: string, client: Headers): void;
 }
 
-const APIS: Record<UpstreamProtocol, KeyedApi> = { anthropic, "openai-chat": openai };
+/** The protocols whose paths do not depend on the model (Gemini's do: see gemini.ts). */
+type KeyedProtocol = Exclude<UpstreamProtocol, "gemini">;
+
+const APIS: Record<KeyedProtocol, KeyedApi> = { anthropic, "openai-chat": openai };
 
 /** The upstream a call goes to. */
 export interface Target {
   upstream: Pick<UpstreamConfig, "base_url">;
-  protocol: UpstreamProtocol;
+  protocol: KeyedProtocol;
   /** The upstream's key; undefined when its environment variable is unset. */
   apiKey: string | undefined;
 }

@@ -1,12 +1,13 @@
 /**
  * @module The registry of transports by upstream kind, built once per upstream from its config and the credentials
- * its environment variables name: an API key, AWS credentials or a Bedrock API key, or a Google service-account
+ * its environment variables name: an API key (Anthropic, OpenAI, Gemini), AWS credentials or a Bedrock API key, or a Google service-account
  * key file. An upstream whose credentials are missing or unusable gets no transport, and a reason that names only
  * the variables and files (never a value).
  */
 import type { UpstreamConfig } from "../core/config.ts";
 import { BEDROCK_BETAS, bedrockTransport } from "./bedrock.ts";
 import { parseServiceAccount, serviceAccountTokens } from "./google_token.ts";
+import { geminiTransport } from "./gemini.ts";
 import { keyedTransport } from "./keyed.ts";
 import type { Transport } from "./transport.ts";
 import { VERTEX_BETAS, vertexTransport } from "./vertex.ts";
@@ -43,6 +44,11 @@ function createTransport(upstream: UpstreamConfig, io: TransportIo): Credentiale
       if (!apiKey) return unset(upstream.api_key_env);
       const protocol = upstream.protocol === "openai" ? "openai-chat" : "anthropic";
       return { transport: keyedTransport({ upstream, protocol, apiKey }, io.fetch) };
+    }
+    case "gemini": {
+      const apiKey = io.env(upstream.api_key_env) || undefined;
+      if (!apiKey) return unset(upstream.api_key_env);
+      return { transport: geminiTransport({ baseUrl: upstream.base_url, apiKey }, io.fetch) };
     }
     case "anthropic-bedrock":
       return bedrockFrom(upstream, io);

@@ -271,7 +271,8 @@ export async function finishJson(
  * a count, the count.
  */
 function isAnswer(body: JsonObject, protocol: string, operation: string): boolean {
-  if (operation === "count_tokens") return typeof body.input_tokens === "number";
+  if (operation === "count_tokens") return typeof (body.input_tokens ?? body.totalTokens) === "number";
+  if (protocol === "gemini") return Array.isArray(body.candidates) || isObject(body.promptFeedback);
   return protocol === "anthropic" ? body.type === "message" : Array.isArray(body.choices);
 }
 

@@ -6,6 +6,7 @@ import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { mergeAnthropicUsage, NO_USAGE, tokenCount, type TokenCounts, usageFromAnthropic } from "../core/usage.ts";
 import { geminiToMessagesRequest, thoughtSignatureFor } from "./gemini_request.ts";
+import { throughMessages } from "./compose.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
 import { answerToolId } from "./shared.ts";
@@ -183,18 +184,5 @@ export function geminiViaMessages(ctx: TranslateContext): Translation {
 
 /** Gemini client -> chat upstream: the Gemini request as Messages, then the Messages client's own translation. */
 export function geminiViaChat(ctx: TranslateContext): Translation {
-  const outer = geminiViaMessages(ctx);
-  const inner = messagesViaChat(ctx);
-  return {
-    request: (body) => inner.request(outer.request(body)),
-    response: (body) => outer.response(inner.response(body)),
-    stream() {
-      const first = inner.stream!();
-      const second = outer.stream!();
-      return {
-        next: (message) => first.next(message).flatMap((event) => second.next(event)),
-        end: () => [...first.end().flatMap((event) => second.next(event)), ...second.end()],
-      };
-    },
-  };
+  return throughMessages(geminiViaMessages(ctx), messagesViaChat(ctx));
 }

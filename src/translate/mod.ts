@@ -8,11 +8,12 @@ import { anthropicPassthrough } from "./anthropic_passthrough.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
 import { chatPassthrough } from "./chat_usage.ts";
 import { geminiViaChat, geminiViaMessages } from "./gemini_response.ts";
-import type { Translator } from "./identity.ts";
+import { identity, type Translator } from "./identity.ts";
+import { chatViaGemini, messagesViaGemini, responsesViaGemini } from "./messages_gemini_response.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
 import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
 
-/** Registered translators by "client->upstream" pair; upstreams speak Anthropic Messages or chat completions. */
+/** Registered translators by "client->upstream" pair; upstreams speak Anthropic Messages, chat completions or Gemini. */
 export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {
   "anthropic->openai-chat": messagesViaChat,
   "openai-chat->anthropic": chatViaMessages,
@@ -20,12 +21,17 @@ export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>
   "openai-responses->anthropic": responsesViaMessages,
   "gemini->anthropic": geminiViaMessages,
   "gemini->openai-chat": geminiViaChat,
+  "anthropic->gemini": messagesViaGemini,
+  "openai-chat->gemini": chatViaGemini,
+  "openai-responses->gemini": responsesViaGemini,
 };
 
 /** The translator for a protocol pair, or undefined when the pair is not supported. */
 export function pickTranslator(client: Protocol, upstream: UpstreamProtocol): Translator | undefined {
   if (client === "openai-chat" && upstream === "openai-chat") return chatPassthrough;
   if (client === "anthropic" && upstream === "anthropic") return anthropicPassthrough;
+  // The transport takes the model and the streaming flag out of the body and into the path.
+  if (client === "gemini" && upstream === "gemini") return identity;
   return TRANSLATORS[`${client}->${upstream}`];
 }
 export type { TranslateContext, Translation, Translator } from "./identity.ts";

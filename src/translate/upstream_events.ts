@@ -38,6 +38,12 @@ export function readAnthropicEvent(message: SseMessage): JsonObject {
   return parsePayload(message);
 }
 
+/** A Gemini stream chunk; a `{"error": ...}` event is thrown as the GatewayError it stands for. */
+export function readGeminiChunk(message: SseMessage): JsonObject {
+  throwIfError(message);
+  return parsePayload(message);
+}
+
 /** The end of a translation of an Anthropic stream: nothing more when `message_stop` came, else the cut is an error. */
 export function endAnthropicStream(stopped: boolean): SseMessage[] {
   if (stopped) return [];

@@ -14,6 +14,7 @@ import {
   type TokenCounts,
   usageFromAnthropic,
   usageFromChat,
+  usageFromGemini,
 } from "../core/usage.ts";
 
 /** Collects usage from a stream, event by event. */
@@ -43,20 +44,24 @@ export type StreamState = "open" | "finishing" | "finished" | "errored";
 const TERMINAL: Record<UpstreamProtocol, (message: SseMessage) => boolean> = {
   anthropic: (m) => m.event === "message_stop" || (m.event === undefined && m.data.includes('"message_stop"')),
   "openai-chat": (m) => m.data === "[DONE]",
+  // A Gemini stream simply ends after the chunk with its finishReason.
+  gemini: () => false,
 };
 
 /** Events after which an end of the stream is acceptable though more may follow (chat's finish chunk: some
  * OpenAI-compatible servers end there without usage or [DONE]). */
 const FINISHING: Partial<Record<UpstreamProtocol, (message: SseMessage) => boolean>> = {
   "openai-chat": (m) => /"finish_reason":\s*"/.test(m.data),
+  gemini: (m) => /"finishReason":\s*"/.test(m.data),
 };
 
-const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+const USAGE_OBJECT = /"usage(Metadata)?"\s*:\s*\{/;
 
 /** What the tests above look for, as bytes: usage, errors (named, or in the payload), and the endings. */
 const MARKERS: Record<UpstreamProtocol, readonly ByteMarker[]> = {
   anthropic: ["usage", "error", "message_stop", "response.failed"].map(byteMarker),
   "openai-chat": ["usage", "error", "[DONE]", "finish_reason", "response.failed"].map(byteMarker),
+  gemini: ["usageMetadata", "error", "finishReason"].map(byteMarker),
 };
 
 function parse(data: string): JsonObject | undefined {
@@ -92,6 +97,11 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
       const message = isObject(body.message) ? body.message : body;
       const usage = isObject(message.usage) ? message.usage : body.usage;
       if (isObject(usage)) seen = seen ? mergeAnthropicUsage(seen, check(usage)) : usageFromAnthropic(check(usage));
+      return;
+    }
+    // Each Gemini chunk's usageMetadata stands for the whole answer so far.
+    if (protocol === "gemini") {
+      if (isObject(body.usageMetadata)) seen = usageFromGemini(check(body.usageMetadata));
       return;
     }
     if (isObject(body.usage)) seen = usageFromChat(check(body.usage));

@@ -21,7 +21,7 @@ const CASES = [
   },
   {
     name: "a bad protocol",
-    yaml: BASE.replace("protocol: anthropic", "protocol: gemini"),
+    yaml: BASE.replace("protocol: anthropic", "protocol: grpc"),
     want: /upstreams\[0\]\.protocol/,
   },
   {

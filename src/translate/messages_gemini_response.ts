@@ -1,0 +1,191 @@
+/**
+ * @module Gemini answer -> Anthropic Messages answer, whole and streamed, and the translators of every client onto a
+ * Gemini upstream: Messages directly, chat and Responses through their own Messages translations.
+ */
+import { GatewayError } from "../core/errors.ts";
+import type { SseMessage, StreamStep } from "../core/sse.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
+import { NO_USAGE, tokenCount, type TokenCounts, usageFromGemini } from "../core/usage.ts";
+import { chatViaMessages } from "./chat_messages_response.ts";
+import { throughMessages } from "./compose.ts";
+import type { TranslateContext, Translation } from "./identity.ts";
+import { idWithSignature, messagesToGeminiRequest } from "./messages_gemini_request.ts";
+import { responsesViaMessages } from "./responses_response.ts";
+import { answerToolId, anthropicUsage, type ToolNames, toolNames } from "./shared.ts";
+import { readGeminiChunk } from "./upstream_events.ts";
+
+/** Gemini `finishReason` -> Anthropic `stop_reason` (see docs/protocols.md, "Stop and finish reasons"). */
+export const STOP_BY_FINISH_REASON: Record<string, string> = {
+  STOP: "end_turn",
+  MAX_TOKENS: "max_tokens",
+  SAFETY: "refusal",
+  RECITATION: "refusal",
+  BLOCKLIST: "refusal",
+  PROHIBITED_CONTENT: "refusal",
+  SPII: "refusal",
+  IMAGE_SAFETY: "refusal",
+};
+
+/** The stop reason of an answer: a STOP with calls is a tool-use stop; a blocked prompt is a refusal. */
+function stopOf(finish: unknown, calls: number, blocked: boolean): string {
+  if (blocked) return "refusal";
+  const stop = STOP_BY_FINISH_REASON[String(finish)] ?? "end_turn";
+  return stop === "end_turn" && calls > 0 ? "tool_use" : stop;
+}
+
+/** The first candidate's parts, and whether the prompt itself was blocked. */
+function partsOf(chunk: JsonObject): { parts: JsonObject[]; finish: unknown; blocked: boolean } {
+  const candidate = Array.isArray(chunk.candidates) && isObject(chunk.candidates[0]) ? chunk.candidates[0] : {};
+  const content = isObject(candidate.content) ? candidate.content : {};
+  const parts = Array.isArray(content.parts) ? content.parts.filter(isObject) : [];
+  const blocked = isObject(chunk.promptFeedback) && typeof chunk.promptFeedback.blockReason === "string";
+  return { parts, finish: candidate.finishReason, blocked };
+}
+
+/** The answer's state as parts arrive: blocks in order, thinking only before anything else. */
+interface Builder {
+  ctx: TranslateContext;
+  names: ToolNames;
+  calls: number;
+}
+
+/** A functionCall part as a tool_use block; the part's thought signature rides in the id. */
+function toolUse(part: JsonObject, b: Builder): JsonObject {
+  const call = part.functionCall as JsonObject;
+  const id = idWithSignature(answerToolId(call.id, "toolu", b.ctx, b.calls++), part.thoughtSignature as string);
+  return {
+    type: "tool_use",
+    id,
+    name: b.names.toClient(String(call.name)),
+    input: isObject(call.args) ? call.args : {},
+  };
+}
+
+/** A whole Gemini answer as an Anthropic message. */
+export function geminiToMessagesResponse(body: JsonObject, b: Builder): JsonObject {
+  const { parts, finish, blocked } = partsOf(body);
+  const content: JsonObject[] = [];
+  const thought = parts.filter((p) => p.thought === true).map((p) => String(p.text ?? "")).join("");
+  // Thinking leads the answer, as Anthropic clients require; it has no signature Anthropic could verify.
+  if (thought) content.push({ type: "thinking", thinking: thought, signature: "" });
+  for (const part of parts.filter((p) => p.thought !== true)) {
+    const last = content.at(-1);
+    if (typeof part.text === "string" && part.text) {
+      if (last?.type === "text") last.text = String(last.text) + part.text;
+      else content.push({ type: "text", text: part.text });
+    } else if (isObject(part.functionCall)) content.push(toolUse(part, b));
+  }
+  return {
+    id: `msg_${String(body.responseId ?? b.ctx.requestId)}`,
+    type: "message",
+    role: "assistant",
+    model: b.ctx.model,
+    content,
+    stop_reason: stopOf(finish, b.calls, blocked && parts.length === 0),
+    stop_sequence: null,
+    usage: anthropicUsage(usageFromGemini(body.usageMetadata)),
+  };
+}
+
+function event(data: JsonObject): SseMessage {
+  return { event: String(data.type), data: JSON.stringify(data) };
+}
+
+/** Gemini chunks -> Anthropic events. Gemini ends by closing the stream, so the ending is written at the end. */
+export function geminiToMessagesStream(b: Builder): StreamStep {
+  let started = false;
+  let open: "thinking" | "text" | undefined;
+  let index = -1;
+  let usage: TokenCounts = NO_USAGE;
+  let finish: unknown;
+  let blocked = false;
+  let anything = false;
+  const close = (): SseMessage[] => {
+    if (!open) return [];
+    open = undefined;
+    return [event({ type: "content_block_stop", index })];
+  };
+  const openBlock = (kind: "thinking" | "text"): SseMessage[] => {
+    if (open === kind) return [];
+    const out = close();
+    open = kind;
+    index++;
+    const block = kind === "text" ? { type: "text", text: "" } : { type: "thinking", thinking: "", signature: "" };
+    return [...out, event({ type: "content_block_start", index, content_block: block })];
+  };
+  return {
+    next(message) {
+      const chunk = readGeminiChunk(message);
+      const out: SseMessage[] = [];
+      if (isObject(chunk.usageMetadata)) usage = usageFromGemini(chunk.usageMetadata);
+      if (!started) {
+        started = true;
+        const id = `msg_${String(chunk.responseId ?? b.ctx.requestId)}`;
+        const msg = { id, type: "message", role: "assistant", model: b.ctx.model, content: [], stop_reason: null };
+        out.push(event({ type: "message_start", message: { ...msg, usage: anthropicUsage(usage) } }));
+      }
+      const parts = partsOf(chunk);
+      if (parts.finish) finish = parts.finish;
+      blocked ||= parts.blocked;
+      for (const part of parts.parts) {
+        if (part.thought === true) {
+          // Thinking after the answer has begun would come too late for Anthropic clients; it is left out.
+          if (anything || typeof part.text !== "string" || !part.text) continue;
+          out.push(...openBlock("thinking"));
+          out.push(
+            event({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: part.text } }),
+          );
+        } else if (typeof part.text === "string" && part.text) {
+          anything = true;
+          out.push(...openBlock("text"));
+          out.push(event({ type: "content_block_delta", index, delta: { type: "text_delta", text: part.text } }));
+        } else if (isObject(part.functionCall)) {
+          anything = true;
+          out.push(...close());
+          const { input, ...block } = toolUse(part, b);
+          index++;
+          out.push(event({ type: "content_block_start", index, content_block: { ...block, input: {} } }));
+          const delta = { type: "input_json_delta", partial_json: JSON.stringify(input) };
+          out.push(event({ type: "content_block_delta", index, delta }), event({ type: "content_block_stop", index }));
+        }
+      }
+      return out;
+    },
+    end() {
+      if (finish === undefined && !blocked) {
+        throw new GatewayError("upstream", "Upstream stream ended before its finishReason");
+      }
+      return [
+        ...close(),
+        event({
+          type: "message_delta",
+          delta: { stop_reason: stopOf(finish, b.calls, blocked && !anything), stop_sequence: null },
+          usage: anthropicUsage(usage),
+        }),
+        event({ type: "message_stop" }),
+      ];
+    },
+  };
+}
+
+/** Anthropic client -> Gemini upstream. */
+export function messagesViaGemini(ctx: TranslateContext): Translation {
+  const builder: Builder = { ctx, names: toolNames(), calls: 0 };
+  const counting = ctx.operation === "count_tokens";
+  return {
+    request: (body) => messagesToGeminiRequest(body, ctx, builder.names),
+    response: (body) =>
+      counting ? { input_tokens: tokenCount(body.totalTokens) } : geminiToMessagesResponse(body, builder),
+    stream: () => geminiToMessagesStream(builder),
+  };
+}
+
+/** Chat client -> Gemini upstream. */
+export function chatViaGemini(ctx: TranslateContext): Translation {
+  return throughMessages(chatViaMessages(ctx), messagesViaGemini(ctx));
+}
+
+/** Responses client -> Gemini upstream. */
+export function responsesViaGemini(ctx: TranslateContext): Translation {
+  return throughMessages(responsesViaMessages(ctx), messagesViaGemini(ctx));
+}
