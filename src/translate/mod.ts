@@ -1,7 +1,8 @@
 /**
  * @module The registry of translators keyed by protocol pair ("client->upstream"). Same-protocol pairs pass
  * through (identity.ts); chat-to-chat also asks streams for usage so tokens are counted (chat_usage.ts), and
- * Messages-to-Anthropic drops thinking without a signature (anthropic_passthrough.ts).
+ * Messages-to-Anthropic drops thinking without a signature (anthropic_passthrough.ts). Pairs without a translator of
+ * their own go through Messages (compose.ts).
  */
 import type { Protocol, UpstreamProtocol } from "../core/types.ts";
 import { anthropicPassthrough } from "./anthropic_passthrough.ts";
