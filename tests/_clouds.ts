@@ -22,7 +22,10 @@ export interface Clouds extends AsyncDisposable {
   post(path: string, body: unknown, headers?: HeadersInit): Promise<Response>;
 }
 
-/** Options: the clock both the gateway and the fakes read, the fake Vertex's token lifetime, more gateway options. */
+/**
+ * Options: the clock both the gateway and the fakes read, the fake Vertex's token lifetime, more gateway options
+ * (`{vertex}` in `extraUpstreams` stands for the fake Vertex's URL).
+ */
 export interface CloudOptions extends StartOptions {
   clock?: { now: number };
   vertex?: FakeVertexOptions;
@@ -59,7 +62,7 @@ export async function startClouds(options: CloudOptions = {}): Promise<Clouds> {
   - { name: vertex, protocol: anthropic-vertex, project: ${vertex.project}, region: ${vertex.region},
       base_url: "${vertex.url}", timeout_ms: 5000,
       models: [{ id: claude-vertex, upstream_id: "${VERTEX_MODEL}" }, { id: claude-both, upstream_id: "${VERTEX_MODEL}" }] }
-${options.extraUpstreams ?? ""}`,
+${(options.extraUpstreams ?? "").replaceAll("{vertex}", vertex.url)}`,
     extraGroups: `  - { name: cloud, listing: auto, models: [claude-bedrock, claude-vertex, claude-both] }
 ${options.extraGroups ?? ""}`,
   });

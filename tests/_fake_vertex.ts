@@ -6,6 +6,7 @@
  * `model`, and known betas. A service-account key file for it is written to a temporary directory.
  */
 import { type CloudAnswer, defaultAnswer } from "./_cloud_answers.ts";
+import type { Responder } from "./_fake_upstream.ts";
 
 /** A model request as the fake saw it, once it passed the checks. */
 export interface VertexRequest {
@@ -52,6 +53,8 @@ export interface FakeVertex extends AsyncDisposable {
   answer: (seen: VertexRequest) => CloudAnswer;
   /** While true, every model request is refused as unauthenticated, as with a disabled service account. */
   refuseAllTokens?: boolean;
+  /** Answers Gemini model requests (`publishers/google`) once their token passed; none: they are 404. */
+  gemini?: Responder;
   /** A token-endpoint failure to give instead of a token, while set. */
   tokenFailure?: { status: number; error: string };
 }
@@ -61,6 +64,9 @@ const KEY_ID = "fake-key-id-0001";
 const SCOPE = "https://www.googleapis.com/auth/cloud-platform";
 const MODEL_PATH =
   /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/;
+
+const GEMINI_PATH =
+  /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
 
 /** One RSA key for every fake in a test run: generating one takes a noticeable fraction of a second. */
 const SERVICE_ACCOUNT_KEY = crypto.subtle.generateKey(
@@ -141,7 +147,7 @@ export async function fakeVertex(options: FakeVertexOptions = {}): Promise<FakeV
   }
 
   async function predict(req: Request, url: URL): Promise<Response> {
-    const match = url.pathname.match(MODEL_PATH);
+    const match = url.pathname.match(MODEL_PATH) ?? (fake.gemini ? url.pathname.match(GEMINI_PATH) : null);
     if (!match) return googleError(404, "NOT_FOUND", "The requested URL was not found on this server.");
     const token = (req.headers.get("authorization") ?? "").replace(/^Bearer /, "");
     const expiry = issued.get(token);
@@ -150,6 +156,11 @@ export async function fakeVertex(options: FakeVertexOptions = {}): Promise<FakeV
       return googleError(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.");
     }
     const [, projectId, location, model, method] = match;
+    if (projectId === project && location === region && GEMINI_PATH.test(url.pathname)) {
+      const body = await req.json().catch(() => undefined);
+      const seen = { method: "POST", path: url.pathname, search: url.search, headers: req.headers, body, raw: "" };
+      return await fake.gemini!({ ...seen, closed: Promise.resolve() }, req);
+    }
     if (projectId !== project || location !== region) {
       return googleError(403, "PERMISSION_DENIED", `Permission denied on resource project ${projectId}.`);
     }

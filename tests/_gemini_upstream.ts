@@ -92,12 +92,14 @@ function badKeyword(schema: unknown, path: string): string | undefined {
 }
 
 /** What the real API checks of a request, as a refusal, or undefined when it passes. */
-function check(seen: SeenRequest, given: Set<string>): Response | undefined {
-  if (seen.headers.get("x-goog-api-key") !== GEMINI_KEY) {
+function check(seen: SeenRequest, given: Set<string>, vertex: boolean): Response | undefined {
+  // Vertex takes the service account's token instead, which its fake has checked already.
+  if (!vertex && seen.headers.get("x-goog-api-key") !== GEMINI_KEY) {
     return refuse("API key not valid. Please pass a valid API key.", 400);
   }
   const body = seen.body ?? {};
-  const request = seen.path.endsWith(":countTokens") ? (body.generateContentRequest ?? body) as Obj : body;
+  // The Gemini API's countTokens takes the request wrapped; Vertex's takes its fields themselves.
+  const request = seen.path.endsWith(":countTokens") && !vertex ? body.generateContentRequest as Obj ?? {} : body;
   for (const key of Object.keys(request)) {
     if (!BODY_FIELDS.has(key) && key !== "model") return refuse(`Invalid JSON payload received. Unknown name "${key}"`);
   }
@@ -138,12 +140,12 @@ function check(seen: SeenRequest, given: Set<string>): Response | undefined {
   return undefined;
 }
 
-/** A Gemini upstream that answers `turns` in order (the last one again when they run out). */
-export function geminiResponder(turns: GeminiTurn[]): Responder {
+/** A Gemini upstream that answers `turns` in order (the last one again when they run out); on Vertex with `vertex`. */
+export function geminiResponder(turns: GeminiTurn[], vertex = false): Responder {
   const given = new Set<string>();
   let next = 0;
   return (seen) => {
-    const refused = check(seen, given);
+    const refused = check(seen, given, vertex);
     if (refused) return refused;
     if (seen.path.endsWith(":countTokens")) return Response.json({ totalTokens: 42 });
     const turn = turns[Math.min(next++, turns.length - 1)];

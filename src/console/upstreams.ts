@@ -65,6 +65,7 @@ function credentialsOf(up: UpstreamConfig): string[] {
     case "anthropic-bedrock":
       return up.api_key_env ? [up.api_key_env] : [up.aws_access_key_id_env, up.aws_secret_access_key_env];
     case "anthropic-vertex":
+    case "gemini-vertex":
       return [up.credentials_file_env];
     default:
       return [up.api_key_env];

@@ -1,6 +1,6 @@
 /**
  * @module One upstream's config, per kind: an API with a key (Anthropic, OpenAI or compatible, Gemini), Claude on Amazon
- * Bedrock, or Claude on Google Vertex AI. Every kind shares the routing, timeout and model keys; a cloud's base URL
+ * Bedrock, or Claude or Gemini on Google Vertex AI. Every kind shares the routing, timeout and model keys; a cloud's base URL
  * follows from its region when the config gives none.
  */
 import { z } from "zod";
@@ -75,16 +75,25 @@ const BedrockUpstream = z.strictObject({
   base_url: upstream.base_url ?? `https://bedrock-runtime.${upstream.region}.amazonaws.com`,
 }));
 
-const VertexUpstream = z.strictObject({
-  ...COMMON,
-  protocol: z.literal("anthropic-vertex"),
+/** Where a Vertex upstream is and whose service account reaches it. */
+const VERTEX = {
   project: PathPart,
   region: PathPart,
   base_url: BaseUrl.optional(),
   /** The variable that names a service-account key file. */
   credentials_file_env: EnvName.default("GOOGLE_APPLICATION_CREDENTIALS"),
+};
+
+const VertexUpstream = z.strictObject({
+  ...COMMON,
+  ...VERTEX,
+  protocol: z.literal("anthropic-vertex"),
   betas: Betas.optional(),
 }).transform((upstream) => ({ ...upstream, base_url: upstream.base_url ?? vertexBaseUrl(upstream.region) }));
+
+/** Gemini on Vertex AI: the same service account and endpoint, Google's own models. */
+const GeminiVertexUpstream = z.strictObject({ ...COMMON, ...VERTEX, protocol: z.literal("gemini-vertex") })
+  .transform((upstream) => ({ ...upstream, base_url: upstream.base_url ?? vertexBaseUrl(upstream.region) }));
 
 /** Vertex's endpoint for a region: the global one, a multi-region one ("us", "eu"), or the region's own. */
 function vertexBaseUrl(region: string): string {
@@ -94,7 +103,12 @@ function vertexBaseUrl(region: string): string {
 }
 
 /** One upstream, by the protocol it is reached with. */
-export const UpstreamSchema = z.discriminatedUnion("protocol", [KeyedUpstream, BedrockUpstream, VertexUpstream]);
+export const UpstreamSchema = z.discriminatedUnion("protocol", [
+  KeyedUpstream,
+  BedrockUpstream,
+  VertexUpstream,
+  GeminiVertexUpstream,
+]);
 
 /** One upstream as configured, with defaults applied and its base URL known. */
 export type UpstreamConfig = z.infer<typeof UpstreamSchema>;

@@ -10,9 +10,12 @@ import type { Transport, TransportCall } from "./transport.ts";
 export function geminiRequest(
   baseUrl: string,
   call: Pick<TransportCall, "operation" | "upstreamModel" | "body" | "requestId">,
+  /** Vertex's countTokens takes the request's fields themselves; the Gemini API's takes them wrapped. */
+  countWrapped = true,
 ): { url: string; body: JsonObject } {
   const { model: _model, stream, ...rest } = call.body;
   const resource = `${baseUrl}/models/${encodeURIComponent(call.upstreamModel)}`;
+  if (call.operation === "count_tokens" && !countWrapped) return { url: `${resource}:countTokens`, body: rest };
   if (call.operation === "count_tokens") {
     // countTokens takes the whole request (so tools and the system instruction count) under generateContentRequest.
     return {

@@ -8,6 +8,7 @@ import type { UpstreamConfig } from "../core/config.ts";
 import { BEDROCK_BETAS, bedrockTransport } from "./bedrock.ts";
 import { parseServiceAccount, serviceAccountTokens } from "./google_token.ts";
 import { geminiTransport } from "./gemini.ts";
+import { geminiVertexTransport } from "./gemini_vertex.ts";
 import { keyedTransport } from "./keyed.ts";
 import type { Transport } from "./transport.ts";
 import { VERTEX_BETAS, vertexTransport } from "./vertex.ts";
@@ -53,6 +54,7 @@ function createTransport(upstream: UpstreamConfig, io: TransportIo): Credentiale
     case "anthropic-bedrock":
       return bedrockFrom(upstream, io);
     case "anthropic-vertex":
+    case "gemini-vertex":
       return vertexFrom(upstream, io);
   }
 }
@@ -88,7 +90,7 @@ function bedrockFrom(
 
 /** Vertex with the service account of the key file the config's variable names; the file is read once, here. */
 function vertexFrom(
-  upstream: Extract<UpstreamConfig, { protocol: "anthropic-vertex" }>,
+  upstream: Extract<UpstreamConfig, { protocol: "anthropic-vertex" | "gemini-vertex" }>,
   io: TransportIo,
 ): Credentialed {
   const variable = upstream.credentials_file_env;
@@ -108,9 +110,9 @@ function vertexFrom(
     baseUrl: upstream.base_url,
     project: upstream.project,
     region: upstream.region,
-    betas: upstream.betas ?? VERTEX_BETAS,
     tokens,
     privateKey: account.private_key,
   };
-  return { transport: vertexTransport(settings, io) };
+  if (upstream.protocol === "gemini-vertex") return { transport: geminiVertexTransport(settings, io) };
+  return { transport: vertexTransport({ ...settings, betas: upstream.betas ?? VERTEX_BETAS }, io) };
 }

@@ -84,44 +84,50 @@ export function vertexTransport(settings: VertexSettings, deps: VertexDeps): Tra
     return { url: `${models}/${model}:${method}`, body: { ...rest, anthropic_version: VERTEX_VERSION }, betas };
   }
 
-  async function token(signal: AbortSignal): Promise<string> {
-    try {
-      return await settings.tokens.token(signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      const reason = err instanceof Error ? err.message : "unknown failure";
-      throw new GatewayError("upstream", `Upstream "${settings.name}" could not get an access token: ${reason}`);
-    }
-  }
-
-  async function post(call: TransportCall): Promise<Response> {
-    const { url, body, betas } = request(call);
-    const bytes = JSON.stringify(body);
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    if (betas.length > 0) headers["anthropic-beta"] = betas.join(",");
-    // A 401 means the token went bad before its time (revoked, or a clock that drifted): one fresh token, one retry.
-    for (let attempt = 0;; attempt++) {
-      const access = await token(call.signal);
-      const res = await deps.fetch(url, {
-        method: "POST",
-        headers: { ...headers, authorization: `Bearer ${access}` },
-        body: bytes,
-        signal: call.signal,
-      });
-      if (res.status !== 401 || attempt > 0) return res;
-      await res.body?.cancel();
-      settings.tokens.invalidate(access);
-      deps.log({ request_id: call.requestId, event: "token_refused", upstream: settings.name });
-    }
-  }
-
   return {
     async send(call) {
-      const res = await post(call);
+      const { url, body, betas } = request(call);
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (betas.length > 0) headers["anthropic-beta"] = betas.join(",");
+      const res = await vertexPost(settings, deps, { call, url, body, headers });
       // Counting is offered in some regions and for some models only.
       const estimate = call.operation === "count_tokens" ? await estimateIfCountRefused(res, call, note) : undefined;
       return estimate ?? await vertexAnswer(res);
     },
     secrets: () => [settings.privateKey, ...settings.tokens.current()],
   };
+}
+
+/** A POST to Vertex with the service account's access token; `headers` are the request's others. */
+export async function vertexPost(
+  settings: Pick<VertexSettings, "name" | "tokens">,
+  deps: VertexDeps,
+  request: { call: TransportCall; url: string; body: JsonObject; headers: Record<string, string> },
+): Promise<Response> {
+  const { call, url, headers } = request;
+  const bytes = JSON.stringify(request.body);
+  // A 401 means the token went bad before its time (revoked, or a clock that drifted): one fresh token, one retry.
+  for (let attempt = 0;; attempt++) {
+    const access = await accessToken(settings, call.signal);
+    const res = await deps.fetch(url, {
+      method: "POST",
+      headers: { ...headers, authorization: `Bearer ${access}` },
+      body: bytes,
+      signal: call.signal,
+    });
+    if (res.status !== 401 || attempt > 0) return res;
+    await res.body?.cancel();
+    settings.tokens.invalidate(access);
+    deps.log({ request_id: call.requestId, event: "token_refused", upstream: settings.name });
+  }
+}
+
+async function accessToken(settings: Pick<VertexSettings, "name" | "tokens">, signal: AbortSignal): Promise<string> {
+  try {
+    return await settings.tokens.token(signal);
+  } catch (err) {
+    if (signal.aborted) throw err;
+    const reason = err instanceof Error ? err.message : "unknown failure";
+    throw new GatewayError("upstream", `Upstream "${settings.name}" could not get an access token: ${reason}`);
+  }
 }

@@ -54,6 +54,7 @@ const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], UpstreamProtocol> = 
   gemini: "gemini",
   "anthropic-bedrock": "anthropic",
   "anthropic-vertex": "anthropic",
+  "gemini-vertex": "gemini",
 };
 
 /** Options for {@linkcode buildRouteTable}. */

@@ -169,15 +169,16 @@ function yamlBlocks(markdown: string): string[] {
 
 Deno.test("docs/clouds.md: every config example parses as written (snippets inside a minimal config)", () => {
   const blocks = yamlBlocks(Deno.readTextFileSync(new URL("../../docs/clouds.md", import.meta.url)));
-  assert.equal(blocks.length, 3);
+  assert.equal(blocks.length, 4);
   const whole = parseConfig(blocks[0], "clouds.md");
   assert.deepEqual(whole.upstreams.map((u) => u.protocol), ["anthropic", "anthropic-bedrock", "anthropic-vertex"]);
   for (const snippet of blocks.slice(1)) {
+    const model = /\{ id: ([\w.-]+)/.exec(snippet)![1];
     const parsed = parseConfig(
-      `upstreams:\n${snippet}groups: [{ name: g, listing: auto, models: [claude-sonnet-4-5] }]\n`,
+      `upstreams:\n${snippet}groups: [{ name: g, listing: auto, models: [${model}] }]\n`,
       "clouds.md",
     );
-    assert.match(parsed.upstreams[0].protocol, /^anthropic-(bedrock|vertex)$/);
+    assert.match(parsed.upstreams[0].protocol, /^(anthropic-(bedrock|vertex)|gemini-vertex)$/);
   }
 });
 
