@@ -35,6 +35,15 @@ function systemText(system: unknown): string {
   return parts.filter(isObject).map((p) => typeof p.text === "string" ? p.text : "").filter(Boolean).join("\n");
 }
 
+/** Base64 text as UTF-8, or undefined when it is not base64. */
+function decodeBase64Text(data: string): string | undefined {
+  try {
+    return new TextDecoder().decode(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
+  } catch {
+    return undefined;
+  }
+}
+
 /** An inline or referenced file as an Anthropic block, or undefined when Anthropic cannot take it. */
 function mediaBlock(part: JsonObject, path: string, ctx: TranslateContext): JsonObject | undefined {
   if (isObject(part.inlineData)) {
@@ -47,7 +56,8 @@ function mediaBlock(part: JsonObject, path: string, ctx: TranslateContext): Json
       return { type: "document", source: { type: "base64", media_type: mimeType, data } };
     }
     if (mimeType.startsWith("text/")) {
-      const text = new TextDecoder().decode(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
+      const text = decodeBase64Text(data);
+      if (text === undefined) throw unsupported(`${path}.inlineData.data`, "is not base64");
       return { type: "document", source: { type: "text", media_type: "text/plain", data: text } };
     }
   } else if (isObject(part.fileData) && typeof part.fileData.fileUri === "string") {

@@ -318,3 +318,20 @@ Deno.test("a tool loop with thinking keeps its thinking when the client sends ba
   assert.deepEqual(sent.thinking, { type: "enabled", budget_tokens: 2048 });
   assert.deepEqual((sent.messages as { content: unknown[] }[])[1].content[0], thinking);
 });
+
+Deno.test("an inline text file becomes a document; one that is not base64 is a 400 naming it", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(ANTH, () => jsonReply(JSON.parse(fixture("anthropic/text.json"))));
+  await using gw = await startGateway(upstream.url);
+  const part = (data: string) => ({
+    contents: [{ role: "user", parts: [{ inlineData: { mimeType: "text/plain", data } }, { text: "Summarise." }] }],
+  });
+  const ok = await gemini(gw, "/v1beta/models/claude-test:generateContent", part(btoa("Notes.")));
+  assert.equal(ok.status, 200);
+  await ok.body?.cancel();
+  const sent = (upstream.requests[0].body!.messages as { content: unknown[] }[])[0].content[0];
+  assert.deepEqual(sent, { type: "document", source: { type: "text", media_type: "text/plain", data: "Notes." } });
+  const bad = await gemini(gw, "/v1beta/models/claude-test:generateContent", part("%%%"));
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).error.message, /^contents\[0\]\.parts\[0\]\.inlineData\.data: is not base64/);
+});
