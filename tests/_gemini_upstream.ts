@@ -140,15 +140,18 @@ function check(seen: SeenRequest, given: Set<string>, vertex: boolean): Response
   return undefined;
 }
 
-/** A Gemini upstream that answers `turns` in order (the last one again when they run out); on Vertex with `vertex`. */
-export function geminiResponder(turns: GeminiTurn[], vertex = false): Responder {
+/**
+ * A Gemini upstream that answers `turns` in order (the last one again when they run out), or what `turns` makes of
+ * each request; on Vertex with `vertex`.
+ */
+export function geminiResponder(turns: GeminiTurn[] | ((body: Obj) => GeminiTurn), vertex = false): Responder {
   const given = new Set<string>();
   let next = 0;
   return (seen) => {
     const refused = check(seen, given, vertex);
     if (refused) return refused;
     if (seen.path.endsWith(":countTokens")) return Response.json({ totalTokens: 42 });
-    const turn = turns[Math.min(next++, turns.length - 1)];
+    const turn = typeof turns === "function" ? turns(seen.body ?? {}) : turns[Math.min(next++, turns.length - 1)];
     for (const part of turn.parts) if (typeof part.thoughtSignature === "string") given.add(part.thoughtSignature);
     const usageMetadata = turn.usageMetadata ?? { promptTokenCount: 20, candidatesTokenCount: 5, totalTokenCount: 25 };
     const finishReason = turn.finishReason ?? "STOP";

@@ -1,0 +1,83 @@
+/**
+ * @module The real Claude Code, non-interactive, through the gateway onto a Gemini upstream (the fake Gemini API on
+ * 127.0.0.1, which refuses what the real one refuses): it completes a read-a-file tool loop. It runs when
+ * MODELGATE_CLAUDE_CODE names Claude Code's executable (`npm install @anthropic-ai/claude-code`), skipped otherwise.
+ */
+import assert from "node:assert/strict";
+import { fakeUpstream } from "../_fake_upstream.ts";
+import { GEMINI_KEY, geminiResponder, type GeminiTurn, geminiUpstreamYaml } from "../_gemini_upstream.ts";
+import { startGateway } from "../_helpers.ts";
+
+const CLI = Deno.env.get("MODELGATE_CLAUDE_CODE");
+
+type Obj = Record<string, unknown>;
+
+/** The model: read the notes file the prompt names with Claude Code's Read tool, then say what it holds. */
+function model(body: Obj): GeminiTurn {
+  const contents = body.contents as { role: string; parts: Obj[] }[];
+  const answered = contents.at(-1)!.parts.find((p) => p.functionResponse)?.functionResponse as Obj | undefined;
+  if (answered) return { parts: [{ text: `It says: ${JSON.stringify(answered.response)}` }] };
+  const asked = /(\/[^\s"\\]+\/notes\.txt)/.exec(JSON.stringify(contents[0]))?.[1];
+  const tools = ((body.tools as Obj[] | undefined)?.[0]?.functionDeclarations ?? []) as Obj[];
+  if (!asked || !tools.some((t) => t.name === "Read")) return { parts: [{ text: "OK." }] };
+  const call = { functionCall: { name: "Read", args: { file_path: asked } }, thoughtSignature: "Y2Mtc2lnLTE=" };
+  return { parts: [{ text: "Reading it." }, call] };
+}
+
+Deno.test({
+  name: "Claude Code completes a read-a-file tool loop through the gateway on a Gemini model",
+  ignore: !CLI,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/notes.txt`, "The launch code is PLUM-42.\n");
+      await using upstream = fakeUpstream();
+      const gemini = geminiResponder(model);
+      upstream.routes.set("POST /gem/v1beta/models/gemini-test:generateContent", gemini);
+      upstream.routes.set("POST /gem/v1beta/models/gemini-test:streamGenerateContent", gemini);
+      upstream.routes.set("POST /gem/v1beta/models/gemini-test:countTokens", gemini);
+      await using gw = await startGateway(upstream.url, {
+        ...geminiUpstreamYaml(upstream.url),
+        env: { TEST_GEMINI_KEY: GEMINI_KEY },
+      });
+      const token = (await gw.store.createToken({ group: "gem" })).secret;
+      const out = await new Deno.Command(CLI!, {
+        args: [
+          "-p",
+          `Read ${dir}/notes.txt and tell me what it says.`,
+          "--model",
+          "gemini-test",
+          "--allowedTools",
+          "Read",
+        ],
+        cwd: dir,
+        clearEnv: true,
+        env: {
+          HOME: dir,
+          PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+          ANTHROPIC_BASE_URL: gw.url,
+          ANTHROPIC_API_KEY: token,
+          ANTHROPIC_SMALL_FAST_MODEL: "gemini-test",
+          ANTHROPIC_DEFAULT_HAIKU_MODEL: "gemini-test",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          DISABLE_AUTOUPDATER: "1",
+        },
+        stdout: "piped",
+        stderr: "piped",
+        signal: AbortSignal.timeout(120_000),
+      }).output();
+      const text = new TextDecoder().decode(out.stdout);
+      const refusals = upstream.requests.filter((r) => r.path.includes("gemini-test")).length;
+      assert.equal(out.code, 0, `${text}\n${new TextDecoder().decode(out.stderr).slice(-2000)}\n${refusals}`);
+      assert.match(text, /PLUM-42/);
+      // The second turn carried Gemini's own signature back on the call, not the stand-in.
+      const signed = upstream.requests.some((r) =>
+        JSON.stringify(r.body ?? {}).includes('"thoughtSignature":"Y2Mtc2lnLTE="') &&
+        JSON.stringify(r.body ?? {}).includes("functionResponse")
+      );
+      assert.ok(signed, "the tool loop's second turn carried the thought signature");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
