@@ -1,0 +1,80 @@
+/**
+ * @module The real Codex CLI, non-interactive, through the gateway's Responses API onto a Gemini upstream (the fake
+ * Gemini API on 127.0.0.1): it runs a command to read a file and answers from its output. It runs when
+ * MODELGATE_CODEX names Codex's executable (`npm install @openai/codex`), and is skipped otherwise.
+ */
+import assert from "node:assert/strict";
+import { fakeUpstream } from "../_fake_upstream.ts";
+import { GEMINI_KEY, geminiResponder, type GeminiTurn, geminiUpstreamYaml } from "../_gemini_upstream.ts";
+import { startGateway } from "../_helpers.ts";
+
+const CLI = Deno.env.get("MODELGATE_CODEX");
+
+type Obj = Record<string, unknown>;
+
+/** The model: `cat` the notes file the prompt names with Codex's exec_command, then say what it holds. */
+function model(body: Obj): GeminiTurn {
+  const contents = body.contents as { role: string; parts: Obj[] }[];
+  const answered = contents.at(-1)!.parts.find((p) => p.functionResponse)?.functionResponse as Obj | undefined;
+  if (answered) return { parts: [{ text: `It says: ${JSON.stringify(answered.response)}` }] };
+  const asked = /(\/[^\s"\\]+\/notes\.txt)/.exec(JSON.stringify(contents.at(-1)))?.[1];
+  const tools = ((body.tools as Obj[] | undefined)?.[0]?.functionDeclarations ?? []) as Obj[];
+  if (!asked || !tools.some((t) => t.name === "exec_command")) return { parts: [{ text: "OK." }] };
+  const call = { functionCall: { name: "exec_command", args: { cmd: `cat ${asked}` } }, thoughtSignature: "Y3gtMQ==" };
+  return { parts: [call] };
+}
+
+Deno.test({
+  name: "Codex runs a command and answers from its output through the gateway on a Gemini model",
+  ignore: !CLI,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/notes.txt`, "The launch code is PLUM-42.\n");
+      await using upstream = fakeUpstream();
+      const gemini = geminiResponder(model);
+      upstream.routes.set("POST /gem/v1beta/models/gemini-test:generateContent", gemini);
+      upstream.routes.set("POST /gem/v1beta/models/gemini-test:streamGenerateContent", gemini);
+      await using gw = await startGateway(upstream.url, {
+        ...geminiUpstreamYaml(upstream.url),
+        env: { TEST_GEMINI_KEY: GEMINI_KEY },
+      });
+      const token = (await gw.store.createToken({ group: "gem" })).secret;
+      await Deno.mkdir(`${dir}/.codex`);
+      await Deno.writeTextFile(
+        `${dir}/.codex/config.toml`,
+        `model = "gemini-test"\nmodel_provider = "modelgate"\n\n[model_providers.modelgate]\nname = "modelgate"\n` +
+          `base_url = "${gw.url}/v1"\nenv_key = "MODELGATE_TOKEN"\nwire_api = "responses"\n`,
+      );
+      const out = await new Deno.Command(CLI!, {
+        args: [
+          "exec",
+          "--skip-git-repo-check",
+          "--dangerously-bypass-approvals-and-sandbox",
+          `Print the contents of ${dir}/notes.txt and tell me what it says.`,
+        ],
+        cwd: dir,
+        clearEnv: true,
+        env: {
+          HOME: dir,
+          CODEX_HOME: `${dir}/.codex`,
+          PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+          MODELGATE_TOKEN: token,
+        },
+        stdout: "piped",
+        stderr: "piped",
+        signal: AbortSignal.timeout(120_000),
+      }).output();
+      const text = new TextDecoder().decode(out.stdout);
+      assert.equal(out.code, 0, `${text}\n${new TextDecoder().decode(out.stderr).slice(-3000)}`);
+      assert.match(text, /PLUM-42/);
+      const signed = upstream.requests.some((r) =>
+        JSON.stringify(r.body ?? {}).includes('"thoughtSignature":"Y3gtMQ=="') &&
+        JSON.stringify(r.body ?? {}).includes("functionResponse")
+      );
+      assert.ok(signed, "the tool loop's second turn carried the thought signature");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
