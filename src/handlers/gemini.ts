@@ -106,7 +106,7 @@ async function countTokens(req: Request, ctx: RequestContext, model: string): Pr
   const res = await generate("gemini", "count_tokens", withModel(model, false, true))(req, ctx);
   if (!res.ok) return res;
   const body = await res.json();
-  if (isObject(body) && "totalTokens" in body) return json(body, { headers: res.headers });
+  if (isObject(body) && "totalTokens" in body) return json(body);
   return json({ totalTokens: tokenCount(isObject(body) ? body.input_tokens : 0) });
 }
 

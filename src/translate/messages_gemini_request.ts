@@ -41,8 +41,11 @@ function userPart(block: JsonObject, ctx: TranslateContext): JsonObject | undefi
   return undefined;
 }
 
-/** A tool_result as a functionResponse, named after the call it answers. */
-function functionResponse(block: JsonObject, calls: Map<string, string>): JsonObject {
+/** A tool_result as a functionResponse, named after the call it answers; only its text crosses. */
+function functionResponse(block: JsonObject, calls: Map<string, string>, ctx: TranslateContext): JsonObject {
+  if (Array.isArray(block.content) && block.content.some((part) => isObject(part) && part.type !== "text")) {
+    logDrop(ctx, { field: "content.tool_result.content", reason: "function responses carry text only" });
+  }
   const text = joinText(block.content);
   const name = calls.get(String(block.tool_use_id)) ?? "unknown_function";
   return { functionResponse: { name, response: block.is_error === true ? { error: text } : { output: text } } };
@@ -76,7 +79,7 @@ function contentsOf(messages: unknown, ctx: TranslateContext, names: ToolNames):
       } else if (model) {
         // Thinking from an upstream cannot be verified by Gemini: its own state travels in the signatures.
         continue;
-      } else if (block.type === "tool_result") parts.push(functionResponse(block, calls));
+      } else if (block.type === "tool_result") parts.push(functionResponse(block, calls, ctx));
       else {
         const part = userPart(block, ctx);
         if (part) parts.push(part);
