@@ -335,3 +335,22 @@ Deno.test("an inline text file becomes a document; one that is not base64 is a 4
   assert.equal(bad.status, 400);
   assert.match((await bad.json()).error.message, /^contents\[0\]\.parts\[0\]\.inlineData\.data: is not base64/);
 });
+
+Deno.test("the gateway's own limits answer a Gemini client RESOURCE_EXHAUSTED with how long to wait", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(ANTH, () => jsonReply(JSON.parse(fixture("anthropic/text.json"))));
+  await using gw = await startGateway(upstream.url, {
+    extraGroups: "  - { name: capped, listing: anthropic, models: [claude-test], limits: { requests_per_minute: 1 } }",
+  });
+  const token = (await gw.store.createToken({ group: "capped" })).secret;
+  const path = "/v1beta/models/claude-test:generateContent";
+  const first = await gemini(gw, path, { contents: ASK.contents }, { "x-goog-api-key": token });
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
+  const second = await gemini(gw, path, { contents: ASK.contents }, { "x-goog-api-key": token });
+  assert.equal(second.status, 429);
+  const error = (await second.json()).error;
+  assert.equal(error.status, "RESOURCE_EXHAUSTED");
+  assert.match(error.details[0].retryDelay, /^\d+s$/);
+  assert.equal(upstream.requests.length, 1);
+});
