@@ -354,3 +354,15 @@ Deno.test("the gateway's own limits answer a Gemini client RESOURCE_EXHAUSTED wi
   assert.match(error.details[0].retryDelay, /^\d+s$/);
   assert.equal(upstream.requests.length, 1);
 });
+
+Deno.test("a stream that fails after its start ends with Google's error: an SSE event, or the array's last element", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(ANTH, () => sseReply(fixture("anthropic/error_mid.sse")));
+  await using gw = await startGateway(upstream.url);
+  const sse = await readSse(await gemini(gw, "/v1beta/models/claude-test:streamGenerateContent?alt=sse", ASK));
+  const last = JSON.parse(sse.at(-1)!.data);
+  assert.deepEqual([last.error.status, last.error.message], ["UNAVAILABLE", "Upstream overloaded"]);
+  assert.ok(sse.slice(0, -1).every((e) => !JSON.parse(e.data).candidates[0].finishReason), "no finish before it");
+  const array = JSON.parse(await readText(await gemini(gw, "/v1beta/models/claude-test:streamGenerateContent", ASK)));
+  assert.equal(array.at(-1).error.status, "UNAVAILABLE");
+});
