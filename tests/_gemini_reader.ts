@@ -1,7 +1,25 @@
-/** @module A Gemini client's reading of an answer: GenerateContentResponse bodies and streamed chunks, checked. */
+/**
+ * @module A Gemini client's side: calling the gateway as the Gen AI SDK does, and reading an answer
+ * (GenerateContentResponse bodies and streamed chunks), checked.
+ */
 import assert from "node:assert/strict";
 import type { SseMessage } from "../src/core/sse.ts";
 import { emptySummary, type Summary } from "./_client_readers.ts";
+import { deadlineFetch, type TestGateway } from "./_helpers.ts";
+
+/** A Gemini API call with the default group's token as x-goog-api-key (headers may replace it); GET without a body. */
+export function geminiCall(
+  gw: TestGateway,
+  path: string,
+  body?: unknown,
+  headers: HeadersInit = {},
+): Promise<Response> {
+  return deadlineFetch()(`${gw.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "content-type": "application/json", "x-goog-api-key": gw.tokens.default, ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
 
 type Obj = Record<string, unknown>;
 

@@ -4,19 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
-import { deadlineFetch, fixture, readSse, readText, startGateway, type TestGateway } from "../_helpers.ts";
+import { geminiCall as gemini } from "../_gemini_reader.ts";
+import { deadlineFetch, fixture, readSse, readText, startGateway } from "../_helpers.ts";
 
 const ANTH = "POST /anth/v1/messages";
 const CHAT = "POST /oai/v1/chat/completions";
 const fetchIt = deadlineFetch();
-
-function gemini(gw: TestGateway, path: string, body?: unknown, headers: HeadersInit = {}): Promise<Response> {
-  return fetchIt(`${gw.url}${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers: { "content-type": "application/json", "x-goog-api-key": gw.tokens.default, ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
 
 const TOOLS = [{
   functionDeclarations: [{
@@ -238,36 +231,6 @@ Deno.test("models list and get in Gemini's shape, paged; /v1/models follows the 
   assert.equal((await bad.json()).error.status, "INVALID_ARGUMENT");
 });
 
-Deno.test("errors come in Google's shape with Google's statuses", async () => {
-  await using upstream = fakeUpstream();
-  upstream.routes.set(
-    ANTH,
-    () =>
-      jsonReply({ type: "error", error: { type: "rate_limit_error", message: "slow down" } }, 429, {
-        "retry-after": "7",
-      }),
-  );
-  await using gw = await startGateway(upstream.url);
-  const cases: [string, unknown, HeadersInit, number, string][] = [
-    ["/v1beta/models/claude-test:generateContent", ASK, { "x-goog-api-key": "" }, 401, "UNAUTHENTICATED"],
-    ["/v1beta/models/nope:generateContent", ASK, {}, 404, "NOT_FOUND"],
-    ["/v1beta/models/claude-test:generateContent", { contents: [] }, {}, 400, "INVALID_ARGUMENT"],
-    ["/v1beta/models/claude-test:embedContent", ASK, {}, 404, "NOT_FOUND"],
-    ["/v1beta/models/claude-test:generateContent", ASK, {}, 429, "RESOURCE_EXHAUSTED"],
-  ];
-  for (const [path, body, headers, status, name] of cases) {
-    const res = await gemini(gw, path, body, headers);
-    const error = (await res.json()).error;
-    assert.equal(res.status, status, path);
-    assert.deepEqual([error.code, error.status], [status, name], path);
-    assert.equal(typeof error.message, "string");
-    if (status === 400) assert.match(error.message, /^contents/);
-    if (status === 429) {
-      assert.deepEqual(error.details, [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "7s" }]);
-    }
-  }
-});
-
 Deno.test("a tool loop with thinking keeps its thinking when the client sends back only the function call", async () => {
   await using upstream = fakeUpstream();
   const thinking = { type: "thinking", thinking: "Need the clock.", signature: "c2lnLTE=" };
@@ -317,52 +280,4 @@ Deno.test("a tool loop with thinking keeps its thinking when the client sends ba
   const sent = upstream.requests[1].body!;
   assert.deepEqual(sent.thinking, { type: "enabled", budget_tokens: 2048 });
   assert.deepEqual((sent.messages as { content: unknown[] }[])[1].content[0], thinking);
-});
-
-Deno.test("an inline text file becomes a document; one that is not base64 is a 400 naming it", async () => {
-  await using upstream = fakeUpstream();
-  upstream.routes.set(ANTH, () => jsonReply(JSON.parse(fixture("anthropic/text.json"))));
-  await using gw = await startGateway(upstream.url);
-  const part = (data: string) => ({
-    contents: [{ role: "user", parts: [{ inlineData: { mimeType: "text/plain", data } }, { text: "Summarise." }] }],
-  });
-  const ok = await gemini(gw, "/v1beta/models/claude-test:generateContent", part(btoa("Notes.")));
-  assert.equal(ok.status, 200);
-  await ok.body?.cancel();
-  const sent = (upstream.requests[0].body!.messages as { content: unknown[] }[])[0].content[0];
-  assert.deepEqual(sent, { type: "document", source: { type: "text", media_type: "text/plain", data: "Notes." } });
-  const bad = await gemini(gw, "/v1beta/models/claude-test:generateContent", part("%%%"));
-  assert.equal(bad.status, 400);
-  assert.match((await bad.json()).error.message, /^contents\[0\]\.parts\[0\]\.inlineData\.data: is not base64/);
-});
-
-Deno.test("the gateway's own limits answer a Gemini client RESOURCE_EXHAUSTED with how long to wait", async () => {
-  await using upstream = fakeUpstream();
-  upstream.routes.set(ANTH, () => jsonReply(JSON.parse(fixture("anthropic/text.json"))));
-  await using gw = await startGateway(upstream.url, {
-    extraGroups: "  - { name: capped, listing: anthropic, models: [claude-test], limits: { requests_per_minute: 1 } }",
-  });
-  const token = (await gw.store.createToken({ group: "capped" })).secret;
-  const path = "/v1beta/models/claude-test:generateContent";
-  const first = await gemini(gw, path, { contents: ASK.contents }, { "x-goog-api-key": token });
-  assert.equal(first.status, 200);
-  await first.body?.cancel();
-  const second = await gemini(gw, path, { contents: ASK.contents }, { "x-goog-api-key": token });
-  assert.equal(second.status, 429);
-  const error = (await second.json()).error;
-  assert.equal(error.status, "RESOURCE_EXHAUSTED");
-  assert.match(error.details[0].retryDelay, /^\d+s$/);
-  assert.equal(upstream.requests.length, 1);
-});
-
-Deno.test("a stream that fails after its start ends with Google's error: an SSE event, or the array's last element", async () => {
-  await using upstream = fakeUpstream();
-  upstream.routes.set(ANTH, () => sseReply(fixture("anthropic/error_mid.sse")));
-  await using gw = await startGateway(upstream.url);
-  const sse = await readSse(await gemini(gw, "/v1beta/models/claude-test:streamGenerateContent?alt=sse", ASK));
-  const last = JSON.parse(sse.at(-1)!.data);
-  assert.deepEqual([last.error.status, last.error.message], ["UNAVAILABLE", "Upstream overloaded"]);
-  assert.ok(sse.slice(0, -1).every((e) => !JSON.parse(e.data).candidates[0].finishReason), "no finish before it");
-  const array = JSON.parse(await readText(await gemini(gw, "/v1beta/models/claude-test:streamGenerateContent", ASK)));
-  assert.equal(array.at(-1).error.status, "UNAVAILABLE");
 });
