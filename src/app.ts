@@ -38,6 +38,12 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: responsesErrors,
     handle: generate("openai-responses", "generate"),
   },
+  {
+    method: "POST",
+    path: "/v1/responses/compact",
+    errors: responsesErrors,
+    handle: generate("openai-responses", "generate", { compact: true }),
+  },
   { method: "GET", path: "/v1/responses/:id", errors: responsesErrors, handle: getResponse },
   { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },

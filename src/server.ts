@@ -6,6 +6,7 @@ import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
 import { createOperator } from "./access/operator.ts";
 import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
+import { COMPACTION_KEY_ENV, type Sealer, sealerFromEnv } from "./conversations/seal.ts";
 import { responseStore } from "./conversations/store.ts";
 import { type Config, loadConfigFrom } from "./core/config.ts";
 import { createBodyBudget } from "./core/body_budget.ts";
@@ -52,6 +53,8 @@ export interface BuildDepsOptions {
   transports?: Map<string, Credentialed>;
   /** When each undated model was first served, as recorded in KV ({@linkcode recordFirstServed}). */
   firstServed?: ReadonlyMap<string, string>;
+  /** Seals compaction items; else made from MODELGATE_COMPACTION_KEY in `env`. */
+  sealer?: Sealer;
 }
 
 /** Each upstream's transport, with the credentials its variables name (files are read once, now). */
@@ -123,6 +126,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
         writes: store.writes,
       })
       : undefined,
+    sealer: options.sealer ?? sealerFromEnv(options.env).sealer,
     bodyBudget: createBodyBudget(config.max_inflight_body_bytes, {
       waitMs: BODY_BUDGET_WAIT_MS,
       sleep: options.sleep ?? sleep,
@@ -151,6 +155,13 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   const closing = new AbortController();
   const stopping = new AbortController();
   const transports = upstreamTransports(config, { env: io.env, log });
+  const { sealer, fromEnv } = sealerFromEnv(io.env);
+  if (!fromEnv) {
+    io.err(
+      `warning: ${COMPACTION_KEY_ENV} is not set; compaction items this gateway makes open only until it stops, ` +
+        "and only on this instance",
+    );
+  }
   for (const [name, { problem }] of transports) {
     if (problem) io.err(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
@@ -161,6 +172,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     log,
     transports,
     firstServed,
+    sealer,
   });
   const server = Deno.serve({
     hostname: config.listen.host,

@@ -4,6 +4,7 @@
  */
 import type { Operator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
+import type { Sealer } from "../conversations/seal.ts";
 import type { ResponseStore } from "../conversations/store.ts";
 import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
 import type { Config } from "../core/config.ts";
@@ -49,6 +50,8 @@ export interface Deps {
   responses?: ResponseStore;
   /** Request-body bytes in flight in this process (max_inflight_body_bytes). */
   bodyBudget: BodyBudget;
+  /** Seals the compaction items the gateway makes, under MODELGATE_COMPACTION_KEY. */
+  sealer: Sealer;
 }
 
 /** Per-request state handlers share with the error path. */

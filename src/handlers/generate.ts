@@ -5,14 +5,19 @@ import { checkBody, type Operation } from "../core/protocols.ts";
 import type { Protocol } from "../core/types.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
+import type { RelayRequest } from "../relay/request.ts";
 import { resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
 import { sessionAffinity } from "../relay/session.ts";
+import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
 import { prepareResponses } from "./responses.ts";
 
-/** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */
-export function generate(protocol: Protocol, operation: Operation) {
+/**
+ * A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. With
+ * `compact`, it is POST /v1/responses/compact: a Responses body answered with a compaction.
+ */
+export function generate(protocol: Protocol, operation: Operation, options: { compact?: boolean } = {}) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
     const principal = await ctx.authenticate();
     const { config } = ctx.deps;
@@ -22,7 +27,7 @@ export function generate(protocol: Protocol, operation: Operation) {
       hold: ctx.holdBody(),
       watchdog: ctx.deps.watchdog,
     });
-    const body = checkBody(protocol, operation, value);
+    const body = checkBody(protocol, operation, options.compact ? compactBody(value) : value);
     const { exchange } = ctx;
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
@@ -30,9 +35,10 @@ export function generate(protocol: Protocol, operation: Operation) {
     // Only a model the group enables is recorded: anything else is client input of any size and content.
     exchange.model = body.model as string;
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
-    const { body: whole, watch } = protocol === "openai-responses"
+    const { body: whole, watch, plan } = protocol === "openai-responses"
       ? await prepareResponses(ctx, principal, body)
-      : { body, watch: undefined };
+      : { body, watch: undefined, plan: undefined };
+    const compaction: CompactionPlan | undefined = options.compact ? { kind: "compact" } : plan;
     for (const observer of ctx.deps.observers) await observer.admit?.(exchange, whole, principal);
     // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.
     if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
@@ -55,7 +61,7 @@ export function generate(protocol: Protocol, operation: Operation) {
         ttlMs: settings.ttl_ms,
       })
       : undefined;
-    return await relay(ctx.deps, {
+    const call: RelayRequest = {
       routes: usable,
       client: protocol,
       operation,
@@ -72,7 +78,8 @@ export function generate(protocol: Protocol, operation: Operation) {
       responseId,
       watch,
       affinity,
-    });
+    };
+    return compaction ? await relayCompacting(ctx.deps, call, compaction, principal) : await relay(ctx.deps, call);
   };
 }
 

@@ -4,7 +4,7 @@
  * conversation resolved before translation and the answer kept once it is complete.
  */
 import type { Pending } from "../conversations/resolve.ts";
-import { itemsBefore, resolveConversation, storedRecord } from "../conversations/resolve.ts";
+import { inputItems, itemsBefore, resolveConversation, storedRecord } from "../conversations/resolve.ts";
 import type { StoredResponse } from "../conversations/store.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
@@ -12,12 +12,14 @@ import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
 import type { AnswerWatch } from "../relay/request.ts";
+import { type CompactionPlan, openCompaction } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
 
-/** A Responses request ready for the relay: its whole conversation, and what keeps its answer. */
+/** A Responses request ready for the relay: its whole conversation, what keeps its answer, and any compaction. */
 export interface PreparedResponses {
   body: JsonObject;
   watch?: AnswerWatch;
+  plan?: CompactionPlan;
 }
 
 /** Resolves `previous_response_id` and item references, and sets up keeping the answer when it is to be stored. */
@@ -33,7 +35,11 @@ export async function prepareResponses(
     days: deps.config.responses_store.days,
   });
   const { pending } = conversation;
-  return { body: conversation.body, watch: pending && keeper(ctx, pending) };
+  // A trigger asks for this answer only; the conversation kept for later does not ask again.
+  if (pending) pending.input = pending.input.filter((item) => item.type !== "compaction_trigger");
+  const own = inputItems(body.input).length;
+  const { body: opened, plan } = await openCompaction(deps, principal, conversation.body, own);
+  return { body: opened, watch: pending && keeper(ctx, pending), plan };
 }
 
 /** The terminal events whose response is kept: the API keeps a finished answer, not a failed or a cut one. */

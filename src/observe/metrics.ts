@@ -99,6 +99,10 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     "modelgate_tokens_total",
     "Tokens reported by upstreams, by public model and type (input, output, cache_read, cache_creation)",
   );
+  const compactions = registry.counter(
+    "modelgate_compactions_total",
+    "Conversations the gateway compacted (a summary call sealed into a compaction item), by public model",
+  );
   const pins = registry.counter(
     "modelgate_affinity_total",
     "Requests with a session pin, by public model and how the pin turned out (kept, made, moved)",
@@ -168,6 +172,7 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       }
       if (i < exchange.attempts.length - 1) failovers.inc({ upstream: name, model: modelLabel });
     });
+    if (exchange.compaction && exchange.status === 200) compactions.inc({ model: modelLabel });
     if (exchange.affinity) pins.inc({ model: modelLabel, outcome: exchange.affinity });
     const usage = exchange.usage;
     if (usage) {

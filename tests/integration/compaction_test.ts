@@ -1,0 +1,169 @@
+/**
+ * @module Compaction made by the gateway on an Anthropic and a chat upstream: the trigger answered by one sealed
+ * compaction item, the summary standing in for the item on later turns, POST /v1/responses/compact,
+ * `context_management`, and the 400s for an item that was changed, made for another token or made elsewhere.
+ */
+import assert from "node:assert/strict";
+import { COMPACTION_INSTRUCTIONS, SUMMARY_HEADER } from "../../src/translate/compaction.ts";
+import { readText } from "../_helpers.ts";
+import { CASES, type Json, setup, turnsSent } from "../_responses.ts";
+import { KINDS, type Turn } from "../_scripted_turns.ts";
+
+const SUMMARY = "The user wants the time in UTC; get_time said noon; next: tell the user.";
+const TURNS: Turn[] = [{ text: SUMMARY }, { text: "It is noon, as noted." }];
+
+/** A conversation in the middle of a tool loop, as a client would send it before compacting. */
+const CONVERSATION: Json[] = [
+  { role: "user", content: "What time is it in UTC?" },
+  { type: "function_call", call_id: "call_1", name: "get_time", arguments: '{"tz":"UTC"}' },
+  { type: "function_call_output", call_id: "call_1", output: "12:00 noon" },
+  { type: "message", role: "assistant", content: [{ type: "output_text", text: "Let me answer." }] },
+];
+const TRIGGER = { type: "compaction_trigger" };
+
+/** The text of every part an upstream request carries (system, messages), whatever its protocol. */
+function allText(body: Json): string {
+  return JSON.stringify(body);
+}
+
+for (const c of CASES) {
+  Deno.test(`a compaction_trigger gets exactly one sealed compaction item (${c.label})`, async () => {
+    await using s = await setup(c, TURNS);
+    const response = await s.respond({ input: [...CONVERSATION, TRIGGER], store: false });
+    assert.equal(response.status, "completed");
+    assert.equal(response.output.length, 1, JSON.stringify(response.output));
+    const [item] = response.output;
+    assert.equal(item.type, "compaction");
+    assert.match(item.encrypted_content, /^mgc1\.[A-Za-z0-9_-]+$/);
+    // Opaque: neither the summary nor anything of the conversation can be read from it.
+    assert.ok(!atobSafe(item.encrypted_content.slice(5)).includes("noon"));
+    // The summary call: the gateway's instructions, the conversation as a transcript, no tools, nothing more.
+    assert.equal(s.upstream.requests.length, 1);
+    const sent = s.upstream.requests[0].body as Json;
+    assert.ok(allText(sent).includes(JSON.stringify(COMPACTION_INSTRUCTIONS).slice(1, 60)));
+    for (const part of ["What time is it in UTC?", "get_time", "12:00 noon", "Let me answer."]) {
+      assert.ok(allText(sent).includes(part), `the transcript has "${part}"`);
+    }
+    assert.equal(sent.tools, undefined);
+    assert.ok(!allText(sent).includes("compaction_trigger"));
+    // Its usage is the request's.
+    const exchange = s.gw.exchanges.at(-1)!;
+    assert.equal(exchange.compaction, "gateway");
+    assert.ok(exchange.usage!.output_tokens > 0);
+  });
+
+  Deno.test(`the turn after a compaction sends the summary in place of the item and what came before (${c.label})`, async () => {
+    await using s = await setup(c, TURNS);
+    const compacted = await s.respond({ input: [...CONVERSATION, TRIGGER], store: false });
+    const next = await s.respond({
+      input: [...CONVERSATION, ...compacted.output, { role: "user", content: "And in Paris?" }],
+      store: false,
+    });
+    assert.equal(next.status, "completed");
+    const sent = s.upstream.requests[1].body as Json;
+    const turns = turnsSent(c.kind, sent);
+    assert.deepEqual(turns, [`user: ${SUMMARY_HEADER}\n\n${SUMMARY}`, "user: And in Paris?"]);
+    assert.ok(!allText(sent).includes("mgc1."), "the sealed item does not reach the upstream");
+    assert.ok(!allText(sent).includes("12:00 noon"), "what came before the item is dropped");
+  });
+}
+
+/** Decodes base64url without throwing, for checking that a sealed value shows nothing. */
+function atobSafe(text: string): string {
+  try {
+    return atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    return "";
+  }
+}
+
+for (const k of KINDS) {
+  const c = { ...k, stream: false, label: `${k.kind} upstream` };
+
+  Deno.test(`a stored compaction continues with previous_response_id (${c.label})`, async () => {
+    await using s = await setup({ ...c, stream: true }, TURNS);
+    const compacted = await s.respond({ input: [...CONVERSATION, TRIGGER] });
+    await s.respond({ previous_response_id: compacted.id, input: "And in Paris?" });
+    const turns = turnsSent(c.kind, s.upstream.requests[1].body as Json);
+    assert.deepEqual(turns, [`user: ${SUMMARY_HEADER}\n\n${SUMMARY}`, "user: And in Paris?"]);
+  });
+
+  Deno.test(`POST /v1/responses/compact answers the user messages and one compaction item (${c.label})`, async () => {
+    await using s = await setup(c, TURNS);
+    const res = await s.gw.post("/v1/responses/compact", { model: c.model, input: CONVERSATION }, {
+      "x-api-key": s.token,
+    });
+    const body = JSON.parse(await readText(res));
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.object, "response.compaction");
+    assert.deepEqual(body.output.map((i: Json) => i.type), ["message", "compaction"]);
+    assert.deepEqual(body.output[0].content, [{ type: "input_text", text: "What time is it in UTC?" }]);
+    assert.ok(body.usage.output_tokens > 0);
+    // What it answers is what the next turn takes.
+    await s.respond({ input: [...body.output, { role: "user", content: "Thanks" }], store: false });
+    assert.deepEqual(turnsSent(c.kind, s.upstream.requests[1].body as Json), [
+      `user: ${SUMMARY_HEADER}\n\n${SUMMARY}`,
+      "user: Thanks",
+    ]);
+  });
+
+  for (const stream of [false, true]) {
+    Deno.test(`context_management compacts past compact_threshold, then answers (${c.label}, ${stream ? "streamed" : "whole"})`, async () => {
+      await using s = await setup({ ...c, stream }, TURNS);
+      const threshold = [{ type: "compaction", compact_threshold: 20 }];
+      const response = await s.respond({ input: CONVERSATION, context_management: threshold, store: false });
+      assert.deepEqual(response.output.map((i: Json) => i.type), ["compaction", "message"]);
+      assert.equal(response.output[1].content[0].text, "It is noon, as noted.");
+      assert.equal(s.upstream.requests.length, 2);
+      assert.deepEqual(turnsSent(c.kind, s.upstream.requests[1].body as Json), [
+        `user: ${SUMMARY_HEADER}\n\n${SUMMARY}`,
+      ]);
+      // Both calls are the request's usage: 7 output tokens each in the scripted model.
+      await s.gw.flush();
+      const exchange = s.gw.exchanges.at(-1)!;
+      assert.equal(exchange.usage!.output_tokens, 14);
+    });
+  }
+
+  Deno.test(`context_management under compact_threshold changes nothing (${c.label})`, async () => {
+    await using s = await setup(c, [{ text: "Hi." }]);
+    const threshold = [{ type: "compaction", compact_threshold: 100000 }];
+    const response = await s.respond({ input: "Hello", context_management: threshold, store: false });
+    assert.deepEqual(response.output.map((i: Json) => i.type), ["message"]);
+    assert.equal(s.upstream.requests.length, 1);
+  });
+
+  Deno.test(`a changed, borrowed or foreign compaction item is a 400 naming it (${c.label})`, async () => {
+    await using s = await setup(c, TURNS);
+    const compacted = await s.respond({ input: [...CONVERSATION, TRIGGER], store: false });
+    const item = compacted.output[0];
+    const sealed: string = item.encrypted_content;
+    const flipped = sealed.slice(0, -2) + (sealed.at(-2) === "A" ? "B" : "A") + sealed.at(-1);
+    const cases: [string, Json, string?][] = [
+      ["changed", { ...item, encrypted_content: flipped }],
+      ["another token's", item, s.gw.tokens.default],
+      ["made elsewhere", { ...item, encrypted_content: "gAAAAABopaque" }],
+    ];
+    for (const [what, bad, token] of cases) {
+      const { status, error } = await s.refused({ input: [{ role: "user", content: "Hi" }, bad] }, token);
+      assert.equal(status, 400, what);
+      assert.equal(error.param, "input[1].encrypted_content", what);
+    }
+    assert.equal(s.upstream.requests.length, 1, "no refused request reached the upstream");
+  });
+
+  Deno.test(`a compaction_trigger that is not the last input item is a 400 naming it (${c.label})`, async () => {
+    await using s = await setup(c, TURNS);
+    const { status, error } = await s.refused({ input: [TRIGGER, { role: "user", content: "Hi" }] });
+    assert.equal(status, 400);
+    assert.equal(error.param, "input[0]");
+    assert.match(error.message, /compaction_trigger must be the last input item/);
+  });
+}
+
+Deno.test("compactions are counted on /metrics", async () => {
+  await using s = await setup({ ...KINDS[0], stream: false }, TURNS);
+  await s.respond({ input: [...CONVERSATION, TRIGGER], store: false });
+  const page = await readText(await fetch(`${s.gw.url}/metrics`));
+  assert.match(page, /modelgate_compactions_total\{model="claude-test"\} 1/);
+});
