@@ -63,7 +63,18 @@ export async function openCompaction(
   if (at === -1) return { body: trigger === undefined ? body : { ...body, input: items }, plan };
   const field = at >= start ? `input[${at - start}].encrypted_content` : "previous_response_id";
   const summary = await openItem(deps, principal, items[at], field);
-  return { body: { ...body, input: [summaryMessage(summary), ...items.slice(at + 1)] }, plan };
+  return {
+    body: { ...body, input: [...instructionsOf(items.slice(0, at)), summaryMessage(summary), ...items.slice(at + 1)] },
+    plan,
+  };
+}
+
+/**
+ * The system and developer messages among `items`: instructions, not conversation, so they stay in force after a
+ * compaction (a client such as Codex puts its current ones in front of the item it carries).
+ */
+function instructionsOf(items: readonly JsonObject[]): JsonObject[] {
+  return items.filter((item) => item.type === "message" && (item.role === "system" || item.role === "developer"));
 }
 
 async function openItem(deps: Deps, principal: Principal, item: JsonObject, field: string): Promise<string> {

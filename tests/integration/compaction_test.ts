@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { COMPACTION_INSTRUCTIONS, SUMMARY_HEADER } from "../../src/translate/compaction.ts";
 import { readText } from "../_helpers.ts";
-import { CASES, type Json, setup, turnsSent } from "../_responses.ts";
+import { CASES, type Json, setup, systemSent, turnsSent } from "../_responses.ts";
 import { KINDS, type Turn } from "../_scripted_turns.ts";
 
 const SUMMARY = "The user wants the time in UTC; get_time said noon; next: tell the user.";
@@ -65,6 +65,18 @@ for (const c of CASES) {
     assert.deepEqual(turns, [`user: ${SUMMARY_HEADER}\n\n${SUMMARY}`, "user: And in Paris?"]);
     assert.ok(!allText(sent).includes("mgc1."), "the sealed item does not reach the upstream");
     assert.ok(!allText(sent).includes("12:00 noon"), "what came before the item is dropped");
+  });
+
+  Deno.test(`instructions before a compaction item stay in force (${c.label})`, async () => {
+    await using s = await setup(c, TURNS);
+    const compacted = await s.respond({ input: [...CONVERSATION, TRIGGER], store: false });
+    const rules = { type: "message", role: "developer", content: "Answer in French." };
+    await s.respond({
+      input: [rules, ...CONVERSATION, ...compacted.output, { role: "user", content: "Et à Paris ?" }],
+    });
+    const sent = s.upstream.requests[1].body as Json;
+    assert.deepEqual(systemSent(c.kind, sent), ["Answer in French."]);
+    assert.deepEqual(turnsSent(c.kind, sent), [`user: ${SUMMARY_HEADER}\n\n${SUMMARY}`, "user: Et à Paris ?"]);
   });
 }
 

@@ -94,6 +94,7 @@ Deno.test("requestLine() carries every field an operator asks for", () => {
     stream: true,
     upstream: "second",
     affinity: "moved",
+    compaction: undefined,
     attempts: [
       { upstream: "first", outcome: "overloaded", status: 529 },
       { upstream: "second", outcome: "ok", status: undefined },
