@@ -100,6 +100,30 @@ for (const k of KINDS) {
     assert.deepEqual(turns, [`user: ${SUMMARY_HEADER}\n\n${SUMMARY}`, "user: And in Paris?"]);
   });
 
+  Deno.test(`a second compaction summarizes the first summary with what followed (${c.label})`, async () => {
+    await using s = await setup(c, TURNS);
+    const first = await s.respond({ input: [...CONVERSATION, TRIGGER], store: false });
+    const later = [...CONVERSATION, ...first.output, { role: "user", content: "And in Paris?" }];
+    const second = await s.respond({ input: [...later, TRIGGER], store: false });
+    assert.deepEqual(second.output.map((i: Json) => i.type), ["compaction"]);
+    const transcript = allText(s.upstream.requests[1].body as Json);
+    assert.ok(transcript.includes(SUMMARY) && transcript.includes("And in Paris?"), transcript);
+    assert.ok(!transcript.includes("12:00 noon"), "what the first summary replaced stays out");
+  });
+
+  Deno.test(`a stored compaction does not keep its trigger among the input items (${c.label})`, async () => {
+    await using s = await setup(c, TURNS);
+    const compacted = await s.respond({ input: [...CONVERSATION, TRIGGER] });
+    const { status, body } = await s.call("GET", `/v1/responses/${compacted.id}/input_items?order=asc`);
+    assert.equal(status, 200);
+    assert.deepEqual(body.data.map((i: Json) => i.type), [
+      "message",
+      "function_call",
+      "function_call_output",
+      "message",
+    ]);
+  });
+
   Deno.test(`POST /v1/responses/compact answers the user messages and one compaction item (${c.label})`, async () => {
     await using s = await setup(c, TURNS);
     const res = await s.gw.post("/v1/responses/compact", { model: c.model, input: CONVERSATION }, {
@@ -151,15 +175,17 @@ for (const k of KINDS) {
     const item = compacted.output[0];
     const sealed: string = item.encrypted_content;
     const flipped = sealed.slice(0, -2) + (sealed.at(-2) === "A" ? "B" : "A") + sealed.at(-1);
-    const cases: [string, Json, string?][] = [
-      ["changed", { ...item, encrypted_content: flipped }],
-      ["another token's", item, s.gw.tokens.default],
-      ["made elsewhere", { ...item, encrypted_content: "gAAAAABopaque" }],
+    const cannotOpen = /this compaction item cannot be opened: it was changed, or made for another API key/;
+    const cases: [string, Json, RegExp, string?][] = [
+      ["changed", { ...item, encrypted_content: flipped }, cannotOpen],
+      ["another token's", item, cannotOpen, s.gw.tokens.default],
+      ["made elsewhere", { ...item, encrypted_content: "gAAAAABopaque" }, /was not made by this gateway/],
     ];
-    for (const [what, bad, token] of cases) {
+    for (const [what, bad, message, token] of cases) {
       const { status, error } = await s.refused({ input: [{ role: "user", content: "Hi" }, bad] }, token);
       assert.equal(status, 400, what);
       assert.equal(error.param, "input[1].encrypted_content", what);
+      assert.match(error.message, message, what);
     }
     assert.equal(s.upstream.requests.length, 1, "no refused request reached the upstream");
   });
