@@ -143,6 +143,7 @@ export async function relayCompacting(
 ): Promise<Response> {
   const items = inputItems(call.body.input);
   if (plan.kind === "threshold" && estimatePromptTokens(call.body) <= plan.tokens) return await relay(deps, call);
+  if (items.length === 0) throw invalidField("input", "holds nothing to compact");
   const made = await summarize(deps, call, items, principal.token.id);
   if (made instanceof Response) return made;
   if (plan.kind === "trigger") return await triggerAnswer(call, made);

@@ -190,6 +190,14 @@ for (const k of KINDS) {
     assert.equal(s.upstream.requests.length, 1, "no refused request reached the upstream");
   });
 
+  Deno.test(`a compaction_trigger with nothing before it is a 400 (${c.label})`, async () => {
+    await using s = await setup(c, TURNS);
+    const { status, error } = await s.refused({ input: [TRIGGER] });
+    assert.equal(status, 400);
+    assert.equal(error.param, "input");
+    assert.equal(s.upstream.requests.length, 0);
+  });
+
   Deno.test(`a compaction_trigger that is not the last input item is a 400 naming it (${c.label})`, async () => {
     await using s = await setup(c, TURNS);
     const { status, error } = await s.refused({ input: [TRIGGER, { role: "user", content: "Hi" }] });
