@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { COMPACTION_INSTRUCTIONS, SUMMARY_HEADER } from "../../src/translate/compaction.ts";
+import { requestLog } from "../../src/usage/query.ts";
+import { startClouds } from "../_clouds.ts";
 import { readText } from "../_helpers.ts";
 import { CASES, type Json, setup, systemSent, turnsSent } from "../_responses.ts";
 import { KINDS, type Turn } from "../_scripted_turns.ts";
@@ -206,6 +208,36 @@ for (const k of KINDS) {
     assert.match(error.message, /compaction_trigger must be the last input item/);
   });
 }
+
+Deno.test("Bedrock and Vertex models compact, and their next turn carries the summary", async () => {
+  await using clouds = await startClouds();
+  for (const [model, fake] of [["claude-bedrock", clouds.bedrock], ["claude-vertex", clouds.vertex]] as const) {
+    const compact = await clouds.post("/v1/responses", { model, input: [...CONVERSATION, TRIGGER], store: false });
+    const compacted = JSON.parse(await readText(compact));
+    assert.deepEqual(compacted.output.map((i: Json) => i.type), ["compaction"], model);
+    const summary = fake.requests.at(-1)!.body as Json;
+    assert.ok(JSON.stringify(summary).includes("12:00 noon"), `${model}: the summary call carries the conversation`);
+    const next = await clouds.post("/v1/responses", {
+      model,
+      input: [...compacted.output, { role: "user", content: "Go on" }],
+      store: false,
+    });
+    assert.equal(next.status, 200, await readText(next));
+    const sent = fake.requests.at(-1)!.body as Json;
+    // The fake's text answer is the summary it wrote.
+    assert.deepEqual(turnsSent("anthropic", sent), [`user: ${SUMMARY_HEADER}\n\nHéllo, wörld 🌍`, "user: Go on"]);
+  }
+});
+
+Deno.test("the summary call is the request's usage in the request log", async () => {
+  await using s = await setup({ ...KINDS[1], stream: true }, TURNS);
+  await s.respond({ input: [...CONVERSATION, TRIGGER], store: false });
+  await s.gw.flush();
+  const [entry] = await requestLog(s.gw.store.kv, { limit: 1 });
+  assert.equal(entry.route, "/v1/responses");
+  assert.equal(entry.output_tokens, 7);
+  assert.ok(entry.input_tokens > 0);
+});
 
 Deno.test("compactions are counted on /metrics", async () => {
   await using s = await setup({ ...KINDS[0], stream: false }, TURNS);
