@@ -145,6 +145,19 @@ for (const k of KINDS) {
     ]);
   });
 
+  Deno.test(`POST /v1/responses/compact compacts a stored conversation by previous_response_id (${c.label})`, async () => {
+    await using s = await setup(c, [{ text: "Noted." }, { text: SUMMARY }]);
+    const first = await s.respond({ input: "Remember the number 42." });
+    const res = await s.gw.post("/v1/responses/compact", { model: c.model, previous_response_id: first.id }, {
+      "x-api-key": s.token,
+    });
+    const body = JSON.parse(await readText(res));
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.deepEqual(body.output.map((i: Json) => i.type), ["message", "compaction"]);
+    const transcript = allText(s.upstream.requests[1].body as Json);
+    assert.ok(transcript.includes("Remember the number 42.") && transcript.includes("Noted."), transcript);
+  });
+
   for (const stream of [false, true]) {
     Deno.test(`context_management compacts past compact_threshold, then answers (${c.label}, ${stream ? "streamed" : "whole"})`, async () => {
       await using s = await setup({ ...c, stream }, TURNS);
