@@ -67,10 +67,13 @@ export function compactThreshold(body: JsonObject): number | undefined {
   return threshold;
 }
 
-/** The conversation as plain text, one block per item, for the model to summarize. */
-export function transcript(items: readonly JsonObject[], instructions?: unknown): string {
+/**
+ * The conversation as plain text, one block per item, for the model to summarize. Instructions (system and developer
+ * messages) are left out: they stay in force after the compaction as they are, and every request brings its own
+ * `instructions`, so summarizing them would only cost tokens.
+ */
+export function transcript(items: readonly JsonObject[]): string {
   const blocks: string[] = [];
-  if (typeof instructions === "string" && instructions) blocks.push(`[system instructions]\n${clip(instructions)}`);
   for (const item of items) {
     const block = itemText(item);
     if (block) blocks.push(block);
@@ -81,6 +84,7 @@ export function transcript(items: readonly JsonObject[], instructions?: unknown)
 function itemText(item: JsonObject): string | undefined {
   switch (item.type) {
     case "message":
+      if (item.role === "system" || item.role === "developer") return undefined;
       return `[${String(item.role ?? "user")}]\n${clip(contentText(item.content))}`;
     case "function_call":
       return `[tool call ${String(item.name)} ${String(item.call_id ?? "")}]\n${clip(String(item.arguments ?? ""))}`;
@@ -120,7 +124,7 @@ export function summaryRequest(body: JsonObject, items: readonly JsonObject[]): 
   return {
     model: body.model,
     instructions: COMPACTION_INSTRUCTIONS,
-    input: [{ type: "message", role: "user", content: transcript(items, body.instructions) }],
+    input: [{ type: "message", role: "user", content: transcript(items) }],
     store: false,
     stream: false,
   };

@@ -31,17 +31,20 @@ Deno.test("triggerIndex() finds the trigger only as the last item", () => {
   );
 });
 
-Deno.test("transcript() keeps every kind of turn and cuts a long one in the middle", () => {
+Deno.test("transcript() keeps every kind of turn but instructions, and cuts a long one in the middle", () => {
   const long = "a".repeat(3000) + "MIDDLE" + "z".repeat(3000);
   const text = transcript([
+    { type: "message", role: "developer", content: "Be brief" },
+    { type: "message", role: "system", content: "Be kind" },
     { type: "message", role: "user", content: "Fix the bug" },
     { type: "function_call", call_id: "c1", name: "shell", arguments: '{"cmd":"ls"}' },
     { type: "function_call_output", call_id: "c1", output: long },
     { type: "custom_tool_call", call_id: "c2", name: "apply_patch", input: "*** Begin Patch" },
     { type: "reasoning", summary: [{ type: "summary_text", text: "Thinking it over" }], encrypted_content: "x" },
     { type: "message", role: "user", content: [{ type: "input_text", text: "Look" }, { type: "input_image" }] },
-  ], "Be brief");
-  for (const part of ["Be brief", "Fix the bug", '{"cmd":"ls"}', "*** Begin Patch", "Thinking it over", "[image]"]) {
+  ]);
+  assert.ok(!text.includes("Be brief") && !text.includes("Be kind"), "instructions stay out");
+  for (const part of ["Fix the bug", '{"cmd":"ls"}', "*** Begin Patch", "Thinking it over", "[image]"]) {
     assert.ok(text.includes(part), part);
   }
   assert.ok(!text.includes("MIDDLE"));
