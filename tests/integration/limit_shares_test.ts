@@ -192,3 +192,33 @@ Deno.test("a stream that crosses the budget is delivered whole, charged in full,
     kv.close();
   }
 });
+
+Deno.test("a debt KV refuses alone (a counter an older version rewrote as a number) is dropped; the others land", async () => {
+  await using upstream = fakeUpstream();
+  // 9 input and 140 output tokens, far past what each request took from its share.
+  const long = fixture("anthropic_text.sse").replace('"usage":{"output_tokens":3}', '"usage":{"output_tokens":140}');
+  upstream.routes.set("POST /anth/v1/messages", () => sseReply(long));
+  const clock = movableClock();
+  await using gw = await startGateway(upstream.url, { now: clock.now, extraYaml: SHARES_YAML });
+  const minute = new Date(clock.at).toISOString().slice(0, 16);
+  const keys: Deno.KvKey[] = [];
+  for (let i = 0; i < 2; i++) {
+    const { secret, record } = await gw.store.createToken({ group: "default" });
+    await gw.store.updateToken(record.id, { limits: { tokens_per_minute: 100 } });
+    const res = await gw.post("/v1/messages", messagesBody({ stream: true }), { "x-api-key": secret });
+    await readText(res);
+    keys.push(["limit", "token", record.id, "tokens", "minute", minute]);
+  }
+  await waitFor(() => gw.exchanges.length === 2 ? true : undefined);
+  await gw.store.kv.set(keys[0], 27);
+  await gw.deps.operator.limiter.sweep();
+  assert.equal(await limitCounter(gw.store.kv, keys[1]), 149n, "the other debt is written");
+  assert.equal((await gw.store.kv.get(keys[0])).value, 27);
+  const giveUps = gw.logs.filter((line) => line.event === "kv_write_gave_up" && line.operation === "limit_flush");
+  await gw.deps.operator.limiter.sweep();
+  assert.equal(
+    gw.logs.filter((line) => line.event === "kv_write_gave_up" && line.operation === "limit_flush").length,
+    giveUps.length,
+    "a dropped debt is not tried again every sweep",
+  );
+});
