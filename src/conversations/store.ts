@@ -2,12 +2,13 @@
  * @module Stored Responses in Deno KV, per token: each response's own input items, its answer and the ids of the
  * responses it continues, every key expiring with KV's `expireIn`, read in as few round trips as KV allows. Keys:
  * ["responses", token, id] -> head (written last, so a head means the rest is there), ["responses", token, id, n] ->
- * chunk n of the record's JSON (see record_bytes.ts), ["responses", token, id, "chain"] -> the ids it continues, and
- * ["response_items", token, item id] -> the response whose output holds it.
+ * chunk n of the record's JSON (see record_bytes.ts), ["responses", token, id, "chain"] -> the ids it continues and
+ * their heads, and ["response_items", token, item id] -> the response whose output holds it.
  */
 import { fitsKey } from "../core/key_text.ts";
 import { createKvWriter, type KvWriter } from "../core/kv_write.ts";
 import type { JsonObject } from "../core/types.ts";
+import { kvBatches } from "./kv_batches.ts";
 import { CHUNK_BYTES, decodeRange, encodeRecord, RESPONSE_AT } from "./record_bytes.ts";
 
 /** One stored response. */
@@ -18,10 +19,18 @@ export interface StoredResponse {
   input: JsonObject[];
   /** The ids of the responses this one continues by `previous_response_id`, oldest first. */
   chain: string[];
+  /** Their heads as read when this one was made, kept with the ids so a continuation need not read them again. */
+  chainHeads?: KeptHead[];
 }
 
 /** A stored response read back; `chain` is there when its head was read with chains, or for an older record. */
 export type StoredTurn = Omit<StoredResponse, "chain"> & { chain?: string[] };
+
+/** A stored response's head as kept: opaque outside the store. */
+export type KeptHead = Head;
+
+/** The ids a response continues as kept under its chain key: the ids alone (older), or with their heads. */
+type KeptChain = string[] | { ids: string[]; heads: Head[] };
 
 /** What the head of a stored response says about it, in KV. */
 interface Head {
@@ -50,6 +59,8 @@ export interface StoredHead {
   replay?: number;
   /** The ids of the responses it continues, oldest first: read with `chains` (an older record keeps them inside). */
   chain?: string[];
+  /** Their heads, when kept with the ids (undefined for one past its days): read with `chains`. */
+  earlier?: (StoredHead | undefined)[];
   /** Its head as kept. */
   kept: Head;
 }
@@ -85,13 +96,6 @@ export interface ResponseStoreOptions {
   writes?: KvWriter;
 }
 
-/** Bytes per atomic commit, below KV's 800 KiB. */
-const COMMIT_BYTES = 600_000;
-/** Writes per atomic commit, below KV's 1000 mutations. */
-const COMMIT_KEYS = 500;
-/** Keys per getMany, KV's limit. */
-const READ_KEYS = 10;
-
 const headKey = (token: string, id: string): Deno.KvKey => ["responses", token, id];
 const chainKey = (token: string, id: string): Deno.KvKey => ["responses", token, id, "chain"];
 const itemKey = (token: string, item: string): Deno.KvKey => ["response_items", token, item];
@@ -115,41 +119,7 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
   const ttl = options.days * 86_400_000;
   const kvWrites = options.writes ?? createKvWriter({ log: () => {} });
 
-  /** Every key's entry, by getMany batches sent together: one round trip's wait however many there are. */
-  async function getAll<T>(keys: readonly Deno.KvKey[]): Promise<Deno.KvEntryMaybe<T>[]> {
-    const batches: Promise<Deno.KvEntryMaybe<T>[]>[] = [];
-    for (let at = 0; at < keys.length; at += READ_KEYS) batches.push(kv.getMany<T[]>(keys.slice(at, at + READ_KEYS)));
-    return (await Promise.all(batches)).flat();
-  }
-
-  /** Sets (value) or deletes (undefined) keys in as few commits as KV's limits allow, in order. */
-  async function writeAll(writes: readonly [Deno.KvKey, unknown][]): Promise<void> {
-    const commits: [Deno.KvKey, unknown][][] = [];
-    let batch: [Deno.KvKey, unknown][] = [];
-    let bytes = 0;
-    for (const write of writes) {
-      const size = write[1] instanceof Uint8Array ? write[1].byteLength : 256;
-      if (batch.length > 0 && (batch.length >= COMMIT_KEYS || bytes + size > COMMIT_BYTES)) {
-        commits.push(batch);
-        batch = [];
-        bytes = 0;
-      }
-      batch.push(write);
-      bytes += size;
-    }
-    if (batch.length > 0) commits.push(batch);
-    // Each commit is retried while another process holds the KV file; one that gives up fails the whole write.
-    for (const commit of commits) {
-      await kvWrites.write("response_store", async () => {
-        const op = kv.atomic();
-        for (const [key, value] of commit) {
-          if (value === undefined) op.delete(key);
-          else op.set(key, value, { expireIn: ttl });
-        }
-        await op.commit();
-      });
-    }
-  }
+  const { getAll, writeAll } = kvBatches(kv, kvWrites, ttl);
 
   async function heads(
     token: string,
@@ -163,14 +133,19 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
     }
     const now = options.now();
     const keys = ids.map((id) => headKey(token, id));
-    const entries = await getAll<Head | string[]>(chains ? [...keys, ...ids.map((id) => chainKey(token, id))] : keys);
+    const entries = await getAll<Head | KeptChain>(chains ? [...keys, ...ids.map((id) => chainKey(token, id))] : keys);
     return ids.map((id, i) => {
       const kept = entries[i].value as Head | null;
       if (!kept || !(kept.expires_at > now)) return undefined;
-      const chain = chains && kept.turns ? entries[ids.length + i].value as string[] | null : undefined;
+      const chain = chains && kept.turns ? entries[ids.length + i].value as KeptChain | null : undefined;
       // The ids written with the head are gone before it: the chain expired a moment earlier.
       if (chain === null) return undefined;
-      return storedHead(id, kept, chain);
+      if (chain === undefined || Array.isArray(chain)) return storedHead(id, kept, chain);
+      const head = storedHead(id, kept, chain.ids);
+      head.earlier = chain.heads.map((earlier, n) =>
+        earlier.expires_at > now ? storedHead(chain.ids[n], earlier) : undefined
+      );
+      return head;
     });
   }
 
@@ -230,7 +205,11 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
       const id = String(record.response.id);
       const encoded = encodeRecord(record);
       const writes: [Deno.KvKey, unknown][] = encoded.chunks.map((chunk, n) => [[...headKey(token, id), n], chunk]);
-      if (record.chain.length > 0) writes.push([chainKey(token, id), record.chain]);
+      if (record.chain.length > 0) {
+        const { chain, chainHeads } = record;
+        const kept: KeptChain = chainHeads?.length === chain.length ? { ids: chain, heads: chainHeads } : chain;
+        writes.push([chainKey(token, id), kept]);
+      }
       const now = options.now();
       const head: Head = {
         chunks: encoded.chunks.length,
