@@ -53,8 +53,9 @@ export function inputItems(input: unknown): JsonObject[] {
 }
 
 /**
- * The stored items `ids` names (output items of the token's responses), read together: one getMany for their owners,
- * then the heads and the answers of those, never more of each record than holds its answer.
+ * The stored items `ids` names (output items of the token's responses), read together: one getMany for their index
+ * entries (which keep their response's head), then the answers of those responses, never more of each record than
+ * holds its answer.
  */
 async function referencedItems(
   store: ResponseStore,
@@ -64,9 +65,11 @@ async function referencedItems(
 ): Promise<Map<string, JsonObject>> {
   const found = new Map<string, JsonObject>();
   if (ids.length === 0) return found;
-  const owners = await store.itemOwners(token, ids);
-  const names = [...new Set(owners.filter((owner) => owner !== undefined))];
-  const heads = await store.heads(token, names);
+  const owned = await store.itemHeads(token, ids);
+  const owners = owned.map((head) => head?.id);
+  const byName = new Map(owned.filter((head) => head !== undefined).map((head) => [head.id, head]));
+  const names = [...byName.keys()];
+  const heads = [...byName.values()];
   const bytes = heads.reduce((sum, head) => sum + (head?.answerBytes ?? 0), 0);
   // However many items it names, a request reads no more answers than a client could send.
   if (bytes > limits.maxBytes) throw madeWholeTooLarge(limits.size + bytes, limits.maxBytes, "input");

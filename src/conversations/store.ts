@@ -3,7 +3,7 @@
  * responses it continues, every key expiring with KV's `expireIn`, read in as few round trips as KV allows. Keys:
  * ["responses", token, id] -> head (written last, so a head means the rest is there), ["responses", token, id, n] ->
  * chunk n of the record's JSON (see record_bytes.ts), ["responses", token, id, "chain"] -> the ids it continues and
- * their heads, and ["response_items", token, item id] -> the response whose output holds it.
+ * their heads, and ["response_items", token, item id] -> the response whose output holds it, with its head.
  */
 import { fitsKey } from "../core/key_text.ts";
 import { createKvWriter, type KvWriter } from "../core/kv_write.ts";
@@ -28,6 +28,9 @@ export type StoredTurn = Omit<StoredResponse, "chain"> & { chain?: string[] };
 
 /** A stored response's head as kept: opaque outside the store. */
 export type KeptHead = Head;
+
+/** What an item's index entry holds: the response whose output holds it, and that response's head. */
+type ItemIndex = { owner: string; head: Head };
 
 /** The ids a response continues as kept under its chain key: the ids alone (older), or with their heads. */
 type KeptChain = string[] | { ids: string[]; heads: Head[] };
@@ -76,8 +79,8 @@ export interface ResponseStore {
   answers(token: string, heads: readonly (StoredHead | undefined)[]): Promise<(JsonObject | undefined)[]>;
   /** The stored responses with these ids, in order; undefined for one that is not (or no longer) stored. */
   load(token: string, ids: readonly string[]): Promise<(StoredResponse | undefined)[]>;
-  /** The ids of the stored responses whose output holds each of `itemIds`. */
-  itemOwners(token: string, itemIds: readonly string[]): Promise<(string | undefined)[]>;
+  /** The heads of the stored responses whose output holds each of `itemIds` (kept with the item since they were). */
+  itemHeads(token: string, itemIds: readonly string[]): Promise<(StoredHead | undefined)[]>;
   /** Deletes a response and its item index; false when there was none. */
   delete(token: string, id: string): Promise<boolean>;
   /** Deletes every response of a token; returns how many there were. */
@@ -220,8 +223,10 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
         replay: encoded.replay,
         turns: record.chain.length,
       };
+      // The head is kept with each item, so a reference reads the answer without reading the head first.
+      const indexed: ItemIndex = { owner: id, head };
       for (const item of outputItems(record.response)) {
-        if (typeof item.id === "string") writes.push([itemKey(token, item.id), id]);
+        if (typeof item.id === "string") writes.push([itemKey(token, item.id), indexed]);
       }
       // The head goes last: until it is written, nothing of the response can be found.
       writes.push([headKey(token, id), head]);
@@ -231,13 +236,20 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
     records,
     answers,
     load,
-    async itemOwners(token, itemIds) {
+    async itemHeads(token, itemIds) {
       // An item id too long for a key was never stored.
       const asked = itemIds.filter(fitsKey);
-      const owners = (await getAll<string>(asked.map((item) => itemKey(token, item)))).map((entry) =>
-        entry.value ?? undefined
-      );
-      return itemIds.map((item) => fitsKey(item) ? owners.shift() : undefined);
+      const index = (await getAll<ItemIndex | string>(asked.map((item) => itemKey(token, item)))).map((e) => e.value);
+      // An item indexed before heads were kept with it names only its response: that head is read.
+      const older = [...new Set(index.filter((entry): entry is string => typeof entry === "string"))];
+      const olderHeads = new Map(older.length ? (await heads(token, older)).map((head, i) => [older[i], head]) : []);
+      const now = options.now();
+      const found = index.map((entry) => {
+        if (entry === null) return undefined;
+        if (typeof entry === "string") return olderHeads.get(entry);
+        return entry.head.expires_at > now ? storedHead(entry.owner, entry.head) : undefined;
+      });
+      return itemIds.map((item) => fitsKey(item) ? found.shift() : undefined);
     },
     async delete(token, id) {
       if (!fitsKey(id)) return false;
@@ -246,9 +258,10 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
       if (!head.value) return false;
       const [record] = await load(token, [id]);
       const items = record ? outputItems(record.response).map((item) => String(item.id)) : [];
-      const owners = await getAll<string>(items.map((item) => itemKey(token, item)));
+      const owners = await getAll<ItemIndex | string>(items.map((item) => itemKey(token, item)));
       const chunks = Array.from({ length: head.value.chunks }, (_, n): Deno.KvKey => [...key, n]);
-      const index = owners.filter((entry) => entry.value === id).map((entry) => entry.key);
+      const ownedBy = (value: ItemIndex | string | null) => typeof value === "string" ? value : value?.owner;
+      const index = owners.filter((entry) => ownedBy(entry.value) === id).map((entry) => entry.key);
       // The head goes first, so the response is gone at once even if the rest takes longer.
       const keys = [key, ...chunks, chainKey(token, id), ...index];
       await writeAll(keys.map((k): [Deno.KvKey, undefined] => [k, undefined]));

@@ -174,8 +174,9 @@ Deno.test("resolveConversation() reads item references together, and none whose 
   seen.calls = 0;
   const whole = await resolveConversation(body, options(kv, { reserve }));
   assert.deepEqual((whole.body.input as { id: string }[]).map((item) => item.id), ["msg_0", "msg_1", "msg_2"]);
-  // The owners, their heads, their answers: one getMany each.
-  assert.equal(seen.calls, 3);
+  // The index entries (which keep their responses' heads), then the answers: one getMany each, no head read alone.
+  assert.equal(seen.calls, 2);
+  assert.ok(!seen.keys.some((key) => /^\["responses","tok_a","resp_\d{32}"\]$/.test(key)), `${seen.keys}`);
   const reserveAt = seen.log.findIndex((line) => line.startsWith("reserve"));
   assert.ok(reserveAt !== -1 && reserveAt < seen.log.findIndex((line) => /,0\]$/.test(line)));
 });
