@@ -3,10 +3,11 @@
  * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
  */
 import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
-import { createOperator } from "./access/operator.ts";
+import { adminKeyFrom, createOperator } from "./access/operator.ts";
 import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
 import { responseStore } from "./conversations/store.ts";
+import { isLoopback } from "./core/addresses.ts";
 import { type Config, loadConfigFrom } from "./core/config.ts";
 import { createBodyBudget } from "./core/body_budget.ts";
 import { GatewayError } from "./core/errors.ts";
@@ -88,6 +89,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     upstreams: layout.keys(),
     health: () => health.snapshot(layout),
     kvGiveUps: () => store.writes.giveUps(),
+    authThrottled: () => operator.guard.refusals(),
   });
   const deps: Deps = {
     config,
@@ -140,6 +142,14 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
 /** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
 export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
   const { config, source } = await loadConfigFrom(configFlag, io.env);
+  // A key too short to be safe stops the start before anything is opened.
+  const adminKey = adminKeyFrom(io.env);
+  if (adminKey && config.public_hosts.length === 0 && !isLoopback(config.listen.host)) {
+    io.err(
+      `warning: listening on ${config.listen.host} with no public_hosts: the console and admin API answer only for ` +
+        "loopback names; list the host names they are reached by in public_hosts",
+    );
+  }
   // console.log writes each batch whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
   const lines = batchedWriter((text) => console.log(text));
   const log = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });

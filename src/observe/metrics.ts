@@ -15,6 +15,8 @@ export interface MetricsScope {
   health?(): Record<string, UpstreamHealth>;
   /** KV writes given up so far, by the gateway's own operation names, read at scrape time. */
   kvGiveUps?(): ReadonlyMap<string, number>;
+  /** Requests refused (429) for guessing credentials, by credential kind, read at scrape time. */
+  authThrottled?(): ReadonlyMap<string, number>;
 }
 
 /** A per-app metrics set: an observer that feeds it and the page it renders. */
@@ -115,6 +117,16 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       "KV writes given up after their bounded retries, by operation (limit_reserve, usage_flush, token_update, ...)",
       "counter",
       () => [...kvGiveUps()].map(([operation, count]) => [{ operation }, count]),
+    );
+  }
+
+  const authThrottled = scope.authThrottled;
+  if (authThrottled) {
+    registry.collect(
+      "modelgate_auth_throttled_total",
+      "Requests refused with 429 because their address sent too many wrong credentials, by credential (admin_key, token)",
+      "counter",
+      () => [...authThrottled()].map(([credential, count]) => [{ credential }, count]),
     );
   }
 
