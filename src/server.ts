@@ -139,17 +139,22 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   return deps;
 }
 
+/**
+ * The start's warning when the console and admin API are on but will answer for no host name: the gateway listens
+ * beyond loopback and `public_hosts` lists nothing.
+ */
+export function publicHostsWarning(config: Config, adminKey: string | undefined): string | undefined {
+  if (!adminKey || config.public_hosts.length > 0 || isLoopback(config.listen.host)) return undefined;
+  return `warning: listening on ${config.listen.host} with no public_hosts: the console and admin API answer for no ` +
+    "host name; list the names they are reached by in public_hosts";
+}
+
 /** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
 export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
   const { config, source } = await loadConfigFrom(configFlag, io.env);
   // A key too short to be safe stops the start before anything is opened.
-  const adminKey = adminKeyFrom(io.env);
-  if (adminKey && config.public_hosts.length === 0 && !isLoopback(config.listen.host)) {
-    io.err(
-      `warning: listening on ${config.listen.host} with no public_hosts: the console and admin API answer only for ` +
-        "loopback names; list the host names they are reached by in public_hosts",
-    );
-  }
+  const hostsWarning = publicHostsWarning(config, adminKeyFrom(io.env));
+  if (hostsWarning) io.err(hostsWarning);
   // console.log writes each batch whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
   const lines = batchedWriter((text) => console.log(text));
   const log = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });

@@ -118,3 +118,15 @@ Deno.test("a right token gives its attempt back, and X-Forwarded-For from an unt
   }
   assert.deepEqual(statuses, [...Array(20).fill(401), 429]);
 });
+
+Deno.test("a disabled token is no guess: however often it is sent, it gets its 401 and never a 429", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, FROZEN);
+  const { record, secret } = await gw.store.createToken({ group: "default" });
+  await gw.store.revokeToken(record.id);
+  for (let i = 0; i < 30; i++) {
+    const res = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+    assert.equal(res.status, 401);
+    assert.equal((await res.json()).error.message, "API key is disabled");
+  }
+});

@@ -1,7 +1,9 @@
 /** @module Addresses, ranges and the trusted view of a request's client: who sent it, to which host, over what. */
 import assert from "node:assert/strict";
 import { formatIp, isLoopback, parseIp, rangesMatcher, throttleKey } from "../../src/core/addresses.ts";
+import { parseConfig } from "../../src/core/config.ts";
 import { peerOf, publicHostRule } from "../../src/core/peer.ts";
+import { publicHostsWarning } from "../../src/server.ts";
 
 const PARSED = [
   { text: "127.0.0.1", want: "127.0.0.1" },
@@ -100,4 +102,41 @@ Deno.test("publicHostRule() allows the listed names, and loopback names only whi
   assert.equal(everywhere("gw.example.com"), true);
   assert.equal(everywhere("localhost"), false);
   assert.equal(publicHostRule([], "0.0.0.0")("anything.example"), false);
+});
+
+Deno.test("publicHostsWarning() speaks up when the operator's routes would answer for no host name", () => {
+  const config = (yaml: string) =>
+    parseConfig(
+      `${yaml}
+upstreams: [{ name: a, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: K, models: [m] }]
+groups: [{ name: g, listing: anthropic, models: [m] }]
+`,
+      "test.yaml",
+    );
+  const key = "k".repeat(32);
+  const wide = config("listen: { host: 0.0.0.0, port: 0 }");
+  assert.match(publicHostsWarning(wide, key)!, /listening on 0\.0\.0\.0 with no public_hosts/);
+  assert.equal(publicHostsWarning(wide, undefined), undefined, "no admin key, no operator's routes");
+  assert.equal(
+    publicHostsWarning(config("listen: { host: 0.0.0.0, port: 0 }\npublic_hosts: [gw.example.com]"), key),
+    undefined,
+  );
+  assert.equal(publicHostsWarning(config(""), key), undefined, "loopback names are answered on loopback");
+});
+
+Deno.test("the config refuses a trusted proxy or a public host it cannot read, naming the entry", () => {
+  const yaml = (extra: string) =>
+    `${extra}
+upstreams: [{ name: a, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: K, models: [m] }]
+groups: [{ name: g, listing: anthropic, models: [m] }]
+`;
+  assert.throws(
+    () => parseConfig(yaml("trusted_proxies: [10.0.0.0/33]"), "t.yaml"),
+    /trusted_proxies\[0\]: must be an address or a range/,
+  );
+  assert.throws(() => parseConfig(yaml("trusted_proxies: [proxy.internal]"), "t.yaml"), /trusted_proxies\[0\]/);
+  assert.throws(
+    () => parseConfig(yaml('public_hosts: [ok.example, "http://gw.example"]'), "t.yaml"),
+    /public_hosts\[1\]: must be a host name/,
+  );
 });
