@@ -110,7 +110,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
     const url = new URL(req.url);
     const peer = peerOf(req, remoteAddress(info), trusted);
     // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
-    const ops = await deps.ops?.(req, url.pathname);
+    const ops = await deps.ops?.(req, url.pathname, peer.address);
     if (ops) {
       ops.headers.set("x-request-id", requestId);
       if (deps.stopping?.aborted) ops.headers.set("connection", "close");

@@ -134,6 +134,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   deps.ops = opsRoutes(deps, {
     metrics,
     metricsKey: required ? adminKey : undefined,
+    guard: operator.guard,
     metricsKeyMissing: required && !adminKey,
   });
   return deps;

@@ -43,7 +43,7 @@ export interface Deps {
   /** Checks every upstream call's time limits (answer, silence, total, keep-alives) on one shared timer. */
   watchdog: Watchdog;
   /** The operator's endpoints outside /v1 (metrics, health); answers undefined for other requests. */
-  ops?(req: Request, path: string): Promise<Response | undefined>;
+  ops?(req: Request, path: string, address: string): Promise<Response | undefined>;
   /** Cached token lookups, limits, usage accounting and the admin key. */
   operator: Operator;
   /** Stored Responses answers; undefined when `responses_store.enabled` is false. */

@@ -130,3 +130,26 @@ Deno.test("a disabled token is no guess: however often it is sent, it gets its 4
     assert.equal((await res.json()).error.message, "API key is disabled");
   }
 });
+
+Deno.test("wrong admin keys on /metrics count as on the admin API: it is the same key", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, {
+    admin: true,
+    extraYaml: `${BEHIND_PROXY}metrics: { require_admin_key: true }\n`,
+    ...FROZEN,
+  });
+  const scrape = (key: string, from: Record<string, string>) =>
+    fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${key}`, ...from } });
+  const statuses: number[] = [];
+  for (let i = 0; i < 8; i++) {
+    const res = await scrape(`guess-${i}`, ATTACKER);
+    statuses.push(res.status);
+    if (res.status === 429) assert.equal(res.headers.get("retry-after"), "12");
+    await res.body?.cancel();
+  }
+  assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429, 429]);
+  const page = await scrape(ADMIN_KEY, OPERATOR);
+  assert.equal(page.status, 200);
+  const metrics = parsePrometheusText(await readText(page));
+  assert.equal(sampleValue(metrics, "modelgate_auth_throttled_total", { credential: "admin_key" }), 3);
+});
