@@ -157,10 +157,9 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
         try {
           ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
         } catch (err) {
-          if (!isUnknownCredential(err)) attempt.passed();
+          if (isUnknownCredential(err)) attempt.failed();
           throw err;
         }
-        attempt.passed();
         exchange.token_id = ctx.principal.token.id;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;

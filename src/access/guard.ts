@@ -1,6 +1,7 @@
 /**
  * @module Slows credential guessing: a token bucket of wrong attempts per client address and credential kind, kept
- * in this process's memory for a bounded number of addresses. Only the guessing address waits; another is not touched.
+ * in this process's memory for a bounded number of addresses. Only the guessing address waits; another is not touched,
+ * and right credentials cost nothing.
  */
 import { throttleKey } from "../core/addresses.ts";
 import { GatewayError } from "../core/errors.ts";
@@ -26,17 +27,19 @@ export const ALLOWANCES: Record<CredentialKind, Allowance> = {
 /** Addresses tracked at most per kind; past it, full buckets go first, then the longest-tracked. */
 export const MAX_TRACKED_ADDRESSES = 10_000;
 
-/** One attempt's claim on its address's bucket. */
+/** One credential check that the guard let through. */
 export interface Attempt {
-  /** The credential was right: the attempt is given back. */
-  passed(): void;
+  /** The credential was wrong: the address is charged one attempt. */
+  failed(): void;
 }
 
 /** The guard in front of every credential check. */
 export interface AuthGuard {
   /**
-   * Takes one attempt from the address's bucket before the credential is checked (so concurrent guesses cannot all
-   * slip through), or throws a 429 with `retry-after` when it is empty.
+   * Lets a check go ahead, or throws a 429 with `retry-after` while the address has no attempt left. Right
+   * credentials cost nothing, so any number of a working client's requests may be in flight at once; wrong ones are
+   * charged when they fail, and guesses sent together all pass the gate but leave the address in debt, waiting until
+   * every one of them is paid for, so sending them at once gains nothing over time.
    */
   attempt(kind: CredentialKind, address: string): Attempt;
   /** Refusals so far per kind, for the metrics page. */
@@ -54,8 +57,9 @@ export interface AuthGuardOptions {
 }
 
 interface Bucket {
-  tokens: number;
   at: number;
+  /** Attempts left; below zero when guesses sent together overdrew it, and then the wait pays the debt. */
+  tokens: number;
   /** True once a refusal was logged, until the bucket has an attempt again: one line per episode, not per guess. */
   refusing: boolean;
 }
@@ -85,48 +89,44 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
     }
   }
 
+  function refuse(kind: CredentialKind, key: string, bucket: Bucket, allowance: Allowance): GatewayError {
+    const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) * allowance.refillMs / 1000));
+    refusals.set(kind, (refusals.get(kind) ?? 0) + 1);
+    if (!bucket.refusing) {
+      bucket.refusing = true;
+      options.log({ level: "warn", event: "auth_throttled", credential: kind, client: key, retry_after_s: retryAfter });
+    }
+    const what = kind === "admin_key" ? "admin keys" : "API keys";
+    return new GatewayError("rate_limit", `Too many wrong ${what} from this address; retry in ${retryAfter} s`, {
+      headers: { "retry-after": String(retryAfter) },
+    });
+  }
+
   return {
     attempt(kind, address) {
       const allowance = allowances[kind];
       const table = tables[kind];
       const key = throttleKey(address);
-      const now = options.now();
-      let bucket = table.get(key);
-      if (bucket) refill(bucket, allowance, now);
-      else {
-        makeRoom(table, allowance, now);
-        bucket = { tokens: allowance.burst, at: now, refusing: false };
-        table.set(key, bucket);
+      const seen = table.get(key);
+      if (seen) {
+        refill(seen, allowance, options.now());
+        if (seen.tokens < 1) throw refuse(kind, key, seen, allowance);
+        seen.refusing = false;
+        // A bucket full again is what an address never seen has: it needs no memory.
+        if (seen.tokens >= allowance.burst) table.delete(key);
       }
-      if (bucket.tokens < 1) {
-        const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) * allowance.refillMs / 1000));
-        refusals.set(kind, (refusals.get(kind) ?? 0) + 1);
-        if (!bucket.refusing) {
-          bucket.refusing = true;
-          options.log({
-            level: "warn",
-            event: "auth_throttled",
-            credential: kind,
-            client: key,
-            retry_after_s: retryAfter,
-          });
-        }
-        const what = kind === "admin_key" ? "admin keys" : "API keys";
-        throw new GatewayError("rate_limit", `Too many wrong ${what} from this address; retry in ${retryAfter} s`, {
-          headers: { "retry-after": String(retryAfter) },
-        });
-      }
-      bucket.tokens -= 1;
-      bucket.refusing = false;
-      const taken = bucket;
-      let settled = false;
       return {
-        passed() {
-          if (settled) return;
-          settled = true;
-          taken.tokens = Math.min(allowance.burst, taken.tokens + 1);
-          // A bucket back at full needs no memory; the table holds only addresses that have guessed wrong.
-          if (taken.tokens >= allowance.burst && table.get(key) === taken) table.delete(key);
+        failed() {
+          const now = options.now();
+          let bucket = table.get(key);
+          if (bucket) refill(bucket, allowance, now);
+          else {
+            // Only addresses that have sent a wrong credential are remembered.
+            makeRoom(table, allowance, now);
+            bucket = { tokens: allowance.burst, at: now, refusing: false };
+            table.set(key, bucket);
+          }
+          bucket.tokens -= 1;
         },
       };
     },

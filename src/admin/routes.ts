@@ -22,8 +22,10 @@ async function authorize(req: Request, ctx: RequestContext): Promise<AdminServic
   const given = readCredential(req.headers);
   if (!given) throw noCredential(req.headers, "admin key");
   const attempt = deps.operator.guard.attempt("admin_key", ctx.peer.address);
-  if (!await sameSecret(given, key)) throw new GatewayError("authentication", "Invalid admin key");
-  attempt.passed();
+  if (!await sameSecret(given, key)) {
+    attempt.failed();
+    throw new GatewayError("authentication", "Invalid admin key");
+  }
   return serviceOf(deps);
 }
 

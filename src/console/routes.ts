@@ -111,9 +111,9 @@ async function signIn(req: Request, ctx: RequestContext, adminKey: string): Prom
     return signInPage(refusal.status, next, { text: refusal.message, tone: "bad" }, refusal.headers);
   }
   if (!await sameSecret(form.get("key") ?? "", adminKey)) {
+    attempt.failed();
     return signInPage(401, next, { text: "Wrong admin key.", tone: "bad" });
   }
-  attempt.passed();
   const { store } = ctx.deps;
   // Like every KV write, retried while another process holds the KV file.
   const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, ctx.deps.now()));

@@ -108,12 +108,12 @@ export function opsRoutes(
         return json({ error: err.message }, { status: err.status, headers: err.headers });
       }
       if (!await sameSecret(given ?? "", options.metricsKey)) {
+        attempt?.failed();
         return json({ error: "Metrics need the admin key as a bearer token" }, {
           status: 401,
           headers: { "www-authenticate": 'Bearer realm="modelgate metrics"' },
         });
       }
-      attempt?.passed();
     }
     return new Response(options.metrics.render(), {
       headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", ...NO_STORE },

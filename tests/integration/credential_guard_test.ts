@@ -97,7 +97,7 @@ Deno.test("wrong tokens on /v1 are slowed per address in the route's protocol; a
   assert.equal(upstream.requests.length, 1, "no guess reached the upstream");
 });
 
-Deno.test("a right token gives its attempt back, and X-Forwarded-For from an untrusted address changes no one's bucket", async () => {
+Deno.test("right tokens take nothing, and X-Forwarded-For from an untrusted address changes no one's bucket", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
   await using gw = await startGateway(upstream.url, FROZEN);
@@ -152,4 +152,16 @@ Deno.test("wrong admin keys on /metrics count as on the admin API: it is the sam
   assert.equal(page.status, 200);
   const metrics = parsePrometheusText(await readText(page));
   assert.equal(sampleValue(metrics, "modelgate_auth_throttled_total", { credential: "admin_key" }), 3);
+});
+
+Deno.test("any number of a working client's requests may be in flight from one address: right tokens cost nothing", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url, FROZEN);
+  const statuses = await Promise.all(Array.from({ length: 40 }, async () => {
+    const res = await gw.post("/v1/messages", messagesBody());
+    await res.body?.cancel();
+    return res.status;
+  }));
+  assert.deepEqual(statuses, Array(40).fill(200));
 });

@@ -13,10 +13,10 @@ function guard(options: { maxAddresses?: number } = {}) {
   return { g, logs, advance: (ms: number) => now += ms };
 }
 
-/** How the guard answers one wrong attempt: "wrong" (let through to be checked) or its 429's retry-after. */
+/** One wrong attempt as the guard sees it: "wrong" (let through, then charged) or its 429's retry-after. */
 function wrong(g: AuthGuard, address: string, kind: "admin_key" | "token" = "admin_key"): string {
   try {
-    g.attempt(kind, address);
+    g.attempt(kind, address).failed();
     return "wrong";
   } catch (err) {
     assert.ok(err instanceof GatewayError);
@@ -36,14 +36,23 @@ Deno.test("attempt() lets the burst through, then refuses with the time until th
   assert.deepEqual([...g.refusals()], [["admin_key", 3]]);
 });
 
-Deno.test("attempt() takes before the check, so concurrent guesses cannot all slip through", () => {
+Deno.test("attempt() charges guesses sent together as a debt the address waits out in full", () => {
+  const { g, advance } = guard();
+  // Ten checks in flight at once all pass the gate; their failures leave the bucket 7 attempts overdrawn.
+  const pending = Array.from({ length: 10 }, () => g.attempt("admin_key", "203.0.113.1"));
+  for (const attempt of pending) attempt.failed();
+  assert.equal(wrong(g, "203.0.113.1"), "retry-after 80");
+  advance(79_000);
+  assert.equal(wrong(g, "203.0.113.1"), "retry-after 1");
+  advance(1_000);
+  assert.equal(wrong(g, "203.0.113.1"), "wrong");
+});
+
+Deno.test("attempt() costs a right credential nothing: any number may be in flight from one address", () => {
   const { g } = guard();
-  // Three checks in progress at once have used the whole burst before any of them has answered.
-  const pending = [g.attempt("admin_key", "203.0.113.1"), g.attempt("admin_key", "203.0.113.1")];
-  g.attempt("admin_key", "203.0.113.1");
-  assert.equal(wrong(g, "203.0.113.1"), "retry-after 10");
-  pending[0].passed();
-  assert.equal(wrong(g, "203.0.113.1"), "wrong", "a right credential gives its attempt back");
+  for (let i = 0; i < 1000; i++) g.attempt("token", "203.0.113.1");
+  assert.equal(wrong(g, "203.0.113.1", "token"), "wrong");
+  assert.equal(g.tracked("token"), 1, "only the address that sent a wrong credential is remembered");
 });
 
 Deno.test("attempt() slows only the guessing address and kind, never another address", () => {
@@ -70,16 +79,19 @@ Deno.test("attempt() logs one line per address that starts being refused, not on
   assert.equal(logs.length, 2, "a new episode after an allowed attempt logs again");
 });
 
-Deno.test("attempt() tracks a bounded number of addresses, and a right credential leaves nothing behind", () => {
+Deno.test("attempt() tracks a bounded number of addresses, and forgets one whose bucket is full again", () => {
   const { g } = guard({ maxAddresses: 100 });
   for (let i = 0; i < 1000; i++) wrong(g, `10.0.${i >> 8}.${i & 255}`);
   assert.equal(g.tracked("admin_key"), 100);
   // The newest guessers are the ones still held to their allowance.
   for (let i = 0; i < 3; i++) wrong(g, "10.0.3.231");
   assert.equal(wrong(g, "10.0.3.231"), "retry-after 10");
-  const { g: fresh } = guard();
-  fresh.attempt("token", "203.0.113.9").passed();
-  assert.equal(fresh.tracked("token"), 0);
+  const { g: fresh, advance } = guard();
+  wrong(fresh, "203.0.113.9", "token");
+  assert.equal(fresh.tracked("token"), 1);
+  advance(1_000);
+  fresh.attempt("token", "203.0.113.9");
+  assert.equal(fresh.tracked("token"), 0, "a bucket full again is forgotten");
 });
 
 Deno.test("adminKeyFrom() takes a key of 32 characters or more, none at all, and refuses a shorter one", () => {
