@@ -1,6 +1,7 @@
 /**
  * @module The admin API's endpoints under /admin: the admin key check (constant time, wrong keys slowed per
- * address; the API answers 404 when no key is configured) and thin handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
+ * address; the API answers 404 when no key is configured) and thin handlers that hand JSON to the shared admin
+ * service. Errors use OpenAI's shape.
  */
 import { noCredential, readCredential, sameSecret } from "../access/auth.ts";
 import { GatewayError } from "../core/errors.ts";

@@ -67,7 +67,7 @@ const HERE = "http://console.invalid";
  * resolves a Location (backslashes as slashes, dot segments and their %2e spellings removed), and only a path
  * under /ui/ of the same origin is kept, in its resolved form, so what is checked is where the browser goes.
  */
-export function nextPage(value: string | null): string {
+function nextPage(value: string | null): string {
   // A backslash, a space or a control character has no place in a console path; browsers drop or reinterpret them.
   const odd = [...value ?? ""].some((c) => c === "\\" || c <= " " || c === "\x7f");
   if (!value || !value.startsWith("/") || odd) return "/ui/";
