@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { delayedKv } from "../../src/access/kv_delay.ts";
 import { flakyKv } from "../_flaky_kv.ts";
-import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { type FakeUpstream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import {
   anthropicMessage,
   fixture,
@@ -32,6 +32,15 @@ async function status(gw: TestGateway, secret: string, extra: Record<string, unk
   const res = await gw.post("/v1/messages", messagesBody(extra), { "x-api-key": secret });
   await res.body?.cancel();
   return res.status;
+}
+
+/**
+ * Streams answers of 9 input and 140 output tokens: far past the 100 a minute the tests' tokens may use and what a
+ * request takes from its share, known only at the stream's end.
+ */
+function answerPastTheShare(upstream: FakeUpstream): void {
+  const long = fixture("anthropic_text.sse").replace('"usage":{"output_tokens":3}', '"usage":{"output_tokens":140}');
+  upstream.routes.set("POST /anth/v1/messages", () => sseReply(long));
 }
 
 function minuteKey(id: string, at: number): Deno.KvKey {
@@ -168,9 +177,7 @@ Deno.test("a KV that fails: a share left still admits, an empty one is 503 with 
 
 Deno.test("a stream that crosses the budget is delivered whole, charged in full, and refuses the next on every instance", async () => {
   await using upstream = fakeUpstream();
-  // 9 input and 140 output tokens: far past the 100 a minute the token may use, known only at the stream's end.
-  const long = fixture("anthropic_text.sse").replace('"usage":{"output_tokens":3}', '"usage":{"output_tokens":140}');
-  upstream.routes.set("POST /anth/v1/messages", () => sseReply(long));
+  answerPastTheShare(upstream);
   const kv = await Deno.openKv(":memory:");
   const clock = movableClock();
   try {
@@ -195,9 +202,7 @@ Deno.test("a stream that crosses the budget is delivered whole, charged in full,
 
 Deno.test("a debt KV refuses alone (a counter an older version rewrote as a number) is dropped; the others land", async () => {
   await using upstream = fakeUpstream();
-  // 9 input and 140 output tokens, far past what each request took from its share.
-  const long = fixture("anthropic_text.sse").replace('"usage":{"output_tokens":3}', '"usage":{"output_tokens":140}');
-  upstream.routes.set("POST /anth/v1/messages", () => sseReply(long));
+  answerPastTheShare(upstream);
   const clock = movableClock();
   await using gw = await startGateway(upstream.url, { now: clock.now, extraYaml: SHARES_YAML });
   const minute = new Date(clock.at).toISOString().slice(0, 16);
