@@ -1,6 +1,7 @@
 /**
- * @module The admin API's endpoints under /admin: the admin key check (constant time; the API answers 404 when
- * no key is configured) and thin handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
+ * @module The admin API's endpoints under /admin: the admin key check (constant time, wrong keys slowed per
+ * address; the API answers 404 when no key is configured) and thin handlers that hand JSON to the shared admin
+ * service. Errors use OpenAI's shape.
  */
 import { noCredential, readCredential, sameSecret } from "../access/auth.ts";
 import { GatewayError } from "../core/errors.ts";
@@ -21,7 +22,11 @@ async function authorize(req: Request, ctx: RequestContext): Promise<AdminServic
   }
   const given = readCredential(req.headers);
   if (!given) throw noCredential(req.headers, "admin key");
-  if (!await sameSecret(given, key)) throw new GatewayError("authentication", "Invalid admin key");
+  const attempt = deps.operator.guard.attempt("admin_key", ctx.peer.address);
+  if (!await sameSecret(given, key)) {
+    attempt.failed();
+    throw new GatewayError("authentication", "Invalid admin key");
+  }
   return serviceOf(deps);
 }
 
@@ -46,6 +51,7 @@ function admin(method: Endpoint["method"], path: string, action: Action, status 
   return {
     method,
     path,
+    operator: true,
     errors: () => "openai-chat",
     async handle(req, ctx) {
       const service = await authorize(req, ctx);

@@ -13,7 +13,7 @@ import type { Group, TokenRecord } from "../core/principal.ts";
 import { fieldPath, invalidField } from "../core/validation.ts";
 import { type DayCache, openSince } from "../usage/day_cache.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
-import { type RequestLogEntry } from "../usage/recorder.ts";
+import { type RequestLogEntry } from "../usage/log_entry.ts";
 import { GroupCreate, GroupUpdate, LogQuery, parseInput, TokenCreate, TokenUpdate, UsageQuery } from "./schemas.ts";
 
 /** What the service works on. */

@@ -70,12 +70,17 @@ Deno.test("sign-in: a form without a session, 401 and the form again on a wrong 
   await away.body?.cancel();
 });
 
-Deno.test("the session cookie is Secure when the request came over https (through a proxy that says so)", async () => {
+Deno.test("the session cookie is Secure when the request came over https (through a trusted proxy that says so)", async () => {
   await using upstream = fakeUpstream();
-  await using gw = await startGateway(upstream.url, { admin: true });
-  const res = await post(gw, "/ui/login", { key: ADMIN_KEY }, { "x-forwarded-proto": "https" });
+  await using trusting = await startGateway(upstream.url, { admin: true, extraYaml: "trusted_proxies: [127.0.0.1]" });
+  const res = await post(trusting, "/ui/login", { key: ADMIN_KEY }, { "x-forwarded-proto": "https" });
   await res.body?.cancel();
   assert.match(res.headers.get("set-cookie")!, /; Secure$/);
+  // From an address that is no trusted proxy, the header is anyone's word and changes nothing.
+  await using plain = await startGateway(upstream.url, { admin: true });
+  const direct = await post(plain, "/ui/login", { key: ADMIN_KEY }, { "x-forwarded-proto": "https" });
+  await direct.body?.cancel();
+  assert.doesNotMatch(direct.headers.get("set-cookie")!, /Secure/);
 });
 
 Deno.test("signing out ends the session: the same cookie then gets the sign-in form", async () => {
@@ -108,7 +113,10 @@ Deno.test("changing the admin key ends every session, on every instance of the K
   await using kv = await Deno.openKv(":memory:");
   await using before = await startGateway(upstream.url, { admin: true, kv });
   const cookie = await signIn(before);
-  await using after = await startGateway(upstream.url, { kv, env: { MODELGATE_ADMIN_KEY: "a-new-admin-key-0123" } });
+  await using after = await startGateway(upstream.url, {
+    kv,
+    env: { MODELGATE_ADMIN_KEY: "a-new-admin-key-0123456789-abcdefghij" },
+  });
   await using same = await startGateway(upstream.url, { admin: true, kv });
   assert.match((await open(same, "/ui/tokens", cookie)).text, /<h1>Tokens<\/h1>/, "another instance, same key");
   assert.match((await open(after, "/ui/tokens", cookie)).text, /<h1>Sign in<\/h1>/, "another key");
