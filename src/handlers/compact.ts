@@ -14,6 +14,7 @@ import { isObject, type JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
 import { inputItems } from "../conversations/resolve.ts";
 import { SEALED_PREFIX } from "../conversations/seal.ts";
+import { jsonBytes } from "../conversations/size.ts";
 import { relay } from "../relay/relay.ts";
 import type { RelayRequest } from "../relay/request.ts";
 import {
@@ -28,7 +29,7 @@ import {
   triggerIndex,
   unpackSummary,
 } from "../translate/compaction.ts";
-import type { Deps } from "./context.ts";
+import type { Deps, RequestContext } from "./context.ts";
 
 /** What a Responses request asks of compaction: a summary now (the trigger), or one past a prompt size. */
 export type CompactionPlan = { kind: "trigger" } | { kind: "compact" } | { kind: "threshold"; tokens: number };
@@ -45,9 +46,7 @@ export function compactBody(value: JsonObject): JsonObject {
  */
 export async function openCompaction(
   deps: Deps,
-  principal: Principal,
-  body: JsonObject,
-  own: number,
+  { principal, body, own }: { principal: Principal; body: JsonObject; own: number },
 ): Promise<{ body: JsonObject; plan?: CompactionPlan }> {
   let items = inputItems(body.input);
   const start = items.length - own;
@@ -102,14 +101,18 @@ interface Summary {
   usage?: Usage;
 }
 
-/** Asks the model for the summary of `items`, through the relay (failover, usage, cost), and seals it. */
+/**
+ * Asks the model for the summary of `items`, through the relay (failover, usage, cost), and seals it. The summary
+ * request is held in the request's share of the body budget, as its own body is.
+ */
 async function summarize(
-  deps: Deps,
+  ctx: RequestContext,
   call: RelayRequest,
-  items: readonly JsonObject[],
-  token: string,
+  { items, token }: { items: readonly JsonObject[]; token: string },
 ): Promise<Summary | Response> {
+  const { deps } = ctx;
   const body = summaryRequest(call.body, items);
+  await ctx.holdBody().grow(jsonBytes(body));
   const res = await relay(deps, {
     ...call,
     body,
@@ -136,15 +139,15 @@ async function summarize(
  * crossed threshold, the item first and then the model's answer to the compacted conversation.
  */
 export async function relayCompacting(
-  deps: Deps,
+  ctx: RequestContext,
   call: RelayRequest,
-  plan: CompactionPlan,
-  principal: Principal,
+  { plan, principal }: { plan: CompactionPlan; principal: Principal },
 ): Promise<Response> {
+  const { deps } = ctx;
   const items = inputItems(call.body.input);
   if (plan.kind === "threshold" && estimatePromptTokens(call.body) <= plan.tokens) return await relay(deps, call);
   if (items.length === 0) throw invalidField("input", "holds nothing to compact");
-  const made = await summarize(deps, call, items, principal.token.id);
+  const made = await summarize(ctx, call, { items, token: principal.token.id });
   if (made instanceof Response) return made;
   if (plan.kind === "trigger") return await triggerAnswer(call, made);
   if (plan.kind === "compact") return compactAnswer(items, made);

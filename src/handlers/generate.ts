@@ -81,7 +81,7 @@ export function generate(protocol: Protocol, operation: Operation, options: { co
       watch,
       affinity,
     };
-    return compaction ? await relayCompacting(ctx.deps, call, compaction, principal) : await relay(ctx.deps, call);
+    return compaction ? await relayCompacting(ctx, call, { plan: compaction, principal }) : await relay(ctx.deps, call);
   };
 }
 

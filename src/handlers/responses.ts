@@ -48,7 +48,7 @@ export async function prepareResponses(
   // A trigger asks for this answer only; the conversation kept for later does not ask again.
   if (pending) pending.input = pending.input.filter((item) => item.type !== "compaction_trigger");
   const own = inputItems(body.input).length;
-  const { body: opened, plan } = await openCompaction(deps, principal, conversation.body, own);
+  const { body: opened, plan } = await openCompaction(deps, { principal, body: conversation.body, own });
   return { body: opened, size: conversation.size, watch: pending && keeper(ctx, pending), plan };
 }
 

@@ -252,6 +252,24 @@ Deno.test("the summary call is the request's usage in the request log", async ()
   assert.ok(entry.input_tokens > 0);
 });
 
+Deno.test("the summary request is held in the body budget while it is under way", async () => {
+  await using s = await setup({ ...KINDS[0], stream: false }, TURNS);
+  const answer = s.upstream.routes.get(KINDS[0].path)!;
+  let held = 0;
+  s.upstream.routes.set(KINDS[0].path, (seen, req) => {
+    held = s.gw.deps.bodyBudget.inFlight();
+    return answer(seen, req);
+  });
+  const res = await s.gw.post("/v1/responses", { model: KINDS[0].model, input: [...CONVERSATION, TRIGGER] }, {
+    "x-api-key": s.token,
+  });
+  await readText(res);
+  const client = JSON.stringify({ model: KINDS[0].model, input: [...CONVERSATION, TRIGGER] }).length;
+  const transcript = JSON.stringify(s.upstream.requests[0].body).length;
+  assert.ok(held >= client + transcript * 0.9, `held ${held} bytes for a ${client}-byte body and its summary call`);
+  assert.equal(s.gw.deps.bodyBudget.inFlight(), 0);
+});
+
 Deno.test("compactions are counted on /metrics", async () => {
   await using s = await setup({ ...KINDS[0], stream: false }, TURNS);
   await s.respond({ input: [...CONVERSATION, TRIGGER], store: false });
