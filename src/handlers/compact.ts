@@ -40,8 +40,8 @@ export function compactBody(value: JsonObject): JsonObject {
 }
 
 /**
- * The request's conversation with its latest compaction item opened: that item and everything before it become one
- * message holding the summary. `own` is how many of the items are the client's own (the rest came from
+ * The request's conversation with its latest compaction item opened: that item and everything before it but the
+ * instructions become one message holding the summary. `own` is how many of the items are the client's own (the rest came from
  * `previous_response_id`), so a bad item is named where the client sent it. Also reads what compaction it asks for.
  */
 export async function openCompaction(
