@@ -90,9 +90,9 @@ function unknownPathProtocol(pathname: string): Protocol {
   return /^(\/v1)?\/v1\/messages(\/|$)/.test(pathname) ? "anthropic" : "openai-chat";
 }
 
-/** Builds the request handler. */
-export function createApp(deps: Deps): (req: Request) => Promise<Response> {
-  return async function handle(req: Request): Promise<Response> {
+/** Builds the request handler; `info` is what `Deno.serve` gives it (the connection's address). */
+export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerInfo) => Promise<Response> {
+  return async function handle(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
     const requestId = requestIdFrom(req.headers);
     const url = new URL(req.url);
     // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
@@ -133,6 +133,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       deps,
       requestId,
       params,
+      peer: { address: info?.remoteAddr.transport === "tcp" ? info.remoteAddr.hostname : "unknown" },
       exchange,
       async authenticate() {
         const credential = readCredential(req.headers);

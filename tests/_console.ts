@@ -15,6 +15,7 @@ export const PAGES = [
   "/ui/usage",
   "/ui/requests",
   "/ui/upstreams",
+  "/ui/audit",
 ];
 
 /** Sends a console form as a browser on the console's own page would (with its Origin). */

@@ -1,6 +1,7 @@
 /**
  * @module The admin API's endpoints under /admin: the admin key check (constant time; the API answers 404 when
- * no key is configured) and thin handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
+ * no key is configured), the actor each call acts as, and thin handlers that hand JSON to the
+ * shared admin service. Errors use OpenAI's shape.
  */
 import { noCredential, readCredential, sameSecret } from "../access/auth.ts";
 import { GatewayError } from "../core/errors.ts";
@@ -8,6 +9,7 @@ import { json } from "../core/http.ts";
 import { readJsonObject } from "../core/request_body.ts";
 import type { Deps, Endpoint, RequestContext } from "../handlers/context.ts";
 import { serves } from "../relay/routing.ts";
+import type { Actor } from "./audit.ts";
 import { type AdminService, adminService } from "./service.ts";
 
 async function authorize(req: Request, ctx: RequestContext): Promise<AdminService> {
@@ -21,13 +23,24 @@ async function authorize(req: Request, ctx: RequestContext): Promise<AdminServic
   }
   const given = readCredential(req.headers);
   if (!given) throw noCredential(req.headers, "admin key");
+  const from = whereFrom(req, ctx, "api");
   if (!await sameSecret(given, key)) throw new GatewayError("authentication", "Invalid admin key");
-  return serviceOf(deps);
+  return serviceOf(deps, { name: "admin key", role: "owner", ...from });
 }
 
-/** The admin service over the app's store and config, as the admin API and the console use it. */
-export function serviceOf(deps: Deps): AdminService {
+/** Where a call to the admin API or the console comes from, as the audit trail records it. */
+export function whereFrom(
+  req: Request,
+  ctx: RequestContext,
+  via: Actor["via"],
+): Pick<Actor, "via" | "ip" | "user_agent"> {
+  return { via, ip: ctx.peer.address, user_agent: req.headers.get("user-agent") ?? undefined };
+}
+
+/** The admin service over the app's store and config acting as `actor`, as the admin API and the console use it. */
+export function serviceOf(deps: Deps, actor: Actor): AdminService {
   return adminService({
+    actor,
     store: deps.store,
     config: deps.config,
     served: (model) => serves(deps.table, model),
@@ -49,6 +62,8 @@ function admin(method: Endpoint["method"], path: string, action: Action, status 
     errors: () => "openai-chat",
     async handle(req, ctx) {
       const service = await authorize(req, ctx);
+      // A role that may only read is refused before a body is read, whatever the body holds.
+      if (method !== "GET") service.mayChange();
       return json(await action(service, req, ctx), { status });
     },
   };
@@ -70,4 +85,5 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
   admin("DELETE", "/admin/responses/:id", (s, _req, ctx) => s.deleteResponse(ctx.params.id)),
   admin("GET", "/admin/usage", (s, req) => s.usage(queryOf(req))),
   admin("GET", "/admin/requests", (s, req) => s.requests(queryOf(req))),
+  admin("GET", "/admin/audit", (s, req) => s.audit(queryOf(req))),
 ];

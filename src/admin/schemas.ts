@@ -77,6 +77,15 @@ export const LogQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
+/** GET /admin/audit query; `cursor` is the `next_cursor` of the page before. */
+export const AuditQuery = z.strictObject({
+  actor: z.string().min(1).max(200).optional(),
+  action: z.string().regex(/^[a-z_]{1,40}\.[a-z_]{1,40}$/, "must be an action such as token.revoke").optional(),
+  since: Since.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(100).optional(),
+});
+
 /** Parses `input` or throws a 400 whose message and `param` name the first field at fault. */
 export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const result = schema.safeParse(input);

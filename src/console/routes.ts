@@ -3,10 +3,11 @@
  * the session and Origin checks in front of every page; its route table; and the security headers on every answer.
  */
 import { sameSecret } from "../access/auth.ts";
-import { serviceOf } from "../admin/routes.ts";
+import { serviceOf, whereFrom } from "../admin/routes.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
 import { asset } from "./assets.ts";
+import { AUDIT_ROUTES } from "./audit.ts";
 import type { ConsoleRoute } from "./context.ts";
 import { readForm } from "./forms.ts";
 import { GROUP_ROUTES } from "./groups.ts";
@@ -29,6 +30,7 @@ const ROUTES: readonly ConsoleRoute[] = [
   ...USAGE_ROUTES,
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
+  ...AUDIT_ROUTES,
 ];
 
 /** The route for a method and path, with its parameters decoded; a malformed %-escape matches nothing. */
@@ -146,7 +148,19 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     const text = pathKnown ? `Method ${req.method} is not allowed here` : `No console page at ${url.pathname}`;
     return errorPage(new GatewayError("not_found", text, { status: pathKnown ? 405 : 404 }), ctx);
   }
-  return await route.handle({ req, url, deps: ctx.deps, service: serviceOf(ctx.deps), params, now: ctx.deps.now() });
+  return await route.handle({
+    req,
+    url,
+    deps: ctx.deps,
+    service: serviceOf(ctx.deps, consoleActor(req, ctx)),
+    params,
+    now: ctx.deps.now(),
+  });
+}
+
+/** Who a console session acts as: the admin key opened it, so it acts as the admin key, from the browser's address. */
+function consoleActor(req: Request, ctx: RequestContext) {
+  return { name: "admin key", role: "owner" as const, ...whereFrom(req, ctx, "console") };
 }
 
 /** The console as one endpoint of the app: everything under /ui, any method. */

@@ -62,6 +62,11 @@ const ResponsesStore = z.strictObject({
   max_chain_turns: z.number().int().min(1).max(1000).default(100),
 });
 
+const Audit = z.strictObject({
+  /** Days each audit record is kept (KV expireIn); the trail of changes made through the admin API, console or CLI. */
+  days: z.number().int().min(1).max(3660).default(365),
+});
+
 const RetryBudget = z.strictObject({
   /** Retries to one deployment per request it got in the window (0.2: one retry per five requests). */
   ratio: z.number().min(0).max(10).default(0.2),
@@ -133,6 +138,7 @@ const ConfigSchema = z.strictObject({
   usage: Usage.default(Usage.parse({})),
   limit_shares: LimitShares.default(LimitShares.parse({})),
   responses_store: ResponsesStore.default(ResponsesStore.parse({})),
+  audit: Audit.default(Audit.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
 });

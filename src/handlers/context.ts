@@ -57,6 +57,8 @@ export interface RequestContext {
   requestId: string;
   /** Path parameters from the endpoint pattern. */
   params: Record<string, string>;
+  /** The client's address as the connection gives it ("unknown" without one), for the audit trail. */
+  peer: { address: string };
   /** Set once the caller is known; decides the error shape on the models routes. */
   principal?: Principal;
   /** Authenticates the caller and remembers who it is. */
