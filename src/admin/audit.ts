@@ -46,6 +46,8 @@ export const AUDIT_ACTIONS = [
   "group.delete",
   "response.delete",
   "response.purge",
+  "operator_key.create",
+  "operator_key.revoke",
 ] as const;
 
 /** What a read of the trail asks for. */

@@ -1,6 +1,6 @@
 /**
  * @module The admin API's endpoints under /admin: the admin key check (constant time; the API answers 404 when
- * no key is configured), the actor each call acts as, and thin handlers that hand JSON to the
+ * no key is configured) or an operator key's, the actor each call acts as, and thin handlers that hand JSON to the
  * shared admin service. Errors use OpenAI's shape.
  */
 import { noCredential, readCredential, sameSecret } from "../access/auth.ts";
@@ -10,6 +10,7 @@ import { readJsonObject } from "../core/request_body.ts";
 import type { Deps, Endpoint, RequestContext } from "../handlers/context.ts";
 import { serves } from "../relay/routing.ts";
 import type { Actor } from "./audit.ts";
+import { keyActor } from "./operator_ops.ts";
 import { type AdminService, adminService } from "./service.ts";
 
 async function authorize(req: Request, ctx: RequestContext): Promise<AdminService> {
@@ -24,8 +25,10 @@ async function authorize(req: Request, ctx: RequestContext): Promise<AdminServic
   const given = readCredential(req.headers);
   if (!given) throw noCredential(req.headers, "admin key");
   const from = whereFrom(req, ctx, "api");
-  if (!await sameSecret(given, key)) throw new GatewayError("authentication", "Invalid admin key");
-  return serviceOf(deps, { name: "admin key", role: "owner", ...from });
+  const actor = await sameSecret(given, key)
+    ? { name: "admin key", role: "owner" as const, ...from }
+    : await keyActor(deps.store, given, deps.now(), from);
+  return serviceOf(deps, actor);
 }
 
 /** Where a call to the admin API or the console comes from, as the audit trail records it. */
@@ -86,4 +89,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
   admin("GET", "/admin/usage", (s, req) => s.usage(queryOf(req))),
   admin("GET", "/admin/requests", (s, req) => s.requests(queryOf(req))),
   admin("GET", "/admin/audit", (s, req) => s.audit(queryOf(req))),
+  admin("GET", "/admin/operator-keys", async (s) => ({ data: await s.listOperatorKeys() })),
+  admin("POST", "/admin/operator-keys", async (s, req, ctx) => s.createOperatorKey(await bodyOf(req, ctx)), 201),
+  admin("DELETE", "/admin/operator-keys/:id", (s, _req, ctx) => s.revokeOperatorKey(ctx.params.id)),
 ];

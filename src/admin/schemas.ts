@@ -86,6 +86,17 @@ export const AuditQuery = z.strictObject({
   cursor: z.string().max(100).optional(),
 });
 
+/** The roles an operator key can have. */
+const Role = z.enum(["owner", "admin", "viewer"]);
+
+/** POST /admin/operator-keys; without expires_at a key lasts 90 days. */
+export const OperatorKeyCreate = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.@+-]{1,100}$/, "must be 1 to 100 letters, digits, '_', '.', '@', '+' or '-'")
+    .refine((name) => name !== "cli", 'must not be "cli", which names the CLI in the audit trail'),
+  role: Role,
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+});
+
 /** Parses `input` or throws a 400 whose message and `param` name the first field at fault. */
 export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const result = schema.safeParse(input);

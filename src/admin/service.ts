@@ -16,6 +16,7 @@ import { type DayCache, openSince } from "../usage/day_cache.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/log_entry.ts";
 import { type Actor, type AuditRecord, auditTrail } from "./audit.ts";
+import { operatorOps } from "./operator_ops.ts";
 import {
   AuditQuery,
   GroupCreate,
@@ -107,6 +108,7 @@ export function adminService(ctx: AdminContext) {
 
   return {
     mayChange,
+    ...operatorOps({ ctx, mayChange, record }),
     async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {
       mayChange();
       const body = parseInput(TokenCreate, input);
