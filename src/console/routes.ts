@@ -15,7 +15,15 @@ import { html } from "./html.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
 import { pageResponse, redirect, secure } from "./page.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
-import { endSession, hasSession, sameOrigin, sessionCookie, startSession } from "./session.ts";
+import {
+  endSession,
+  hasSession,
+  overHttps,
+  sameOrigin,
+  sessionCookie,
+  type SessionLimits,
+  startSession,
+} from "./session.ts";
 import { TOKEN_DETAIL_ROUTES } from "./token_detail.ts";
 import { TOKEN_ROUTES } from "./tokens.ts";
 import { UPSTREAM_ROUTES } from "./upstreams.ts";
@@ -87,8 +95,15 @@ async function signIn(req: Request, ctx: RequestContext, adminKey: string): Prom
   }
   const { store } = ctx.deps;
   // Like every KV write, retried while another process holds the KV file.
-  const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, ctx.deps.now()));
-  return redirect(next, { "set-cookie": sessionCookie(req, session) });
+  const now = ctx.deps.now();
+  const options = { ...sessionLimits(ctx), now };
+  const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, options));
+  return redirect(next, { "set-cookie": sessionCookie({ ...session, now }, overHttps(req)) });
+}
+
+/** The console's session lifetimes, from the config. */
+function sessionLimits(ctx: RequestContext): SessionLimits {
+  return { maxMs: ctx.deps.config.console.session_max_ms, idleMs: ctx.deps.config.console.session_idle_ms };
 }
 
 function refusedOrigin(): Response {
@@ -130,10 +145,11 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
   if (path === "/login" && req.method === "POST") return await signIn(req, ctx, adminKey);
   if (path === "/logout" && req.method === "POST") {
     await req.body?.cancel();
-    await ctx.deps.store.writes.write("console_session", () => endSession(kv, adminKey, req));
-    return redirect("/ui/?done=signed-out", { "set-cookie": sessionCookie(req) });
+    await ctx.deps.store.writes.write("console_session", () => endSession(kv, adminKey, req, overHttps(req)));
+    return redirect("/ui/?done=signed-out", { "set-cookie": sessionCookie(undefined, overHttps(req)) });
   }
-  const signedIn = await hasSession(kv, adminKey, req, ctx.deps.now());
+  const https = overHttps(req);
+  const signedIn = await hasSession(kv, adminKey, req, { ...sessionLimits(ctx), now: ctx.deps.now(), https });
   if (!signedIn) {
     await req.body?.cancel();
     if (method !== "GET") return signInPage(401, "/ui/");

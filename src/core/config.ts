@@ -62,6 +62,13 @@ const ResponsesStore = z.strictObject({
   max_chain_turns: z.number().int().min(1).max(1000).default(100),
 });
 
+const Console = z.strictObject({
+  /** A console session ends this long after signing in, however busy (absolute lifetime). */
+  session_max_ms: z.number().int().min(60_000).max(30 * 86_400_000).default(12 * 3_600_000),
+  /** ...and this long after its last page (idle lifetime). */
+  session_idle_ms: z.number().int().min(60_000).max(30 * 86_400_000).default(3_600_000),
+});
+
 const Audit = z.strictObject({
   /** Days each audit record is kept (KV expireIn); the trail of changes made through the admin API, console or CLI. */
   days: z.number().int().min(1).max(3660).default(365),
@@ -139,6 +146,7 @@ const ConfigSchema = z.strictObject({
   limit_shares: LimitShares.default(LimitShares.parse({})),
   responses_store: ResponsesStore.default(ResponsesStore.parse({})),
   audit: Audit.default(Audit.parse({})),
+  console: Console.default(Console.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
 });
