@@ -23,10 +23,13 @@ function changes(record: AuditRecord): Html {
   const after = (record.after ?? {}) as Record<string, unknown>;
   const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])]
     .filter((field) => text(before[field]) !== text(after[field]));
+  // A creation lists what was set; a change and a removal, what each field was and became.
+  const shown = (field: string) =>
+    record.before === null ? text(after[field]) : `${text(before[field])} → ${text(after[field])}`;
   return html`<ul class="changes">${
     fields.map((field) =>
       html`
-        <li><code>${field}</code>: ${text(before[field])} → ${text(after[field])}</li>
+        <li><code>${field}</code>: ${shown(field)}</li>
       `
     )
   }</ul>`;
@@ -41,7 +44,8 @@ function rows(records: readonly AuditRecord[]): Html[] {
         <td><code>${r.action}</code></td>
         <td>${r.target}</td>
         <td>${changes(r)}</td>
-        <td>${r.ip ?? "–"}<div class="muted small">${r.user_agent ?? ""}</div></td>
+        <td class="from" title="${r.user_agent ?? ""}">${r.ip ?? "–"}<div class="muted small">${r.user_agent ??
+          ""}</div></td>
       </tr>
     `
   );

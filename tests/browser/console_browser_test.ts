@@ -1,8 +1,8 @@
 /**
  * @module The console in a real browser (Chromium from the system's packages, driven by puppeteer-core): sign in,
  * create a token and read its secret, use it through the gateway, find the request in usage and in the log, revoke
- * it, sign out; a token named like markup stays text. Screenshots of each page go to $MODELGATE_SCREENSHOTS when set,
- * else to a temporary folder removed at the end. Without Chromium it is skipped with the reason, unless CI is set or
+ * it, find that in the audit trail, sign out; a token named like markup stays text. Screenshots of each page go to
+ * $MODELGATE_SCREENSHOTS when set, else to a temporary folder removed at the end. Without Chromium it is skipped with the reason, unless CI is set or
  * MODELGATE_CHROMIUM names a browser: then it fails (see _chromium.ts). .ci/run installs Chromium and sets CI.
  */
 import assert from "node:assert/strict";
@@ -199,6 +199,20 @@ async function browserTour(): Promise<void> {
     assert.match(await text(page, ".notice"), /Revoked/);
     assert.equal(await sendMessage(gw, secret), 401);
     assert.ok(!(await page.content()).includes(secret), "the secret is not shown again");
+
+    // The audit trail names the revoke, who made it and what it changed, and never the secret.
+    await page.goto(`${gw.url}/ui/audit`);
+    const audit = await page.$$eval(
+      "table tbody tr",
+      (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")),
+    );
+    const revoke = audit.find((cells) => cells[2] === "token.revoke");
+    assert.ok(revoke, JSON.stringify(audit));
+    assert.match(revoke[1], /^admin key\s*console/);
+    assert.equal(revoke[3], alice.id);
+    assert.match(revoke[4], /disabled: false → true/);
+    assert.ok(!(await page.content()).includes(secret) && !(await page.content()).includes(ADMIN_KEY));
+    await shot("audit");
 
     // Signed out, the pages ask for the key again.
     await follow(page, "form.signout button");
