@@ -15,6 +15,7 @@ export const PAGES = [
   "/ui/usage",
   "/ui/requests",
   "/ui/upstreams",
+  "/ui/operators",
   "/ui/audit",
 ];
 

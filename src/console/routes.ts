@@ -12,6 +12,7 @@ import type { ConsoleRoute } from "./context.ts";
 import { readForm } from "./forms.ts";
 import { GROUP_ROUTES } from "./groups.ts";
 import { html } from "./html.ts";
+import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
 import { pageResponse, redirect, secure } from "./page.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
@@ -38,6 +39,7 @@ const ROUTES: readonly ConsoleRoute[] = [
   ...USAGE_ROUTES,
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
+  ...OPERATOR_ROUTES,
   ...AUDIT_ROUTES,
 ];
 

@@ -1,9 +1,11 @@
 /**
  * @module Operators' API keys over real HTTP: minted with the admin key and shown once, stored hashed, attributed in
- * the audit trail, a viewer refused every change (403), owner keys only for owners, revoked and expired keys refused.
+ * the audit trail, a viewer refused every change (403), owner keys only for owners, revoked and expired keys refused;
+ * the console's page for them.
  */
 import assert from "node:assert/strict";
 import { ADMIN_ENDPOINTS, serviceOf } from "../../src/admin/routes.ts";
+import { open, post, signIn } from "../_console.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { ADMIN_KEY, anthropicMessage, messagesBody, startGateway, type TestGateway } from "../_helpers.ts";
 
@@ -173,4 +175,36 @@ Deno.test("the service itself refuses a viewer every change, so no surface can f
     await assert.rejects(change, (err: { status?: number }) => err.status === 403, name);
   }
   assert.equal((await service.listTokens()).length, 4);
+});
+
+Deno.test("the console mints an operator key, shows its secret once, lists it without, and revokes it", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { admin: true });
+  const cookie = await signIn(gw);
+  const minted = await post(gw, "/ui/operators", { name: "alice@example.com", role: "viewer" }, { cookie });
+  assert.equal(minted.status, 201);
+  const page = await minted.text();
+  const secret = page.match(/mgk-[A-Za-z0-9_-]{43}/)![0];
+  const list = await open(gw, "/ui/operators", cookie);
+  assert.match(list.text, /alice@example\.com/);
+  assert.ok(!list.text.includes(secret), "the secret is not shown again");
+  const read = await gw.admin("GET", "/admin/tokens", undefined, as(secret));
+  assert.equal(read.status, 200);
+  await read.body?.cancel();
+  const id = (await (await gw.admin("GET", "/admin/operator-keys")).json()).data[0].id;
+  const revoked = await post(gw, `/ui/operators/${id}/revoke`, {}, { cookie });
+  assert.equal(revoked.status, 303);
+  await revoked.body?.cancel();
+  const after = await gw.admin("GET", "/admin/tokens", undefined, as(secret));
+  assert.equal(after.status, 401);
+  await after.body?.cancel();
+  const trail = await (await gw.admin("GET", "/admin/audit")).json();
+  assert.deepEqual(trail.data.map((r: Record<string, string>) => [r.action, r.actor, r.via]), [
+    ["operator_key.revoke", "admin key", "console"],
+    ["operator_key.create", "admin key", "console"],
+  ]);
+  // A bad name is named on the page, with the form kept.
+  const bad = await post(gw, "/ui/operators", { name: "a b", role: "admin" }, { cookie });
+  assert.equal(bad.status, 400);
+  assert.match(await bad.text(), /name: must be 1 to 100 letters/);
 });
