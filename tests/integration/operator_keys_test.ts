@@ -1,10 +1,11 @@
 /**
  * @module Operators' API keys over real HTTP: minted with the admin key and shown once, stored hashed, attributed in
  * the audit trail, a viewer refused every change (403), owner keys only for owners, revoked and expired keys refused;
- * the console's page for them.
+ * the console's page and the CLI's commands for them.
  */
 import assert from "node:assert/strict";
 import { ADMIN_ENDPOINTS, serviceOf } from "../../src/admin/routes.ts";
+import { cliSetup } from "../_cli.ts";
 import { open, post, signIn } from "../_console.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { ADMIN_KEY, anthropicMessage, messagesBody, startGateway, type TestGateway } from "../_helpers.ts";
@@ -207,4 +208,26 @@ Deno.test("the console mints an operator key, shows its secret once, lists it wi
   const bad = await post(gw, "/ui/operators", { name: "a b", role: "admin" }, { cookie });
   assert.equal(bad.status, 400);
   assert.match(await bad.text(), /name: must be 1 to 100 letters/);
+});
+
+Deno.test('the CLI mints, lists and revokes operator keys, recorded as "cli"', async () => {
+  await using upstream = fakeUpstream();
+  await using setup = await cliSetup(upstream.url);
+  const minted = await setup.cli("operator-key create --name ops@example.com --role viewer --expires-in 30d");
+  assert.equal(minted.code, 0, minted.err);
+  assert.match(minted.out, /^mgk-[A-Za-z0-9_-]{43}$/);
+  assert.match(minted.err, /Minted operator key opk_[0-9a-f]{16} for "ops@example.com" \(viewer\)/);
+  const listed = await setup.cli("operator-key list");
+  assert.match(listed.out, /opk_[0-9a-f]{16} +ops@example\.com +viewer .* active$/m);
+  assert.ok(!listed.out.includes(minted.out));
+  const id = listed.out.match(/opk_[0-9a-f]{16}/)![0];
+  assert.equal((await setup.cli(`operator-key revoke ${id}`)).code, 0);
+  assert.match((await setup.cli("operator-key list")).out, /revoked$/m);
+  const trail = JSON.parse((await setup.cli("audit --json")).out);
+  assert.deepEqual(trail.data.map((r: Record<string, string>) => [r.action, r.actor]), [
+    ["operator_key.revoke", "cli"],
+    ["operator_key.create", "cli"],
+  ]);
+  await assert.rejects(setup.cli("operator-key create --name x --role root"), /role: /);
+  assert.equal((await setup.cli("operator-key revoke")).code, 2);
 });
