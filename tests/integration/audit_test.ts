@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { auditTrail } from "../../src/admin/audit.ts";
 import { createKvWriter } from "../../src/core/kv_write.ts";
 import { cliSetup } from "../_cli.ts";
-import { open, post, signIn } from "../_console.ts";
+import { open, PAGES, post, signIn } from "../_console.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { ADMIN_KEY, anthropicMessage, startGateway, type TestGateway } from "../_helpers.ts";
 
@@ -210,7 +210,7 @@ Deno.test("audit records are kept for audit.days and then expire", async () => {
   }
 });
 
-Deno.test("no audit record, log line or console page holds a token secret or the admin key", async () => {
+Deno.test("no audit record, log line or console page holds a token secret, an operator key or the admin key", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url, { admin: true });
   const { secret, token } = await call(gw, "POST", "/admin/tokens", { group: "default", name: "x" }) as {
@@ -219,13 +219,27 @@ Deno.test("no audit record, log line or console page holds a token secret or the
   };
   await call(gw, "PATCH", `/admin/tokens/${token.id}`, { name: "y" });
   await call(gw, "DELETE", `/admin/tokens/${token.id}`);
+  const { secret: operatorSecret } = await call(gw, "POST", "/admin/operator-keys", { name: "op", role: "admin" }) as {
+    secret: string;
+  };
+  const byOperator = await gw.admin("PATCH", `/admin/tokens/${token.id}`, { name: "z" }, {
+    authorization: `Bearer ${operatorSecret}`,
+  });
+  assert.equal(byOperator.status, 200);
+  await byOperator.body?.cancel();
   const cookie = await signIn(gw);
   const everything: string[] = [];
   for await (const entry of gw.store.kv.list({ prefix: ["audit"] })) everything.push(JSON.stringify(entry.value));
-  everything.push(JSON.stringify(gw.logs), (await open(gw, "/ui/audit", cookie)).text);
-  everything.push(JSON.stringify(await trail(gw)));
+  everything.push(JSON.stringify(gw.logs), JSON.stringify(await trail(gw)));
+  for (const page of [...PAGES, "/ui/operators", `/ui/tokens/${token.id}`]) {
+    const { status, text } = await open(gw, page, cookie);
+    assert.equal(status, 200, page);
+    everything.push(text);
+  }
   const all = everything.join("\n");
-  assert.ok(all.includes(token.id), "the trail was read");
-  for (const secretText of [secret, gw.tokens.default, ADMIN_KEY]) assert.ok(!all.includes(secretText));
+  assert.ok(all.includes(token.id) && all.includes("operator_key.create"), "the trail was read");
+  for (const secretText of [secret, gw.tokens.default, ADMIN_KEY, operatorSecret]) {
+    assert.ok(!all.includes(secretText));
+  }
   assert.doesNotMatch(all, /sk-[A-Za-z0-9_-]{20}/);
 });
