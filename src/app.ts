@@ -2,13 +2,15 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
-import { authenticate, noCredential, readCredential } from "./access/auth.ts";
+import { authenticate, isUnknownCredential, noCredential, readCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
 import type { Exchange } from "./core/exchange.ts";
+import { rangesMatcher } from "./core/addresses.ts";
 import { requestIdFrom } from "./core/http.ts";
+import { peerOf, publicHostRule, remoteAddress } from "./core/peer.ts";
 import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { generate } from "./handlers/generate.ts";
@@ -90,13 +92,25 @@ function unknownPathProtocol(pathname: string): Protocol {
   return /^(\/v1)?\/v1\/messages(\/|$)/.test(pathname) ? "anthropic" : "openai-chat";
 }
 
+/** The refusal of an operator's route asked for under a host name the gateway does not answer for. */
+function unknownHost(hostname: string): GatewayError {
+  return new GatewayError(
+    "permission",
+    `This gateway's console and admin API do not answer for host "${hostname}": list it in public_hosts`,
+    { status: 421, code: "misdirected_request" },
+  );
+}
+
 /** Builds the request handler; `info` is what `Deno.serve` gives it (the connection's address). */
 export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerInfo) => Promise<Response> {
+  const trusted = rangesMatcher(deps.config.trusted_proxies);
+  const publicHost = publicHostRule(deps.config.public_hosts, deps.config.listen.host);
   return async function handle(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
     const requestId = requestIdFrom(req.headers);
     const url = new URL(req.url);
+    const peer = peerOf(req, remoteAddress(info), trusted);
     // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
-    const ops = await deps.ops?.(req, url.pathname);
+    const ops = await deps.ops?.(req, url.pathname, peer.address);
     if (ops) {
       ops.headers.set("x-request-id", requestId);
       if (deps.stopping?.aborted) ops.headers.set("connection", "close");
@@ -133,12 +147,19 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
       deps,
       requestId,
       params,
-      peer: { address: info?.remoteAddr.transport === "tcp" ? info.remoteAddr.hostname : "unknown" },
+      peer,
       exchange,
       async authenticate() {
         const credential = readCredential(req.headers);
         if (!credential) throw noCredential(req.headers, "API key");
-        ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
+        // Only a credential that is no token at all counts against the address; a disabled one is not a guess.
+        const attempt = deps.operator.guard.attempt("token", peer.address);
+        try {
+          ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
+        } catch (err) {
+          if (isUnknownCredential(err)) attempt.failed();
+          throw err;
+        }
         exchange.token_id = ctx.principal.token.id;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;
@@ -164,6 +185,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
           })
           : new GatewayError("not_found", `Unknown path: ${req.method} ${url.pathname}`, { code: "unknown_url" });
       }
+      if (endpoint.operator && !publicHost(peer.hostname)) throw unknownHost(peer.hostname);
       response = await endpoint.handle(req, ctx);
     } catch (err) {
       // Whatever ended a request whose client has gone, it ended as the client's cancellation.

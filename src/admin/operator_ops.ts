@@ -70,15 +70,18 @@ export function operatorOps({ ctx, mayChange, record }: OperatorOpsContext) {
   };
 }
 
-/** The actor an operator key makes, or a 401 when the secret is no live key. */
+/**
+ * The actor an operator key makes; undefined when the secret is no key at all (the caller decides what a wrong
+ * secret is), and a 401 when it is a key that is revoked or has expired.
+ */
 export async function keyActor(
   store: Store,
   secret: string,
   now: Date,
   from: Pick<Actor, "via" | "ip" | "user_agent">,
-): Promise<Actor> {
+): Promise<Actor | undefined> {
   const key = await operatorKeys(store.kv, store.writes).bySecret(secret);
-  if (!key) throw new GatewayError("authentication", "Invalid admin key");
+  if (!key) return undefined;
   if (key.revoked) throw new GatewayError("authentication", "Operator key is revoked");
   if (Date.parse(key.expires_at) <= now.getTime()) throw new GatewayError("authentication", "Operator key has expired");
   return { name: key.name, role: key.role, key_id: key.id, ...from };

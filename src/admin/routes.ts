@@ -1,7 +1,7 @@
 /**
  * @module The admin API's endpoints under /admin: the admin key check (constant time; the API answers 404 when
- * no key is configured) or an operator key's, the actor each call acts as, and thin handlers that hand JSON to the
- * shared admin service. Errors use OpenAI's shape.
+ * no key is configured) or an operator key's, wrong keys slowed per address, the actor each call acts as, and thin
+ * handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
  */
 import { noCredential, readCredential, sameSecret } from "../access/auth.ts";
 import { GatewayError } from "../core/errors.ts";
@@ -24,10 +24,16 @@ async function authorize(req: Request, ctx: RequestContext): Promise<AdminServic
   }
   const given = readCredential(req.headers);
   if (!given) throw noCredential(req.headers, "admin key");
+  const attempt = deps.operator.guard.attempt("admin_key", ctx.peer.address);
   const from = whereFrom(req, ctx, "api");
-  const actor = await sameSecret(given, key)
-    ? { name: "admin key", role: "owner" as const, ...from }
-    : await keyActor(deps.store, given, deps.now(), from);
+  if (await sameSecret(given, key)) return serviceOf(deps, { name: "admin key", role: "owner", ...from });
+  // A revoked or expired operator key is a real one, not a guess (as with client tokens), so only a secret that is
+  // neither the admin key nor any operator key is charged to the address.
+  const actor = await keyActor(deps.store, given, deps.now(), from);
+  if (!actor) {
+    attempt.failed();
+    throw new GatewayError("authentication", "Invalid admin key");
+  }
   return serviceOf(deps, actor);
 }
 
@@ -62,6 +68,7 @@ function admin(method: Endpoint["method"], path: string, action: Action, status 
   return {
     method,
     path,
+    operator: true,
     errors: () => "openai-chat",
     async handle(req, ctx) {
       const service = await authorize(req, ctx);

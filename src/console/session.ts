@@ -4,6 +4,7 @@
  * entry on every instance, and changing the admin key ends every session at once: the same cookie then points at a key
  * nobody wrote. The admin key itself is never stored.
  */
+import type { Peer } from "../core/peer.ts";
 
 /** The cookie's name over http, where the browser keeps it for /ui only. */
 const SESSION_COOKIE = "modelgate_console";
@@ -99,15 +100,10 @@ export async function endSession(kv: Deno.Kv, adminKey: string, req: Request, ht
   if (id) await kv.delete(await sessionKey(adminKey, id));
 }
 
-/** True when the request came over HTTPS, directly or through a proxy that says so. */
-export function overHttps(req: Request): boolean {
-  const forwarded = req.headers.get("x-forwarded-proto")?.split(",")[0].trim().toLowerCase();
-  return new URL(req.url).protocol === "https:" || forwarded === "https";
-}
-
 /**
- * The Set-Cookie value for a session, or one that removes it when `session` is undefined; over `https` it is the
- * `__Host-` cookie, Secure, for Path=/ (the prefix demands both), else a cookie for /ui.
+ * The Set-Cookie value for a session, or one that removes it when `session` is undefined. Over `https` (the request
+ * came over HTTPS, itself or as a trusted proxy says) it is the `__Host-` cookie, Secure, for Path=/ (the prefix
+ * demands both), else a cookie for /ui.
  */
 export function sessionCookie(session: { id: string; expires: Date; now: Date } | undefined, https: boolean): string {
   const value = session
@@ -120,10 +116,11 @@ export function sessionCookie(session: { id: string; expires: Date; now: Date } 
 }
 
 /**
- * True when a state-changing request comes from the console's own pages: its Origin names the host it was sent to
- * (or the host a proxy says it was sent to). A form on another site, or a request with no Origin, is refused.
+ * True when a state-changing request comes from the console's own pages: its Origin's host is exactly the one the
+ * request was sent to (`peer.authority`: the Host, or a trusted proxy's X-Forwarded-Host). A form on another site,
+ * or a request with no Origin, is refused.
  */
-export function sameOrigin(req: Request): boolean {
+export function sameOrigin(req: Request, peer: Pick<Peer, "authority">): boolean {
   const origin = req.headers.get("origin");
   if (!origin || origin === "null") return false;
   let host: string;
@@ -132,6 +129,5 @@ export function sameOrigin(req: Request): boolean {
   } catch {
     return false;
   }
-  const forwarded = req.headers.get("x-forwarded-host")?.split(",")[0].trim();
-  return host === new URL(req.url).host || (forwarded !== undefined && host === forwarded);
+  return host === peer.authority;
 }

@@ -6,6 +6,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { BudgetSchema } from "./money.ts";
 import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
+import { parseRange } from "./addresses.ts";
 import { problemOf } from "./validation.ts";
 
 const Positive = z.number().int().positive();
@@ -124,6 +125,17 @@ const ConfigSchema = z.strictObject({
     host: z.string().min(1).default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8787),
   }).default({ host: "127.0.0.1", port: 8787 }),
+  /**
+   * The host names the console and the admin API answer for (the Host a browser or client sends, without its
+   * port); loopback names are always allowed while `listen.host` is a loopback address.
+   */
+  public_hosts: z.array(
+    z.string().regex(/^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|[0-9A-Fa-f:.]+)$/, "must be a host name or an address"),
+  ).default([]),
+  /** Addresses or ranges (CIDR) of the proxies whose X-Forwarded-For, -Host and -Proto headers are believed. */
+  trusted_proxies: z.array(
+    z.string().refine((text) => parseRange(text) !== undefined, "must be an address or a range such as 10.0.0.0/8"),
+  ).default([]),
   /** A file, ":memory:", a KV Connect URL, or "managed" for `Deno.openKv()` with no path (Deno Deploy). */
   kv_path: z.string().min(1).default("data/modelgate.kv"),
   /** The label of every price, cost and budget; amounts are never converted between currencies. */

@@ -21,6 +21,8 @@ export interface MetricsScope {
   limitShares?(): ShareStats;
   /** KV calls by kind, only while the round-trip test seam is on. */
   kvCalls?(): KvCalls;
+  /** Requests refused (429) for guessing credentials, by credential kind, read at scrape time. */
+  authThrottled?(): ReadonlyMap<string, number>;
 }
 
 /** A per-app metrics set: an observer that feeds it and the page it renders. */
@@ -149,6 +151,15 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       "KV calls by kind (only while the round-trip test seam MODELGATE_KV_RTT_MS is on)",
       "counter",
       () => [...kvCalls()].map(([call, count]) => [{ call }, count]),
+    );
+  }
+  const authThrottled = scope.authThrottled;
+  if (authThrottled) {
+    registry.collect(
+      "modelgate_auth_throttled_total",
+      "Requests refused with 429 because their address sent too many wrong credentials, by credential (admin_key, token)",
+      "counter",
+      () => [...authThrottled()].map(([credential, count]) => [{ credential }, count]),
     );
   }
 

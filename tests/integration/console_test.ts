@@ -70,9 +70,9 @@ Deno.test("sign-in: a form without a session, 401 and the form again on a wrong 
   await away.body?.cancel();
 });
 
-Deno.test("over https (through a proxy that says so) the session cookie is __Host- prefixed and Secure", async () => {
+Deno.test("over https (through a trusted proxy that says so) the session cookie is __Host- prefixed and Secure", async () => {
   await using upstream = fakeUpstream();
-  await using gw = await startGateway(upstream.url, { admin: true });
+  await using gw = await startGateway(upstream.url, { admin: true, extraYaml: "trusted_proxies: [127.0.0.1]" });
   const https = { "x-forwarded-proto": "https" };
   const res = await post(gw, "/ui/login", { key: ADMIN_KEY }, https);
   await res.body?.cancel();
@@ -89,6 +89,12 @@ Deno.test("over https (through a proxy that says so) the session cookie is __Hos
   await out.body?.cancel();
   assert.match(out.headers.get("set-cookie")!, /^__Host-modelgate_console=; Max-Age=0;.*; Secure$/);
   assert.match(await page(pair), /<h1>Sign in<\/h1>/);
+  // From an address that is no trusted proxy, the header is anyone's word and changes nothing.
+  await using plain = await startGateway(upstream.url, { admin: true });
+  const direct = await post(plain, "/ui/login", { key: ADMIN_KEY }, https);
+  await direct.body?.cancel();
+  const plainCookie = direct.headers.get("set-cookie")!;
+  assert.match(plainCookie, /^modelgate_console=[A-Za-z0-9_-]{43}; .*; Path=\/ui; HttpOnly; SameSite=Strict$/);
 });
 
 Deno.test("signing out ends the session: the same cookie then gets the sign-in form", async () => {
@@ -145,7 +151,10 @@ Deno.test("changing the admin key ends every session, on every instance of the K
   await using kv = await Deno.openKv(":memory:");
   await using before = await startGateway(upstream.url, { admin: true, kv });
   const cookie = await signIn(before);
-  await using after = await startGateway(upstream.url, { kv, env: { MODELGATE_ADMIN_KEY: "a-new-admin-key-0123" } });
+  await using after = await startGateway(upstream.url, {
+    kv,
+    env: { MODELGATE_ADMIN_KEY: "a-new-admin-key-0123456789-abcdefghij" },
+  });
   await using same = await startGateway(upstream.url, { admin: true, kv });
   assert.match((await open(same, "/ui/tokens", cookie)).text, /<h1>Tokens<\/h1>/, "another instance, same key");
   assert.match((await open(after, "/ui/tokens", cookie)).text, /<h1>Sign in<\/h1>/, "another key");
