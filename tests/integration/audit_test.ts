@@ -92,6 +92,22 @@ Deno.test("every change through the admin API is recorded newest first: who, fro
   assert.deepEqual(byAction("response.purge").after, { deleted: 0 });
 });
 
+Deno.test("the recorded ip is the client's as a trusted proxy gives it; X-Forwarded-For from elsewhere is ignored", async () => {
+  await using upstream = fakeUpstream();
+  const client = { "x-forwarded-for": "203.0.113.9, 127.0.0.1" };
+  const names: string[] = [];
+  for (const extraYaml of ["trusted_proxies: [127.0.0.1]", ""]) {
+    await using gw = await startGateway(upstream.url, { admin: true, extraYaml });
+    const name = `via-${extraYaml ? "proxy" : "direct"}`;
+    const res = await gw.admin("POST", "/admin/groups", { name, listing: "openai", models: ["gpt-test"] }, client);
+    assert.equal(res.status, 201);
+    await res.body?.cancel();
+    const [row] = (await trail(gw)).data;
+    names.push(`${row.target} ${row.ip}`);
+  }
+  assert.deepEqual(names, ["via-proxy 203.0.113.9", "via-direct 127.0.0.1"]);
+});
+
 Deno.test("a change that fails is not recorded", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url, { admin: true });
