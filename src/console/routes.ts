@@ -3,18 +3,20 @@
  * the session and Origin checks in front of every page; its route table; and the security headers on every answer.
  */
 import { sameSecret } from "../access/auth.ts";
-import { serviceOf } from "../admin/routes.ts";
+import { serviceOf, whereFrom } from "../admin/routes.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
 import { asset } from "./assets.ts";
+import { AUDIT_ROUTES } from "./audit.ts";
 import type { ConsoleRoute } from "./context.ts";
 import { readForm } from "./forms.ts";
 import { GROUP_ROUTES } from "./groups.ts";
 import { html } from "./html.ts";
+import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
 import { pageResponse, redirect, secure } from "./page.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
-import { endSession, hasSession, sameOrigin, sessionCookie, startSession } from "./session.ts";
+import { endSession, hasSession, sameOrigin, sessionCookie, type SessionLimits, startSession } from "./session.ts";
 import { TOKEN_DETAIL_ROUTES } from "./token_detail.ts";
 import { TOKEN_ROUTES } from "./tokens.ts";
 import { UPSTREAM_ROUTES } from "./upstreams.ts";
@@ -29,6 +31,8 @@ const ROUTES: readonly ConsoleRoute[] = [
   ...USAGE_ROUTES,
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
+  ...OPERATOR_ROUTES,
+  ...AUDIT_ROUTES,
 ];
 
 /** The route for a method and path, with its parameters decoded; a malformed %-escape matches nothing. */
@@ -116,8 +120,15 @@ async function signIn(req: Request, ctx: RequestContext, adminKey: string): Prom
   }
   const { store } = ctx.deps;
   // Like every KV write, retried while another process holds the KV file.
-  const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, ctx.deps.now()));
-  return redirect(next, { "set-cookie": sessionCookie(session, ctx.peer.https) });
+  const now = ctx.deps.now();
+  const options = { ...sessionLimits(ctx), now };
+  const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, options));
+  return redirect(next, { "set-cookie": sessionCookie({ ...session, now }, ctx.peer.https) });
+}
+
+/** The console's session lifetimes, from the config. */
+function sessionLimits(ctx: RequestContext): SessionLimits {
+  return { maxMs: ctx.deps.config.console.session_max_ms, idleMs: ctx.deps.config.console.session_idle_ms };
 }
 
 function refusedOrigin(): Response {
@@ -159,10 +170,12 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
   if (path === "/login" && req.method === "POST") return await signIn(req, ctx, adminKey);
   if (path === "/logout" && req.method === "POST") {
     await req.body?.cancel();
-    await ctx.deps.store.writes.write("console_session", () => endSession(kv, adminKey, req));
-    return redirect("/ui/?done=signed-out", { "set-cookie": sessionCookie(undefined, ctx.peer.https) });
+    const { https } = ctx.peer;
+    await ctx.deps.store.writes.write("console_session", () => endSession(kv, adminKey, req, https));
+    return redirect("/ui/?done=signed-out", { "set-cookie": sessionCookie(undefined, https) });
   }
-  const signedIn = await hasSession(kv, adminKey, req, ctx.deps.now());
+  const { https } = ctx.peer;
+  const signedIn = await hasSession(kv, adminKey, req, { ...sessionLimits(ctx), now: ctx.deps.now(), https });
   if (!signedIn) {
     await req.body?.cancel();
     if (method !== "GET") return signInPage(401, "/ui/");
@@ -177,7 +190,19 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     const text = pathKnown ? `Method ${req.method} is not allowed here` : `No console page at ${url.pathname}`;
     return errorPage(new GatewayError("not_found", text, { status: pathKnown ? 405 : 404 }), ctx);
   }
-  return await route.handle({ req, url, deps: ctx.deps, service: serviceOf(ctx.deps), params, now: ctx.deps.now() });
+  return await route.handle({
+    req,
+    url,
+    deps: ctx.deps,
+    service: serviceOf(ctx.deps, consoleActor(req, ctx)),
+    params,
+    now: ctx.deps.now(),
+  });
+}
+
+/** Who a console session acts as: the admin key opened it, so it acts as the admin key, from the browser's address. */
+function consoleActor(req: Request, ctx: RequestContext) {
+  return { name: "admin key", role: "owner" as const, ...whereFrom(req, ctx, "console") };
 }
 
 /** The console as one endpoint of the app: everything under /ui, any method. */

@@ -63,6 +63,18 @@ const ResponsesStore = z.strictObject({
   max_chain_turns: z.number().int().min(1).max(1000).default(100),
 });
 
+const Console = z.strictObject({
+  /** A console session ends this long after signing in, however busy (absolute lifetime). */
+  session_max_ms: z.number().int().min(60_000).max(30 * 86_400_000).default(12 * 3_600_000),
+  /** ...and this long after its last page (idle lifetime). */
+  session_idle_ms: z.number().int().min(60_000).max(30 * 86_400_000).default(3_600_000),
+});
+
+const Audit = z.strictObject({
+  /** Days each audit record is kept (KV expireIn); the trail of changes made through the admin API, console or CLI. */
+  days: z.number().int().min(1).max(3660).default(365),
+});
+
 const RetryBudget = z.strictObject({
   /** Retries to one deployment per request it got in the window (0.2: one retry per five requests). */
   ratio: z.number().min(0).max(10).default(0.2),
@@ -145,6 +157,8 @@ const ConfigSchema = z.strictObject({
   usage: Usage.default(Usage.parse({})),
   limit_shares: LimitShares.default(LimitShares.parse({})),
   responses_store: ResponsesStore.default(ResponsesStore.parse({})),
+  audit: Audit.default(Audit.parse({})),
+  console: Console.default(Console.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
 });

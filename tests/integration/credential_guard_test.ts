@@ -69,6 +69,38 @@ Deno.test("wrong admin keys on the admin API: 429 in its error shape with retry-
   assert.equal(sampleValue(metrics, "modelgate_auth_throttled_total", { credential: "admin_key" }), 25);
 });
 
+Deno.test("operator keys on the admin API: a live one costs nothing, a revoked one is no guess, an unknown one is a wrong admin key", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { admin: true, extraYaml: BEHIND_PROXY, ...FROZEN });
+  const mint =
+    async () => (await (await gw.admin("POST", "/admin/operator-keys", { name: "v", role: "viewer" })).json());
+  const viewer = await mint();
+  const revoked = await mint();
+  await (await gw.admin("DELETE", `/admin/operator-keys/${revoked.key.id}`)).body?.cancel();
+  const call = async (secret: string, method = "GET") => {
+    const body = method === "POST" ? { group: "default", name: "x" } : undefined;
+    const res = await gw.admin(method, "/admin/tokens", body, { authorization: `Bearer ${secret}`, ...ATTACKER });
+    await res.body?.cancel();
+    return res.status;
+  };
+  const statuses: number[] = [];
+  for (let i = 0; i < 10; i++) statuses.push(await call(viewer.secret), await call(viewer.secret, "POST"));
+  for (let i = 0; i < 10; i++) statuses.push(await call(revoked.secret));
+  assert.deepEqual(statuses, [...Array(10).fill([200, 403]).flat(), ...Array(10).fill(401)]);
+  // Secrets shaped like operator keys that are no key at all are guesses at the admin key.
+  const guesses: number[] = [];
+  for (let i = 0; i < 7; i++) guesses.push(await call(`mgk-${String(i).repeat(43)}`));
+  assert.deepEqual(guesses, [...Array(5).fill(401), 429, 429]);
+  // With the address's bucket empty, its live operator key waits like the admin key; another address is served.
+  assert.equal(await call(viewer.secret), 429);
+  const elsewhere = await gw.admin("GET", "/admin/tokens", undefined, {
+    authorization: `Bearer ${viewer.secret}`,
+    ...OPERATOR,
+  });
+  assert.equal(elsewhere.status, 200);
+  await elsewhere.body?.cancel();
+});
+
 Deno.test("wrong tokens on /v1 are slowed per address in the route's protocol; a real token elsewhere is served", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
