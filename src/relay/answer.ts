@@ -139,6 +139,7 @@ export function streamResponse(
       const untold = end.cancelled || deps.closing?.aborted;
       plan.report(untold ? "neutral" : end.error ? "model_failed" : "ok");
       exchange.usage = meter.usage();
+      exchange.answer = meter.answer();
       exchange.usage_complete = !end.error && !end.cancelled;
       done();
     },
@@ -186,6 +187,7 @@ export async function finishJson(
     const meter = usageMeter(route.protocol);
     meter.body(body);
     call.exchange.usage = meter.usage();
+    call.exchange.answer = meter.answer();
     call.exchange.usage_complete = true;
     const translated = passthrough ? undefined : translation.response(body);
     if (translated && call.watch) await call.watch.body(translated);
