@@ -178,10 +178,13 @@ function gatewayPermissions(dir: string): string[] {
   return ["--allow-net=127.0.0.1", "--allow-env", "--allow-read", `--allow-write=${dir}`];
 }
 
-/** Starts `main.ts serve` on core 1 (under --cpu-prof when a directory is given) and waits for its port. */
+/**
+ * Starts `main.ts serve` on core 1 (under --cpu-prof when a directory is given) and waits for its port; `root` runs
+ * another checkout's main.ts, `env` adds to the gateway's environment.
+ */
 export async function startGateway(
   processes: ProcessSet,
-  options: { dir: string; config: string; profileDir?: string },
+  options: { dir: string; config: string; profileDir?: string; root?: string; env?: Record<string, string> },
 ): Promise<Service> {
   const profile = options.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [];
   const process = processes.start(
@@ -192,12 +195,14 @@ export async function startGateway(
       ...await startV8Flags(),
       ...gatewayPermissions(options.dir),
       ...profile,
-      `${ROOT}main.ts`,
+      // Deno finds deno.json from the working directory; another checkout's main.ts needs its own.
+      ...(options.root ? ["--config", `${options.root}deno.json`] : []),
+      `${options.root ?? ROOT}main.ts`,
       "serve",
       "--config",
       options.config,
     ],
-    { core: 1, env: gatewayEnv(options.dir) },
+    { core: 1, env: { ...gatewayEnv(options.dir), ...options.env } },
   );
   const [, url] = await process.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
   return { process, url };

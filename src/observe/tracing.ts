@@ -88,9 +88,18 @@ interface RequestTrace extends ExchangeTrace {
 /** The tracing observer: it gives each exchange a trace at its start and ends the spans and records the metrics. */
 export function tracingObserver(options: TracingOptions): Observer {
   const meters = instruments(options.meter);
+  // Each upstream's attributes are made once (its base URL parsed once), whichever request needs them.
+  const made = new Map<string, TraceAttributes>();
+  const upstreamOf = (config: UpstreamConfig, passthrough: boolean) => {
+    const key = `${passthrough ? "=" : "~"}${config.name}`;
+    let found = made.get(key);
+    if (!found) made.set(key, found = upstreamAttributes(config, passthrough));
+    return found;
+  };
+  const traceOptions = { ...options, upstreamOf };
   return {
     start(exchange) {
-      exchange.trace = requestTrace(exchange, options, meters);
+      exchange.trace = requestTrace(exchange, traceOptions, meters);
     },
     finish(exchange) {
       (exchange.trace as RequestTrace | undefined)?.end(exchange);
@@ -98,7 +107,11 @@ export function tracingObserver(options: TracingOptions): Observer {
   };
 }
 
-function requestTrace(exchange: Exchange, options: TracingOptions, meters: Instruments): RequestTrace {
+interface TraceOptions extends TracingOptions {
+  upstreamOf(config: UpstreamConfig, passthrough: boolean): TraceAttributes;
+}
+
+function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instruments): RequestTrace {
   const { tracer } = options;
   // The request runs under the runtime's server span, which already continues a client's `traceparent`.
   const server = trace.getActiveSpan()?.spanContext();
@@ -115,11 +128,15 @@ function requestTrace(exchange: Exchange, options: TracingOptions, meters: Instr
       served.end();
     }
     if (!model) return;
-    const final = finalAttributes(finished, options.currency);
     const firstChunk = firstChunkSeconds(finished, calledAt);
-    if (firstChunk !== undefined) final["gen_ai.response.time_to_first_chunk"] = firstChunk;
-    model.setAttributes(attrs(final));
-    if (finished.error && finished.error !== "client_closed") fail(model, finished.error);
+    // A span the sampler left out records nothing, so its attributes are not even made.
+    if (model.isRecording()) {
+      const final = finalAttributes(finished, options.currency);
+      if (upstream) Object.assign(final, upstream);
+      if (firstChunk !== undefined) final["gen_ai.response.time_to_first_chunk"] = firstChunk;
+      model.setAttributes(attrs(final));
+      if (finished.error && finished.error !== "client_closed") fail(model, finished.error);
+    }
     model.end();
     const labels = attrs(metricAttributes(finished, upstream));
     meters.duration.record((options.now() - calledAt) / 1000, labels);
@@ -138,32 +155,32 @@ function requestTrace(exchange: Exchange, options: TracingOptions, meters: Instr
     call<T>(body: JsonObject, run: () => Promise<T>): Promise<T> {
       calledAt = options.now();
       const parent = context.active();
-      model = tracer.startSpan(`${OPERATION} ${exchange.model}`, {
-        kind: SpanKind.CLIENT,
-        attributes: attrs({
+      model = tracer.startSpan(`${OPERATION} ${exchange.model}`, { kind: SpanKind.CLIENT }, parent);
+      if (model.isRecording()) {
+        model.setAttributes(attrs({
           "gen_ai.operation.name": OPERATION,
           "gen_ai.request.model": exchange.model ?? "",
           ...requestAttributes(body),
-        }),
-      }, parent);
+        }));
+      }
       modelContext = trace.setSpan(parent, model);
       return context.with(modelContext, run);
     },
     attempt<T>(config: UpstreamConfig, passthrough: boolean, run: () => Promise<T>): Promise<T> {
       if (!model || !modelContext) return run();
-      upstream = upstreamAttributes(config, passthrough);
-      model.setAttributes(attrs(upstream));
-      const number = exchange.attempts.length + 1;
-      current = tracer.startSpan(`attempt ${config.name}`, {
-        kind: SpanKind.INTERNAL,
-        attributes: attrs({ ...upstream, "modelgate.attempt": int(number) }),
-      }, modelContext);
+      // The upstream of the last attempt is the model span's; it is set there once, at the end.
+      upstream = options.upstreamOf(config, passthrough);
+      current = tracer.startSpan(`attempt ${config.name}`, { kind: SpanKind.INTERNAL }, modelContext);
+      if (current.isRecording()) {
+        current.setAttributes(attrs({ ...upstream, "modelgate.attempt": int(exchange.attempts.length + 1) }));
+      }
       return context.with(trace.setSpan(modelContext, current), run);
     },
     attempted(attempt: Attempt): void {
       const span = current;
       current = undefined;
       if (!span) return;
+      if (!span.isRecording()) return void (attempt.outcome === "ok" ? served = span : span.end());
       const values: TraceAttributes = { "modelgate.attempt.outcome": attempt.outcome };
       if (attempt.status !== undefined) values["http.response.status_code"] = int(attempt.status);
       if (attempt.request_id) values["modelgate.upstream.request_id"] = attempt.request_id;
