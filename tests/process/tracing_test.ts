@@ -5,7 +5,7 @@
  * sent, the GenAI metrics, the trace ids in the log lines, and that no secret or prompt text is ever exported.
  */
 import assert from "node:assert/strict";
-import { controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { controlledStream, fakeUpstream, firstThen, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, bodyReader, fixture, readSse, readText, waitFor, within } from "../_helpers.ts";
 import { attr, otlpEnv, type OtlpReceiver, otlpReceiver, type OtlpSpan, type OtlpValue } from "../_otlp_receiver.ts";
 import { denoMain, runCommand, startProcess } from "../_process.ts";
@@ -32,8 +32,9 @@ ${
   - { name: chat, protocol: openai, base_url: "${upstream}/chat/v1", api_key_env: TEST_OPENAI_KEY, models: [m-gpt] }
 ${anthropic("flaky", ", priority: 1, models: [m-fail]")}
 ${anthropic("steady", ", models: [m-fail]")}
+${anthropic("pausing", ", models: [m-wait]")}
 groups:
-  - { name: default, listing: anthropic, models: [m-claude, m-gpt, m-fail] }
+  - { name: default, listing: anthropic, models: [m-claude, m-gpt, m-fail, m-wait] }
 `;
 }
 
@@ -215,6 +216,27 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
       assert.deepEqual(attr(model, "modelgate.upstream"), str("steady"));
       await fetchUnder(receiver, first);
       await fetchUnder(receiver, second);
+    });
+
+    await t.step("a retry-after waited out is an event on the model span, between two attempts", async () => {
+      upstream.routes.set(
+        "POST /pausing/v1/messages",
+        firstThen(
+          () =>
+            jsonReply({ type: "error", error: { type: "rate_limit_error", message: "slow" } }, 429, {
+              "retry-after-ms": "20",
+            }),
+          () => jsonReply(anthropicMessage()),
+        ),
+      );
+      const res = await post("/v1/messages", { model: "m-wait", max_tokens: 8, messages: user }, {
+        "x-request-id": "req-wait",
+      });
+      assert.equal(res.status, 200, await readText(res));
+      const { model, attempts } = await treeOf(receiver, "req-wait");
+      assert.deepEqual(attempts.map((span) => text(span, "modelgate.attempt.outcome")), ["rate_limit", "ok"]);
+      const wait = model.events.find((event) => event.name === "modelgate.retry_after.wait");
+      assert.deepEqual(wait?.attributes["modelgate.wait_ms"], int(20));
     });
 
     await t.step("a client that leaves mid-stream ends the model span as left", async () => {
