@@ -31,8 +31,8 @@ import {
 
 /** True when the runtime exports telemetry: decided once at start, so with it off no request does span work. */
 export function tracingEnabled(env: (name: string) => string | undefined): boolean {
-  const value = env("OTEL_DENO")?.toLowerCase();
-  return value === "true" || value === "1";
+  // The runtime's own test: "true" in any case, nothing else.
+  return env("OTEL_DENO")?.toLowerCase() === "true";
 }
 
 /** Options for {@linkcode tracingObserver}. */

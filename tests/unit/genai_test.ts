@@ -16,6 +16,7 @@ import {
 } from "../../src/observe/genai.ts";
 import { SseParser } from "../../src/core/sse.ts";
 import { usageMeter } from "../../src/usage/meter.ts";
+import { tracingEnabled } from "../../src/observe/tracing.ts";
 
 function upstream(config: Record<string, unknown>): UpstreamConfig {
   return UpstreamSchema.parse({ name: "up", models: ["m"], ...config });
@@ -165,3 +166,16 @@ Deno.test("usageMeter().answer() reads a whole chat completion's finish reasons"
   meter.body({ id: "c-2", model: "gpt-y", choices: [{ finish_reason: "stop" }, { finish_reason: "length" }] });
   assert.deepEqual(meter.answer(), { id: "c-2", model: "gpt-y", finish_reasons: ["stop", "length"] });
 });
+
+const SWITCH = [
+  { value: "true", want: true },
+  { value: "TRUE", want: true },
+  { value: "1", want: false },
+  { value: "false", want: false },
+  { value: undefined, want: false },
+];
+for (const c of SWITCH) {
+  Deno.test(`tracingEnabled() is ${c.want} for OTEL_DENO=${c.value}, as the runtime's export is`, () => {
+    assert.equal(tracingEnabled((name) => name === "OTEL_DENO" ? c.value : undefined), c.want);
+  });
+}
