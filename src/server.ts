@@ -162,6 +162,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
       tracer: trace.getTracer("modelgate"),
       meter: metrics.getMeter("modelgate"),
       currency: config.currency,
+      captureContent: io.env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")?.toLowerCase() === "true",
       now: Date.now,
     })
     : undefined;

@@ -84,6 +84,8 @@ export interface ExchangeTrace {
   attempted(attempt: Attempt): void;
   /** The relay waits out an upstream's retry-after before the next attempt. */
   waiting(ms: number): void;
+  /** A whole answer that will be served, in the upstream's protocol (read at once, not kept). */
+  answered(body: JsonObject): void;
 }
 
 /** Something that watches exchanges. Every method is optional. */

@@ -28,6 +28,7 @@ import {
   type TraceAttributes,
   upstreamAttributes,
 } from "./genai.ts";
+import { inputContent, outputContent } from "./genai_content.ts";
 
 /** True when the runtime exports telemetry: decided once at start, so with it off no request does span work. */
 export function tracingEnabled(env: (name: string) => string | undefined): boolean {
@@ -41,6 +42,8 @@ export interface TracingOptions {
   meter: Meter;
   /** The config's currency, which a span's cost is in. */
   currency: string;
+  /** Whether prompt and answer text go on the model span (the operator's opt-in; off by default). */
+  captureContent?: boolean;
   /** Epoch milliseconds. */
   now(): number;
 }
@@ -161,6 +164,7 @@ function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instrum
           "gen_ai.operation.name": OPERATION,
           "gen_ai.request.model": exchange.model ?? "",
           ...requestAttributes(body),
+          ...options.captureContent ? inputContent(exchange.protocol, body) : {},
         }));
       }
       modelContext = trace.setSpan(parent, model);
@@ -189,6 +193,9 @@ function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instrum
       if (attempt.outcome === "ok") return void (served = span);
       fail(span, attempt.outcome);
       span.end();
+    },
+    answered(body: JsonObject): void {
+      if (options.captureContent && model?.isRecording()) model.setAttributes(outputContent(body));
     },
     waiting(ms: number): void {
       model?.addEvent("modelgate.retry_after.wait", attrs({ "modelgate.wait_ms": int(ms) }));

@@ -184,6 +184,7 @@ export async function finishJson(
       return failed(route, new GatewayError("upstream", `Upstream "${name}" answered with a body that is not a reply`));
     }
     plan.report("ok");
+    call.exchange.trace?.answered(body);
     const meter = usageMeter(route.protocol);
     meter.body(body);
     call.exchange.usage = meter.usage();
