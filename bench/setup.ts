@@ -140,13 +140,20 @@ export function v8FlagsOf(task: string): string[] {
   return task.split(/\s+/).filter((arg) => arg.startsWith("--v8-flags="));
 }
 
-/** Starts the floor proxy (a bare fetch relay, see floor_proxy.ts) on the gateway's core and waits for its port. */
-export async function startFloor(processes: ProcessSet, upstreamUrl: string): Promise<Service> {
+/**
+ * Starts the floor proxy (a bare fetch relay, see floor_proxy.ts) on the gateway's core and waits for its port; `env`
+ * is its whole environment (none by default).
+ */
+export async function startFloor(
+  processes: ProcessSet,
+  upstreamUrl: string,
+  env?: Record<string, string>,
+): Promise<Service> {
   const process = processes.start(
     "floor proxy",
     Deno.execPath(),
     ["run", ...await startV8Flags(), "--allow-net=127.0.0.1", `${ROOT}bench/floor_proxy.ts`, upstreamUrl],
-    { core: 1 },
+    { core: 1, env },
   );
   const [, port] = await process.waitFor(/"listening":(\d+)/, 30_000);
   return { process, url: `http://127.0.0.1:${port}` };

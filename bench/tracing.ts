@@ -13,6 +13,7 @@ import {
   requestHeaders,
   ROOT,
   type Service,
+  startFloor,
   startGateway,
   startUpstream,
 } from "./setup.ts";
@@ -99,7 +100,8 @@ async function main(): Promise<number> {
   try {
     const upstream = await startUpstream(processes);
     const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port));
-    const sides: { name: string; service: Service }[] = [
+    // A floor side is sent what the upstream takes (the direct request), the gateways what a client sends.
+    const sides: { name: string; service: Service; direct?: boolean }[] = [
       { name: "off", service: await startGateway(processes, { dir, config }) },
       {
         name: "on",
@@ -124,6 +126,10 @@ async function main(): Promise<number> {
         },
       }),
     });
+    // The runtime's own share: the floor proxy (a bare fetch relay) with Deno's server and fetch spans off and on.
+    const exporting = { OTEL_DENO: "true", OTEL_EXPORTER_OTLP_ENDPOINT: sink.url };
+    sides.push({ name: "floor off", service: await startFloor(processes, upstream.url), direct: true });
+    sides.push({ name: "floor on", service: await startFloor(processes, upstream.url, exporting), direct: true });
     if (options.baseline) {
       const root = await exportTree(options.baseline, `${dir}/baseline`);
       sides.push({ name: "baseline", service: await startGateway(processes, { dir, config, root }) });
@@ -136,26 +142,27 @@ async function main(): Promise<number> {
     const cpu = new Map<string, number[]>();
     const rps = new Map<string, number[]>();
     for (const c of cases) {
-      for (const { name, service } of sides) {
-        const problem = await probe(service.url, c.gateway, c.stream, token);
+      for (const { name, service, direct } of sides) {
+        const problem = await probe(service.url, direct ? c.direct : c.gateway, c.stream, token);
         if (problem) throw new Error(`Side ${name} fails case ${c.name}: ${problem}`);
       }
     }
     for (let round = -1; round < options.repeats; round++) {
       for (const c of cases) {
-        for (const { name, service } of sides) {
+        for (const { name, service, direct } of sides) {
           // Round -1 warms every side up and is not counted.
           const seconds = round < 0 ? 1 : options.seconds;
           const script = `${dir}/${c.name}.lua`;
+          const target = direct ? c.direct : c.gateway;
           await Deno.writeTextFile(
             script,
-            wrkScript({ url: service.url + c.gateway.path, headers: requestHeaders(token), body: c.gateway.body }),
+            wrkScript({ url: service.url + target.path, headers: requestHeaders(token), body: target.body }),
           );
           const before = await readCpuMs(service.process.pid);
           const wrk = processes.start(
             "wrk",
             "wrk",
-            wrkArgs({ connections: options.concurrency, seconds, script, url: service.url + c.gateway.path }),
+            wrkArgs({ connections: options.concurrency, seconds, script, url: service.url + target.path }),
             { core: 0 },
           );
           if (!(await wrk.finished).success) throw new Error(`wrk failed:\n${wrk.tail()}`);
@@ -199,6 +206,7 @@ function render(cases: string[], sides: string[], cpu: Map<string, number[]>, rp
   const fmt = (s: Stat) => `${Math.round(s.mean)} ±${Math.round(s.spreadPct / 2)}%`;
   const rows = [["case", ...sides.flatMap((side) => [`${side} rps`, `${side} cpu us/req`])]];
   const verdicts: { what: string; ratio: number; limit?: number; pass: boolean }[] = [];
+  const notes: string[] = [];
   for (const name of cases) {
     const stats = new Map(sides.map((side) => [side, {
       cpu: stat(cpu.get(`${name}/${side}`) ?? []),
@@ -218,6 +226,14 @@ function render(cases: string[], sides: string[], cpu: Map<string, number[]>, rp
     };
     judge("on", off, ON_LIMIT);
     judge("sampled", off);
+    const floorOff = cpuOf("floor off");
+    if (floorOff) {
+      const added = (side: string, base: Stat) => cpuOf(side)!.mean - base.mean;
+      notes.push(
+        `${name}: tracing adds ${Math.round(added("on", off))} us/req to the gateway, ` +
+          `${Math.round(added("floor on", floorOff))} us/req to the floor proxy (the runtime's own spans and export)`,
+      );
+    }
     const baseline = cpuOf("baseline");
     // "No change" against the baseline is judged against the runs' own noise: the larger half-spread, at least 5%.
     if (baseline) judge("off", baseline, 1 + Math.max(0.05, Math.max(off.spreadPct, baseline.spreadPct) / 200));
@@ -232,7 +248,7 @@ function render(cases: string[], sides: string[], cpu: Map<string, number[]>, rp
       v.limit === undefined ? "(shown)" : v.pass ? "PASS" : "FAIL",
     ]),
   ]);
-  return { text: `${table}\n\n${judged}`, verdicts };
+  return { text: `${table}\n\n${judged}\n\n${notes.join("\n")}`, verdicts };
 }
 
 if (import.meta.main) {
