@@ -126,8 +126,10 @@ function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instrum
   let upstream: TraceAttributes | undefined;
 
   function end(finished: Exchange): void {
+    // A client that left is not the upstream's failure, nor the model call's.
+    const failure = finished.error !== "client_closed" ? finished.error : undefined;
     if (served) {
-      if (finished.error) fail(served, finished.error);
+      if (failure) fail(served, failure);
       served.end();
     }
     if (!model) return;
@@ -138,7 +140,7 @@ function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instrum
       if (upstream) Object.assign(final, upstream);
       if (firstChunk !== undefined) final["gen_ai.response.time_to_first_chunk"] = firstChunk;
       model.setAttributes(attrs(final));
-      if (finished.error && finished.error !== "client_closed") fail(model, finished.error);
+      if (failure) fail(model, failure);
     }
     model.end();
     const labels = attrs(metricAttributes(finished, upstream));
