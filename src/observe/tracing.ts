@@ -169,8 +169,9 @@ function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instrum
           ...options.captureContent ? inputContent(exchange.protocol, body) : {},
         }));
       }
+      // The attempts name this context as their parent themselves, so the call need not run inside it.
       modelContext = trace.setSpan(parent, model);
-      return context.with(modelContext, run);
+      return run();
     },
     attempt<T>(config: UpstreamConfig, passthrough: boolean, run: () => Promise<T>): Promise<T> {
       if (!model || !modelContext) return run();
