@@ -236,7 +236,9 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
       const { model, attempts } = await treeOf(receiver, "req-wait");
       assert.deepEqual(attempts.map((span) => text(span, "modelgate.attempt.outcome")), ["rate_limit", "ok"]);
       const wait = model.events.find((event) => event.name === "modelgate.retry_after.wait");
-      assert.deepEqual(wait?.attributes["modelgate.wait_ms"], int(20));
+      // What is left of the 20 ms pause when the relay comes to wait it out, as an integer.
+      const waited = Number((wait?.attributes["modelgate.wait_ms"] as { intValue?: string } | undefined)?.intValue);
+      assert.ok(waited > 0 && waited <= 20, `waited ${waited} ms`);
     });
 
     await t.step("a client that leaves mid-stream ends the model span as left", async () => {
