@@ -69,14 +69,14 @@ export interface AnswerFacts {
 }
 
 /**
- * The spans of one request. The relay runs the model call and each upstream attempt through it, so what they do
- * (the runtime's fetch, with the `traceparent` it sends) happens inside their spans; the spans end with the exchange.
+ * The spans of one request. The relay runs the model call and each upstream attempt through it, so each attempt's
+ * fetch (and the `traceparent` it sends) happens inside the attempt's span; the spans end with the exchange.
  */
 export interface ExchangeTrace {
   /** The ids the request's log line carries. */
   readonly traceId: string;
   readonly spanId: string;
-  /** Runs the model call under its span; `body` is read at once for the request's settings and not kept. */
+  /** Runs the model call, with its span begun; `body` is read at once for the request's settings and not kept. */
   call<T>(body: JsonObject, run: () => Promise<T>): Promise<T>;
   /** Runs one attempt under its own span; the served attempt's span stays open until the exchange ends. */
   attempt<T>(upstream: UpstreamConfig, passthrough: boolean, run: () => Promise<T>): Promise<T>;

@@ -117,7 +117,7 @@ export function usageMeter(protocol: UpstreamProtocol): UsageMeter {
       if (body) take(body);
       else if (protocol === "openai-chat") {
         // Chat chunks without usage are not parsed: the first names the answer, the finishing one its reason.
-        if (!facts) note(ANSWER_ID.exec(message.data)?.[1], ANSWER_MODEL.exec(message.data)?.[1]);
+        if (!facts?.id && !facts?.model) note(ANSWER_ID.exec(message.data)?.[1], ANSWER_MODEL.exec(message.data)?.[1]);
         if (state === "finishing") note(undefined, undefined, FINISH_REASON.exec(message.data)?.[1]);
       }
     },
