@@ -241,6 +241,21 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
       assert.ok(waited > 0 && waited <= 20, `waited ${waited} ms`);
     });
 
+    await t.step("a failed call's model span has its error.type and status ERROR", async () => {
+      upstream.routes.set(
+        "POST /chat/v1/chat/completions",
+        () => jsonReply({ error: { type: "invalid_request_error", message: "No" } }, 400),
+      );
+      const res = await post("/v1/messages", { model: "m-gpt", max_tokens: 8, messages: user }, {
+        "x-request-id": "req-failed",
+      });
+      assert.equal(res.status, 400, await readText(res));
+      const { model, attempts } = await treeOf(receiver, "req-failed");
+      assert.deepEqual(attr(model, "error.type"), str("invalid_request"));
+      assert.equal(model.status.code, 2);
+      assert.deepEqual(attr(attempts[0], "http.response.status_code"), int(400));
+    });
+
     await t.step("a client that leaves mid-stream ends the model span as left", async () => {
       const stream = controlledStream();
       upstream.routes.set("POST /chat/v1/chat/completions", () => stream.response);
