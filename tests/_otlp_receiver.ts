@@ -1,7 +1,7 @@
 /**
  * @module An OTLP/HTTP receiver on 127.0.0.1 port 0 for tests: it takes what a process started with `OTEL_DENO=true`
  * and `OTEL_EXPORTER_OTLP_PROTOCOL=http/json` exports (traces, metrics, logs), decodes it, and resolves waits as soon
- * as what they wait for has arrived.
+ * as what they wait for has arrived; and reading the gateway's span tree of one request from it.
  */
 import { within } from "./_reads.ts";
 
@@ -164,6 +164,41 @@ export function otlpReceiver(): OtlpReceiver {
 }
 
 /** A span attribute's value, with its OTLP type, for `assert.deepEqual`. */
-export function attr(span: { attributes: Record<string, OtlpValue> }, key: string): OtlpValue | undefined {
+export function attr(span: Attributed, key: string): OtlpValue | undefined {
   return span.attributes[key];
+}
+
+/** Something with attributes: a span or a metric point. */
+type Attributed = { attributes: Record<string, OtlpValue> };
+
+/** A string attribute's value. */
+export const text = (item: Attributed, key: string) =>
+  (attr(item, key) as { stringValue?: string } | undefined)?.stringValue;
+/** An integer attribute's value. */
+const count = (span: OtlpSpan, key: string) => Number((attr(span, key) as { intValue?: string } | undefined)?.intValue);
+
+/** The request's spans once its model span has arrived: the model span, its attempts in order, the server span. */
+export async function treeOf(receiver: OtlpReceiver, requestId: string) {
+  const model = await receiver.waitFor(
+    `the model span of ${requestId}`,
+    () => receiver.spans.find((span) => text(span, "modelgate.request_id") === requestId),
+  );
+  const attempts = await receiver.waitFor(`the attempt spans of ${requestId}`, () => {
+    const found = receiver.spans.filter((span) => span.parentSpanId === model.spanId);
+    return found.length === count(model, "modelgate.attempts") ? found : undefined;
+  });
+  attempts.sort((a, b) => count(a, "modelgate.attempt") - count(b, "modelgate.attempt"));
+  const server = await receiver.waitFor(
+    `the server span of ${requestId}`,
+    () => receiver.spans.find((span) => span.spanId === model.parentSpanId),
+  );
+  return { model, attempts, server };
+}
+
+/** The runtime's fetch span under an attempt span. */
+export function fetchUnder(receiver: OtlpReceiver, attempt: OtlpSpan): Promise<OtlpSpan> {
+  return receiver.waitFor(
+    `the fetch span under ${attempt.name}`,
+    () => receiver.spans.find((span) => span.parentSpanId === attempt.spanId && span.kind === 3),
+  );
 }

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, readText } from "../_helpers.ts";
-import { attr, otlpEnv, otlpReceiver } from "../_otlp_receiver.ts";
+import { attr, otlpEnv, otlpReceiver, text } from "../_otlp_receiver.ts";
 import { cliToken, denoMain, processConfigYaml, startProcess } from "../_process.ts";
 
 Deno.test("with the content opt-in, the model span carries the prompt and the answer as GenAI messages", async () => {
@@ -37,10 +37,7 @@ Deno.test("with the content opt-in, the model span carries the prompt and the an
     assert.equal(res.status, 200, await readText(res));
     const model = await receiver.waitFor(
       "the model span",
-      () =>
-        receiver.spans.find((span) =>
-          (attr(span, "modelgate.request_id") as { stringValue?: string })?.stringValue === "req-content"
-        ),
+      () => receiver.spans.find((span) => text(span, "modelgate.request_id") === "req-content"),
     );
     const json = (key: string) => JSON.parse((attr(model, key) as { stringValue: string }).stringValue);
     assert.deepEqual(json("gen_ai.input.messages"), [

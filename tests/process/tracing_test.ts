@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, firstThen, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, bodyReader, fixture, readSse, readText, waitFor, within } from "../_helpers.ts";
-import { attr, otlpEnv, type OtlpReceiver, otlpReceiver, type OtlpSpan, type OtlpValue } from "../_otlp_receiver.ts";
+import { attr, fetchUnder, otlpEnv, otlpReceiver, text, treeOf } from "../_otlp_receiver.ts";
 import { denoMain, runCommand, startProcess } from "../_process.ts";
 
 const PROMPT = "PROMPT-TEXT-zebra-4711";
@@ -36,36 +36,6 @@ ${anthropic("pausing", ", models: [m-wait]")}
 groups:
   - { name: default, listing: anthropic, models: [m-claude, m-gpt, m-fail, m-wait] }
 `;
-}
-
-type Attributed = { attributes: Record<string, OtlpValue> };
-const text = (item: Attributed, key: string) => (attr(item, key) as { stringValue?: string } | undefined)?.stringValue;
-const count = (span: OtlpSpan, key: string) => Number((attr(span, key) as { intValue?: string } | undefined)?.intValue);
-
-/** The request's spans once its model span has arrived: the model span, its attempts in order, the server span. */
-async function treeOf(receiver: OtlpReceiver, requestId: string) {
-  const model = await receiver.waitFor(
-    `the model span of ${requestId}`,
-    () => receiver.spans.find((span) => text(span, "modelgate.request_id") === requestId),
-  );
-  const attempts = await receiver.waitFor(`the attempt spans of ${requestId}`, () => {
-    const found = receiver.spans.filter((span) => span.parentSpanId === model.spanId);
-    return found.length === count(model, "modelgate.attempts") ? found : undefined;
-  });
-  attempts.sort((a, b) => count(a, "modelgate.attempt") - count(b, "modelgate.attempt"));
-  const server = await receiver.waitFor(
-    `the server span of ${requestId}`,
-    () => receiver.spans.find((span) => span.spanId === model.parentSpanId),
-  );
-  return { model, attempts, server };
-}
-
-/** The runtime's fetch span under an attempt span. */
-function fetchUnder(receiver: OtlpReceiver, attempt: OtlpSpan): Promise<OtlpSpan> {
-  return receiver.waitFor(
-    `the fetch span under ${attempt.name}`,
-    () => receiver.spans.find((span) => span.parentSpanId === attempt.spanId && span.kind === 3),
-  );
 }
 
 const str = (value: string) => ({ stringValue: value });
