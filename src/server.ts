@@ -16,6 +16,8 @@ import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
+import { tracingEnabled, tracingObserver } from "./observe/tracing.ts";
+import { metrics, trace } from "@opentelemetry/api";
 import { createTransports, type Credentialed } from "./providers/mod.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { createHealthBoard } from "./relay/health.ts";
@@ -181,8 +183,19 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   for (const [name, { problem }] of transports) {
     if (problem) io.err(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
+  // Deno wires the API to its exporter when OTEL_DENO is on; off, no observer is made and no request sees a trace.
+  const tracing = tracingEnabled(io.env)
+    ? tracingObserver({
+      tracer: trace.getTracer("modelgate"),
+      meter: metrics.getMeter("modelgate"),
+      currency: config.currency,
+      captureContent: io.env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")?.toLowerCase() === "true",
+      now: Date.now,
+    })
+    : undefined;
   const deps = buildDeps(config, store, {
     env: io.env,
+    observers: tracing ? [tracing] : [],
     closing: closing.signal,
     stopping: stopping.signal,
     log,

@@ -84,7 +84,7 @@ export function createLogger(settings: LogSettings, options: LoggerOptions): (li
  */
 export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>): LogLine {
   const failed = exchange.status >= 500 || (exchange.error !== undefined && exchange.status < 400);
-  return {
+  const line: LogLine = {
     level: failed ? "warn" : "info",
     event: "request",
     request_id: exchange.request_id,
@@ -111,6 +111,13 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     usage_complete: exchange.usage_complete,
     error: exchange.error,
   };
+  // With tracing on, the line names the request's server span, so a backend links the two.
+  const trace = exchange.trace;
+  if (trace?.traceId) {
+    line.trace_id = trace.traceId;
+    line.span_id = trace.spanId;
+  }
+  return line;
 }
 
 /** An observer that logs every finished exchange through `log`. */
