@@ -7,13 +7,14 @@ import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
-import type { Exchange } from "./core/exchange.ts";
+import type { Exchange, Transport } from "./core/exchange.ts";
 import { requestIdFrom } from "./core/http.ts";
 import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
+import { responsesSocket } from "./handlers/responses_socket.ts";
 
 const anthropicErrors = () => "anthropic" as const;
 const chatErrors = () => "openai-chat" as const;
@@ -38,6 +39,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: responsesErrors,
     handle: generate("openai-responses", "generate"),
   },
+  // The Responses API's WebSocket mode: each response.create on the socket goes back through this table as a POST.
+  { method: "GET", path: "/v1/responses", errors: responsesErrors, handle: responsesSocket },
   { method: "GET", path: "/v1/responses/:id", errors: responsesErrors, handle: getResponse },
   { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
@@ -92,7 +95,10 @@ function unknownPathProtocol(pathname: string): Protocol {
 
 /** Builds the request handler. */
 export function createApp(deps: Deps): (req: Request) => Promise<Response> {
-  return async function handle(req: Request): Promise<Response> {
+  return (req: Request) => handle(req, "http");
+
+  /** Serves one request; a request made from a socket's message is served exactly as an HTTP one, and says so. */
+  async function handle(req: Request, transport: Transport): Promise<Response> {
     const requestId = requestIdFrom(req.headers);
     const url = new URL(req.url);
     // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
@@ -113,6 +119,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       attempts: [],
       status: 0,
     };
+    if (transport === "websocket") exchange.transport = transport;
     // The exchange is over once the handler has answered and, for a stream, the stream has ended too; a short
     // stream can end before the handler has returned (its body is pulled as soon as it is made).
     let deferred = false;
@@ -150,6 +157,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
         };
       },
       holdBody: () => body ??= deps.bodyBudget.hold(),
+      dispatch: (made) => handle(made, "websocket"),
     };
     for (const observer of deps.observers) observer.start?.(exchange);
     // The protocol errors are spoken in; known once the handler has run (a model listing follows the caller's group).
@@ -186,5 +194,5 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
     answered = true;
     finish();
     return response;
-  };
+  }
 }

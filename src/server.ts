@@ -12,6 +12,7 @@ import { createBodyBudget } from "./core/body_budget.ts";
 import { GatewayError } from "./core/errors.ts";
 import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
+import { createSocketBoard } from "./handlers/socket_board.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { createTransports, type Credentialed } from "./providers/mod.ts";
@@ -83,7 +84,9 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   });
   const health = createHealthBoard(config.routing, () => now().getTime());
   const layout = deploymentsByUpstream(config);
+  const sockets = createSocketBoard();
   const metrics = createMetrics({
+    openSockets: () => sockets.count(),
     models: table.models.keys(),
     upstreams: layout.keys(),
     health: () => health.snapshot(layout),
@@ -128,6 +131,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
       sleep: options.sleep ?? sleep,
       now: () => now().getTime(),
     }),
+    sockets,
   };
   const { adminKey } = operator;
   const required = config.metrics.require_admin_key;

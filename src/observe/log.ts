@@ -98,6 +98,7 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     group: exchange.group,
     model: exchange.model === undefined || knownModels.has(exchange.model) ? exchange.model : "other",
     stream: exchange.stream,
+    transport: exchange.transport,
     upstream: exchange.upstream,
     affinity: exchange.affinity,
     attempts: exchange.attempts.map(({ upstream, outcome, status, request_id }) =>
@@ -128,6 +129,7 @@ function prettyRequest(line: LogLine): string[] {
     ["in", line.input_tokens],
     ["out", line.output_tokens],
     ["stream", line.stream ? "yes" : undefined],
+    ["transport", line.transport],
     ["error", line.error],
     ["token", line.token_id],
     ["group", line.group],

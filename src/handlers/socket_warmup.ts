@@ -1,0 +1,58 @@
+/**
+ * @module A `response.create` with `generate: false` on a Responses socket: a warm-up that makes no model call and
+ * gives back a response id whose conversation (the turn's input, nothing generated) later turns can continue.
+ */
+import { authenticate, noCredential, readCredential } from "../access/auth.ts";
+import { inputItems, resolveConversation } from "../conversations/resolve.ts";
+import type { SocketMemory } from "../conversations/socket_memory.ts";
+import type { JsonObject } from "../core/types.ts";
+import { invalidField } from "../core/validation.ts";
+import { resolveRoutes } from "../relay/routing.ts";
+import type { RequestContext } from "./context.ts";
+
+/** The events of a warm-up: `response.created`, then `response.completed` with no output and no usage. */
+export async function warmUp(
+  ctx: RequestContext,
+  body: JsonObject,
+  options: { headers: Headers; memory: SocketMemory; stream: string },
+): Promise<string[]> {
+  const { memory, stream } = options;
+  // The caller may have been revoked since the handshake (whose request is gone by now: its headers were copied),
+  // and may only warm up a model its group enables.
+  const credential = readCredential(options.headers);
+  if (!credential) throw noCredential(options.headers, "API key");
+  const principal = await authenticate(ctx.deps.operator.credentials, credential, ctx.deps.now());
+  if (typeof body.model !== "string" || !body.model) throw invalidField("model", "is required");
+  resolveRoutes(ctx.deps.table, principal.group, body.model);
+  // A stored response it continues is read now, so the warm-up fails as the turn itself would.
+  const { body: whole } = await resolveConversation({ ...body, store: false }, {
+    token: principal.token.id,
+    store: ctx.deps.responses,
+    days: ctx.deps.config.responses_store.days,
+  });
+  const id = `resp_${crypto.randomUUID().replaceAll("-", "")}`;
+  memory.remember({ id, stream, items: inputItems(whole.input) });
+  const response = {
+    id,
+    object: "response",
+    created_at: Math.floor(ctx.deps.now().getTime() / 1000),
+    status: "completed",
+    error: null,
+    incomplete_details: null,
+    model: body.model,
+    output: [],
+    previous_response_id: body.previous_response_id ?? null,
+    store: body.store ?? true,
+    usage: {
+      input_tokens: 0,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 0,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 0,
+    },
+  };
+  return [
+    JSON.stringify({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress" } }),
+    JSON.stringify({ type: "response.completed", sequence_number: 1, response }),
+  ];
+}
