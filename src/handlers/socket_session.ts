@@ -45,7 +45,7 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
   const memory = socketMemory(settings.memory_bytes);
   const { url, headers } = options.handshake;
   const lanes = new Map<string, Promise<void>>();
-  const running = new Set<AbortController>();
+  const running = new Set<() => void>();
   let pending = 0;
   // Why the socket takes no more responses: it is past its age, or the gateway is stopping.
   let ending: { code: number; reason: string; error: GatewayError } | undefined;
@@ -82,7 +82,7 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
   const ageTimer = setTimeout(() =>
     endWith(
       NORMAL,
-      "connection age limit",
+      "age limit",
       new GatewayError(
         "invalid_request",
         `The socket reached its age limit of ${settings.max_age_ms} ms (responses_socket.max_age_ms); open a new one`,
@@ -103,7 +103,7 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
     clearTimeout(ageTimer);
     deps.stopping?.removeEventListener("abort", stop);
     // A client that leaves mid-response cancels it, as one that leaves an HTTP stream does.
-    for (const controller of running) controller.abort();
+    for (const leave of running) leave();
     options.end();
   };
   socket.onerror = () => {};
@@ -158,13 +158,20 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
       }
       return;
     }
-    const controller = new AbortController();
-    running.add(controller);
+    // A client that leaves before the answer starts aborts the request; one that leaves during the stream cancels
+    // the stream's body, as an HTTP client that leaves does, so the exchange ends the same way.
+    const request = new AbortController();
+    const reading = new AbortController();
+    let answered = false;
+    const leave = () => answered ? reading.abort() : request.abort();
+    running.add(leave);
     try {
       const res = await ctx.dispatch(
-        new Request(url, { method: "POST", headers, body: JSON.stringify(body), signal: controller.signal }),
+        new Request(url, { method: "POST", headers, body: JSON.stringify(body), signal: request.signal }),
       );
-      const done = await forwardAnswer(res, send, { streamId, signal: controller.signal });
+      answered = true;
+      if (socket.readyState !== WebSocket.OPEN) reading.abort();
+      const done = await forwardAnswer(res, send, { streamId, signal: reading.signal });
       // A stored answer is continued from KV as over HTTP; memory keeps what nothing else does.
       const stored = deps.responses !== undefined && body.store !== false;
       if (done && !stored && typeof done.id === "string") {
@@ -176,7 +183,7 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
         });
       }
     } finally {
-      running.delete(controller);
+      running.delete(leave);
     }
   }
 }
