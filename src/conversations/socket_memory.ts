@@ -14,7 +14,7 @@ export interface Remembered {
   items: JsonObject[];
   /** A stored response the conversation continues further back (resolved from KV as usual). */
   previous?: string;
-  /** The size of `items` as JSON, what the memory's bound counts. */
+  /** The size of `items` as JSON text, what the memory's bound counts. */
   bytes: number;
 }
 
@@ -23,7 +23,7 @@ export interface SocketMemory {
   /** The remembered response `id`, when the socket still holds it. */
   recall(id: string): Remembered | undefined;
   /** Keeps `entry` as its stream's last response; false when it alone is over the bound (then nothing is kept). */
-  remember(entry: Omit<Remembered, "bytes">): boolean;
+  remember(entry: Remembered): boolean;
   /** Bytes held now. */
   bytes(): number;
 }
@@ -42,17 +42,34 @@ export function socketMemory(limitBytes: number): SocketMemory {
     remember(entry) {
       // Only the last response of a stream can be continued from memory, as the API keeps only the latest one.
       for (const old of entries.values()) if (old.stream === entry.stream) drop(old);
-      const bytes = JSON.stringify(entry.items).length;
+      const bytes = entry.bytes;
       if (bytes > limitBytes) return false;
       for (const old of entries.values()) {
         if (held + bytes <= limitBytes) break;
         drop(old);
       }
-      entries.set(entry.id, { ...entry, bytes });
+      entries.set(entry.id, entry);
       held += bytes;
       return true;
     },
     bytes: () => held,
+  };
+}
+
+/**
+ * The entry for a response that continued `from` (or nothing) with `own` new items and gave `output`: its size is
+ * counted from the parts, so a long conversation is not serialized again on every turn.
+ */
+export function rememberedAfter(
+  response: { id: string; stream: string; previous?: string },
+  parts: { from?: Remembered; own: JsonObject[]; output: JsonObject[] },
+): Remembered {
+  const { from, own, output } = parts;
+  const added = JSON.stringify(own).length + JSON.stringify(output).length;
+  return {
+    ...response,
+    items: [...from?.items ?? [], ...own, ...output],
+    bytes: (from?.bytes ?? 0) + added,
   };
 }
 

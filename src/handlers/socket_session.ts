@@ -5,7 +5,7 @@
  * the socket's memory; and the socket's limits (message size, pending responses, idle time, age, stopping).
  */
 import { inputItems } from "../conversations/resolve.ts";
-import { continueFrom, type SocketMemory, socketMemory } from "../conversations/socket_memory.ts";
+import { continueFrom, rememberedAfter, type SocketMemory, socketMemory } from "../conversations/socket_memory.ts";
 import type { Config } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
@@ -175,12 +175,12 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
       // A stored answer is continued from KV as over HTTP; memory keeps what nothing else does.
       const stored = deps.responses !== undefined && body.store !== false;
       if (done && !stored && typeof done.id === "string") {
-        memory.remember({
-          id: done.id,
-          stream: streamId ?? "",
-          items: [...inputItems(body.input), ...inputItems(done.output)],
-          previous: typeof body.previous_response_id === "string" ? body.previous_response_id : undefined,
-        });
+        const previous = typeof body.previous_response_id === "string" ? body.previous_response_id : undefined;
+        memory.remember(rememberedAfter({ id: done.id, stream: streamId ?? "", previous }, {
+          from: remembered,
+          own: inputItems(message.input),
+          output: inputItems(done.output),
+        }));
       }
     } finally {
       running.delete(leave);

@@ -4,7 +4,7 @@
  */
 import { authenticate, noCredential, readCredential } from "../access/auth.ts";
 import { inputItems, resolveConversation } from "../conversations/resolve.ts";
-import type { SocketMemory } from "../conversations/socket_memory.ts";
+import { rememberedAfter, type SocketMemory } from "../conversations/socket_memory.ts";
 import type { JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
 import { resolveRoutes } from "../relay/routing.ts";
@@ -31,7 +31,7 @@ export async function warmUp(
     days: ctx.deps.config.responses_store.days,
   });
   const id = `resp_${crypto.randomUUID().replaceAll("-", "")}`;
-  memory.remember({ id, stream, items: inputItems(whole.input) });
+  memory.remember(rememberedAfter({ id, stream }, { own: inputItems(whole.input), output: [] }));
   const response = {
     id,
     object: "response",
