@@ -181,7 +181,9 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
       () => closing.abort(new GatewayError("unavailable", "The gateway is shutting down")),
       config.shutdown_grace_ms,
     );
-    server.shutdown();
+    // The runtime's shutdown closes upgraded sockets at once: Responses sockets finish their running responses (within
+    // the grace period) and close themselves first.
+    void deps.sockets.drained().then(() => server.shutdown());
   };
   const signals: Deno.Signal[] = [];
   for (const signal of ["SIGINT", "SIGTERM"] as const) {

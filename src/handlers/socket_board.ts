@@ -6,12 +6,15 @@ export interface SocketBoard {
   open(token: string, max: number): (() => void) | undefined;
   /** Sockets open now, over all tokens. */
   count(): number;
+  /** Resolves once no socket is open (at once when none is). */
+  drained(): Promise<void>;
 }
 
 /** An empty board. */
 export function createSocketBoard(): SocketBoard {
   const held = new Map<string, number>();
   let total = 0;
+  const waiting: Array<() => void> = [];
   return {
     open(token, max) {
       const now = held.get(token) ?? 0;
@@ -26,8 +29,13 @@ export function createSocketBoard(): SocketBoard {
         const left = (held.get(token) ?? 1) - 1;
         if (left > 0) held.set(token, left);
         else held.delete(token);
+        if (total === 0) { for (const resolve of waiting.splice(0)) resolve(); }
       };
     },
     count: () => total,
+    drained() {
+      if (total === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => waiting.push(resolve));
+    },
   };
 }

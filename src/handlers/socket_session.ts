@@ -96,12 +96,19 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
       new GatewayError("unavailable", "The gateway is stopping; open a new socket", { code: "server_shutting_down" }),
     );
   deps.stopping?.addEventListener("abort", stop, { once: true });
+  // At the end of the grace period whatever still runs is cut, and the socket goes with it.
+  const cut = () => {
+    for (const leave of running) leave();
+    close(GOING_AWAY, "gateway stopping");
+  };
+  deps.closing?.addEventListener("abort", cut, { once: true });
 
   socket.onopen = () => idle();
   socket.onclose = () => {
     clearTimeout(idleTimer);
     clearTimeout(ageTimer);
     deps.stopping?.removeEventListener("abort", stop);
+    deps.closing?.removeEventListener("abort", cut);
     // A client that leaves mid-response cancels it, as one that leaves an HTTP stream does.
     for (const leave of running) leave();
     options.end();
