@@ -177,13 +177,19 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     io.err(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
     // The runtime closes idle keep-alive connections at once; answers still to come say the connection ends.
     stopping.abort();
-    graceTimer = setTimeout(
-      () => closing.abort(new GatewayError("unavailable", "The gateway is shutting down")),
-      config.shutdown_grace_ms,
-    );
+    let shut = false;
+    const shutdown = () => {
+      if (!shut) void server.shutdown();
+      shut = true;
+    };
+    graceTimer = setTimeout(() => {
+      closing.abort(new GatewayError("unavailable", "The gateway is shutting down"));
+      // Whatever a socket still holds, the process stops once the grace period is over.
+      shutdown();
+    }, config.shutdown_grace_ms);
     // The runtime's shutdown closes upgraded sockets at once: Responses sockets finish their running responses (within
     // the grace period) and close themselves first.
-    void deps.sockets.drained().then(() => server.shutdown());
+    void deps.sockets.drained().then(shutdown);
   };
   const signals: Deno.Signal[] = [];
   for (const signal of ["SIGINT", "SIGTERM"] as const) {

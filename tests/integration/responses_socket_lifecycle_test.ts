@@ -21,6 +21,8 @@ const create = (extra: Record<string, unknown> = {}) => ({
 Deno.test("a client that closes mid-response cancels the upstream request, and its usage is still recorded", async () => {
   await using upstream = fakeUpstream();
   const held = controlledStream();
+  // Should the test fail with the stream still held, the fake upstream can still shut down.
+  using _released = { [Symbol.dispose]: () => ended(held) };
   upstream.routes.set(MESSAGES_PATH, () => held.response);
   await using gw = await startGateway(upstream.url);
   const socket = await openSocket(gw.url, { authorization: `Bearer ${gw.tokens.default}` });
@@ -67,6 +69,8 @@ Deno.test("a limited token gets its 429 as an error event with the retry time, o
 Deno.test("a stopping gateway lets the running response finish, refuses new ones, then closes with 1001", async () => {
   await using upstream = fakeUpstream();
   const held = controlledStream();
+  // Should the test fail with the stream still held, the fake upstream can still shut down.
+  using _released = { [Symbol.dispose]: () => ended(held) };
   upstream.routes.set(MESSAGES_PATH, () => held.response);
   const stopping = new AbortController();
   await using gw = await startGateway(upstream.url, { stopping: stopping.signal });
@@ -100,3 +104,12 @@ Deno.test("GET /metrics counts open sockets and Responses by transport", async (
   assert.equal(sampleValue(page, "modelgate_responses_total", { transport: "websocket" }), 2);
   assert.equal(sampleValue(page, "modelgate_responses_total", { transport: "http" }), 1);
 });
+
+/** Ends a held upstream stream unless it has ended already. */
+function ended(stream: { end(): void }): void {
+  try {
+    stream.end();
+  } catch {
+    // It had ended.
+  }
+}

@@ -37,6 +37,8 @@ Deno.test("bad messages get an error event naming what is wrong, and the socket 
     [create({ model: "gpt-unknown" }), 404, null, "model"],
     [create({ background: true }), 400, null, "background"],
     [create({ input: "x".repeat(5000) }), 413, null, null],
+    // Refused for its size before it is parsed: an oversized message is never read as JSON.
+    [`{${"x".repeat(5000)}`, 413, "request_too_large", null],
   ];
   for (const [message, status, code, param] of cases) {
     socket.send(message);
@@ -59,6 +61,8 @@ Deno.test("bad messages get an error event naming what is wrong, and the socket 
 Deno.test("responses of one stream_id run in order, other streams alongside; too many pending is refused", async () => {
   await using upstream = fakeUpstream();
   const held = controlledStream();
+  // Should the test fail with the stream still held, the fake upstream can still shut down.
+  using _released = { [Symbol.dispose]: () => ended(held) };
   upstream.routes.set(
     MESSAGES_PATH,
     (seen) => asked(seen.body) === "held" ? held.response : sseReply(fixture("anthropic/text.sse")),
@@ -117,3 +121,12 @@ Deno.test("a token gets a 429 for a socket past max_per_token, before the upgrad
   await waitFor(() => gw.deps.sockets.count() === 0 || undefined);
   assert.equal((await rawHandshake(gw.url, headers)).status, 101);
 });
+
+/** Ends a held upstream stream unless it has ended already. */
+function ended(stream: { end(): void }): void {
+  try {
+    stream.end();
+  } catch {
+    // It had ended.
+  }
+}

@@ -94,10 +94,17 @@ Deno.test("a store: true response is continued from KV on another socket", async
     id = ((await socket.until("response.completed")).at(-1)!.response as { id: string }).id;
   }
   await using other = await openSocket(gw.url, headers);
-  other.send(create({ previous_response_id: id, input: "again" }));
-  await other.until("response.completed");
+  other.send(create({ previous_response_id: id, input: "again", store: true }));
+  const next = ((await other.until("response.completed")).at(-1)!.response as { id: string }).id;
   const sent = upstream.requests[1].body!.messages as { role: string }[];
   assert.deepEqual(sent.map((m) => m.role), ["user", "assistant", "user"]);
+  // On the same socket too, a stored response is continued from KV: each stored turn keeps only its own input.
+  other.send(create({ previous_response_id: next, input: "third", store: true }));
+  const third = ((await other.until("response.completed")).at(-1)!.response as { id: string }).id;
+  const tokenId = gw.exchanges.find((e) => e.transport === "websocket")!.token_id!;
+  const [record] = await gw.deps.responses!.load(tokenId, [third]);
+  assert.deepEqual(record!.chain, [id, next]);
+  assert.equal(record!.input.length, 1);
 });
 
 Deno.test("generate: false warms up without an upstream call; the next turn continues its input", async () => {
@@ -111,6 +118,10 @@ Deno.test("generate: false warms up without an upstream call; the next turn cont
   const warm = events[1].response as { id: string; output: unknown[]; usage: { total_tokens: number } };
   assert.deepEqual([warm.output, warm.usage.total_tokens], [[], 0]);
   assert.equal(upstream.requests.length, 0);
+  // A warm-up is refused for a model the token's group does not enable, as the turn itself would be.
+  socket.send(create({ generate: false, model: "gpt-ha" }));
+  const refused = await socket.next();
+  assert.deepEqual([refused.status, (refused.error as { param: string }).param], [404, "model"]);
   socket.send(create({ previous_response_id: warm.id, input: "go", instructions: "Be brief." }));
   await socket.until("response.completed");
   // Two user turns in a row reach Anthropic as one message of two parts.
@@ -137,6 +148,24 @@ Deno.test("the handshake refuses a missing, wrong or revoked token with the HTTP
   }
   const ok = await rawHandshake(gw.url, { "x-api-key": gw.tokens.default });
   assert.equal(ok.status, 101);
+});
+
+Deno.test("a token revoked while its socket is open gets the HTTP route's 401 as error events", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(MESSAGES_PATH, () => sseReply(fixture("anthropic/text.sse")));
+  await using gw = await startGateway(upstream.url);
+  const { secret, record } = await gw.store.createToken({ group: "default" });
+  await using socket = await openSocket(gw.url, { authorization: `Bearer ${secret}` });
+  socket.send(create());
+  await socket.until("response.completed");
+  await gw.store.revokeToken(record.id);
+  for (const message of [create(), create({ generate: false })]) {
+    socket.send(message);
+    const refused = await socket.next();
+    assert.equal(refused.status, 401);
+    assert.equal((refused.error as { message: string }).message, "API key is disabled");
+  }
+  assert.equal(upstream.requests.length, 1);
 });
 
 /** A chat-completions stream of one text answer. */
