@@ -81,6 +81,12 @@ const CASES = [
   },
   { name: "an unknown response store key", yaml: BASE + "responses_store: { ttl: 3 }\n", want: /"ttl"/ },
   {
+    name: "a socket limit of no sockets per token",
+    yaml: BASE + "responses_socket: { max_per_token: 0 }\n",
+    want: /responses_socket\.max_per_token/,
+  },
+  { name: "an unknown socket key", yaml: BASE + "responses_socket: { timeout: 3 }\n", want: /"timeout"/ },
+  {
     name: "an affinity pin life under a second",
     yaml: BASE + "routing: { affinity: { ttl_ms: 10 } }\n",
     want: /routing\.affinity\.ttl_ms/,
