@@ -122,6 +122,17 @@ Deno.test("a token gets a 429 for a socket past max_per_token, before the upgrad
   assert.equal((await rawHandshake(gw.url, headers)).status, 101);
 });
 
+Deno.test("with responses_socket.enabled false, the upgrade is the 405 of any GET /v1/responses", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { extraYaml: "responses_socket: { enabled: false }" });
+  const refused = await rawHandshake(gw.url, { "x-api-key": gw.tokens.default });
+  assert.equal(refused.status, 405);
+  assert.match(JSON.parse(refused.body).error.message, /Method GET is not allowed/);
+  const plain = await fetch(`${gw.url}/v1/responses`, { headers: { "x-api-key": gw.tokens.default } });
+  assert.equal(plain.status, 405);
+  await plain.body?.cancel();
+});
+
 /** Ends a held upstream stream unless it has ended already. */
 function ended(stream: { end(): void }): void {
   try {
