@@ -168,6 +168,27 @@ Deno.test("a token revoked while its socket is open gets the HTTP route's 401 as
   assert.equal(upstream.requests.length, 1);
 });
 
+Deno.test("a reasoning item kept in the socket's memory carries the model's signed thinking to the next turn", async () => {
+  await using upstream = fakeUpstream();
+  let n = 0;
+  upstream.routes.set(
+    MESSAGES_PATH,
+    () => sseReply(fixture(++n === 1 ? "anthropic/reasoning.sse" : "anthropic/text.sse")),
+  );
+  await using gw = await startGateway(upstream.url);
+  await using socket = await openSocket(gw.url, { authorization: `Bearer ${gw.tokens.default}` });
+  const reasoning = { effort: "low" };
+  socket.send(create({ reasoning, input: "Meaning?" }));
+  const first = (await socket.until("response.completed")).at(-1)!.response as { id: string; output: unknown[] };
+  assert.ok(JSON.stringify(first.output).includes('"encrypted_content"'));
+  socket.send(create({ reasoning, previous_response_id: first.id, input: "And?" }));
+  await socket.until("response.completed");
+  const assistant = (upstream.requests[1].body!.messages as { role: string; content: unknown }[])
+    .find((m) => m.role === "assistant")!;
+  const thinking = (assistant.content as { type: string; signature?: string }[]).find((b) => b.type === "thinking");
+  assert.equal(thinking?.signature, "c2lnbmF0dXJl");
+});
+
 /** A chat-completions stream of one text answer. */
 function chatStream(text: string): string {
   const chunk = (delta: unknown, finish: string | null) =>
