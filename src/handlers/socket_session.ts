@@ -141,8 +141,12 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
     pending++;
     const after = lanes.get(lane) ?? Promise.resolve();
     const turn = after.then(() => serve(message, memory)).catch((err) => {
-      deps.log({ request_id: ctx.requestId, event: "internal_error", error: String((err as Error)?.stack ?? err) });
-      send(errorMessage(asGatewayError(err), message.stream_id as string | undefined));
+      const error = asGatewayError(err);
+      // A refusal (a warm-up for a revoked token, say) is the client's answer; only a fault of the gateway is logged.
+      if (error.kind === "internal") {
+        deps.log({ request_id: ctx.requestId, event: "internal_error", error: String((err as Error)?.stack ?? err) });
+      }
+      send(errorMessage(error, message.stream_id as string | undefined));
     }).finally(() => {
       pending--;
       if (lanes.get(lane) === turn) lanes.delete(lane);

@@ -166,6 +166,7 @@ Deno.test("a token revoked while its socket is open gets the HTTP route's 401 as
     assert.equal((refused.error as { message: string }).message, "API key is disabled");
   }
   assert.equal(upstream.requests.length, 1);
+  assert.ok(!gw.logs.some((line) => line.event === "internal_error"), "a refusal is not a fault of the gateway");
 });
 
 Deno.test("a reasoning item kept in the socket's memory carries the model's signed thinking to the next turn", async () => {
