@@ -42,7 +42,7 @@ function withStream(event: JsonObject, streamId: string | undefined): JsonObject
  */
 export async function forwardAnswer(
   res: Response,
-  send: (text: string) => void,
+  send: (text: string) => Promise<void> | undefined,
   options: { streamId?: string; signal: AbortSignal },
 ): Promise<JsonObject | undefined> {
   const { streamId, signal } = options;
@@ -69,13 +69,16 @@ export async function forwardAnswer(
       for (const message of parser.push(value)) {
         const continuable = message.event !== undefined && CONTINUABLE.has(message.event);
         // Only a message that must change, or whose response is kept, is parsed; the rest go out as they came.
+        let behind: Promise<void> | undefined;
         if (streamId === undefined && !continuable) {
-          send(message.data);
-          continue;
+          behind = send(message.data);
+        } else {
+          const event = JSON.parse(message.data);
+          if (continuable && isObject(event.response)) completed = event.response;
+          behind = send(streamId === undefined ? message.data : JSON.stringify(withStream(event, streamId)));
         }
-        const event = JSON.parse(message.data);
-        if (continuable && isObject(event.response)) completed = event.response;
-        send(streamId === undefined ? message.data : JSON.stringify(withStream(event, streamId)));
+        // A client that is behind holds the upstream stream back, as one that stops reading an HTTP stream does.
+        if (behind) await behind;
       }
     }
   } catch (err) {

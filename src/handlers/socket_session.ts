@@ -12,6 +12,7 @@ import { isObject, type JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
 import type { RequestContext } from "./context.ts";
 import { errorMessage, forwardAnswer } from "./socket_events.ts";
+import { pacedSend, SEND_WATER } from "./socket_send.ts";
 import { warmUp } from "./socket_warmup.ts";
 
 /** What a session needs: the handshake's context and what it asked, the socket limits, and what to do at the end. */
@@ -51,9 +52,7 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
   let ending: { code: number; reason: string; error: GatewayError } | undefined;
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
 
-  const send = (text: string) => {
-    if (socket.readyState === WebSocket.OPEN) socket.send(text);
-  };
+  const send = pacedSend(socket, { ...SEND_WATER, pause: () => new Promise((resolve) => setTimeout(resolve, 10)) });
   const close = (code: number, reason: string) => {
     if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(code, reason);
   };
