@@ -129,12 +129,18 @@ Deno.test("generate: false warms up without an upstream call; the next turn cont
   assert.deepEqual(sent.flatMap((m) => m.content.map((part) => part.text)), ["the whole prompt", "go"]);
 });
 
-Deno.test("the handshake refuses a missing, wrong or revoked token with the HTTP route's status and body", async () => {
+Deno.test("the handshake refuses a missing, wrong, revoked or expired token with the HTTP route's status and body", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url, { admin: true });
   const revoked = await gw.store.createToken({ group: "default" });
   await gw.store.revokeToken(revoked.record.id);
-  const cases: Record<string, string>[] = [{}, { authorization: "Bearer sk-wrong" }, { "x-api-key": revoked.secret }];
+  const expired = await gw.store.createToken({ group: "default", expiresAt: new Date(Date.now() - 1000) });
+  const cases: Record<string, string>[] = [
+    {},
+    { authorization: "Bearer sk-wrong" },
+    { "x-api-key": revoked.secret },
+    { authorization: `Bearer ${expired.secret}` },
+  ];
   for (const headers of cases) {
     const overHttp = await deadlineFetch()(`${gw.url}/v1/responses`, {
       method: "POST",
