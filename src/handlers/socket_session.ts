@@ -102,8 +102,20 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
   };
   deps.closing?.addEventListener("abort", cut, { once: true });
 
+  const opened = deps.now().getTime();
+  let served = 0;
   socket.onopen = () => idle();
-  socket.onclose = () => {
+  socket.onclose = (event) => {
+    // One line per socket, with the handshake's request id: how long it lived, what it served, how it ended.
+    deps.log({
+      event: "socket_closed",
+      request_id: ctx.requestId,
+      token_id: ctx.principal?.token.id,
+      duration_ms: deps.now().getTime() - opened,
+      responses: served,
+      code: event.code,
+      reason: event.reason || undefined,
+    });
     clearTimeout(idleTimer);
     clearTimeout(ageTimer);
     deps.stopping?.removeEventListener("abort", stop);
@@ -138,6 +150,7 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
   /** Runs `message` after the responses already waiting on its stream. */
   function enqueue(lane: string, message: JsonObject): void {
     pending++;
+    served++;
     const after = lanes.get(lane) ?? Promise.resolve();
     const turn = after.then(() => serve(message, memory)).catch((err) => {
       const error = asGatewayError(err);

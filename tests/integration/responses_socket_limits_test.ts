@@ -102,6 +102,9 @@ Deno.test("an idle socket, and one past its age, get an error event with the cod
     await using socket = await openSocket(gw.url, { authorization: `Bearer ${gw.tokens.default}` });
     assert.equal(((await socket.next()).error as { code: string }).code, c.code);
     assert.deepEqual(await socket.closed, { code: 1000, reason: c.reason });
+    const line = await waitFor(() => gw.logs.find((l) => l.event === "socket_closed"));
+    assert.deepEqual([line.code, line.reason, line.responses], [1000, c.reason, 0]);
+    assert.equal(typeof line.token_id, "string");
   }
 });
 
