@@ -3,8 +3,9 @@
  * megabytes are sent at once (passthrough, and translated to a chat upstream), each round to a fresh gateway
  * process, and the peak RSS growth (VmHWM less the RSS before) is compared with the bytes of the bodies in flight.
  */
-import { processSet, readMemory } from "./processes.ts";
-import { prepareGateway, requestHeaders, startGateway, startUpstream } from "./setup.ts";
+import { benchArgs, parseCountFlags, runMemoryBench } from "./memory_run.ts";
+import { readMemory } from "./processes.ts";
+import { requestHeaders, startGateway } from "./setup.ts";
 
 /** Peak RSS growth allowed per byte of request body in flight. */
 const BODY_MEMORY_TARGET = 2.5;
@@ -26,18 +27,11 @@ const USAGE = `Usage: deno task bench:bodies [--size MB] [--count N] [--rounds R
 
 /** Parses the flags; undefined for --help. */
 export function parseBodiesArgs(args: readonly string[]): BodiesOptions | undefined {
-  const options: BodiesOptions = { sizeMb: 20, count: 10, rounds: 3 };
-  const flags: Record<string, keyof BodiesOptions> = { "--size": "sizeMb", "--count": "count", "--rounds": "rounds" };
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === "--help" || args[i] === "-h") return undefined;
-    const key = flags[args[i]];
-    const value = Number(args[++i]);
-    if (!key || !Number.isInteger(value) || value < 1) {
-      throw new RangeError(`Cannot read "${args[i - 1]} ${args[i] ?? ""}"\n\n${USAGE}`);
-    }
-    options[key] = value;
-  }
-  return options;
+  return parseCountFlags<BodiesOptions & Record<string, number>>(args, {
+    flags: { "--size": "sizeMb", "--count": "count", "--rounds": "rounds" },
+    defaults: { sizeMb: 20, count: 10, rounds: 3 },
+    usage: USAGE,
+  });
 }
 
 /**
@@ -66,21 +60,9 @@ function median(values: number[]): number {
 }
 
 async function main(): Promise<number> {
-  let options;
-  try {
-    options = parseBodiesArgs(Deno.args);
-  } catch (err) {
-    console.error((err as Error).message);
-    return 2;
-  }
-  if (!options) return console.log(USAGE), 0;
-  const processes = processSet(false);
-  const dir = await Deno.makeTempDir({ prefix: "modelgate-bench-bodies-" });
-  const onSignal = () => processes.stopAll().finally(() => Deno.exit(130));
-  Deno.addSignalListener("SIGINT", onSignal);
-  try {
-    const upstream = await startUpstream(processes);
-    const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port));
+  const options = benchArgs(parseBodiesArgs, USAGE);
+  if (typeof options === "number") return options;
+  return await runMemoryBench("modelgate-bench-bodies-", async ({ processes, dir, config, token }) => {
     const lines: string[] = [];
     let pass = true;
     for (const [name, model] of [["passthrough", "bench-claude"], ["translated", "bench-gpt"]]) {
@@ -118,14 +100,7 @@ async function main(): Promise<number> {
     }
     console.log(lines.join("\n"));
     return pass ? 0 : 1;
-  } catch (err) {
-    console.error(`Benchmark failed: ${(err as Error).message}`);
-    return 1;
-  } finally {
-    Deno.removeSignalListener("SIGINT", onSignal);
-    await processes.stopAll();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  });
 }
 
 if (import.meta.main) {

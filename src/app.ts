@@ -2,13 +2,15 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
-import { authenticate, noCredential, readCredential } from "./access/auth.ts";
+import { authenticate, isUnknownCredential, noCredential, readCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
-import type { Exchange, Transport } from "./core/exchange.ts";
+import { rangesMatcher } from "./core/addresses.ts";
+import type { Exchange } from "./core/exchange.ts";
 import { requestIdFrom } from "./core/http.ts";
+import { type Peer, peerOf, publicHostRule, remoteAddress } from "./core/peer.ts";
 import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { generate } from "./handlers/generate.ts";
@@ -41,6 +43,12 @@ export const ENDPOINTS: readonly Endpoint[] = [
   },
   // The Responses API's WebSocket mode: each response.create on the socket goes back through this table as a POST.
   { method: "GET", path: "/v1/responses", errors: responsesErrors, handle: responsesSocket },
+  {
+    method: "POST",
+    path: "/v1/responses/compact",
+    errors: responsesErrors,
+    handle: generate("openai-responses", "generate", { compact: true }),
+  },
   { method: "GET", path: "/v1/responses/:id", errors: responsesErrors, handle: getResponse },
   { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
@@ -93,16 +101,30 @@ function unknownPathProtocol(pathname: string): Protocol {
   return /^(\/v1)?\/v1\/messages(\/|$)/.test(pathname) ? "anthropic" : "openai-chat";
 }
 
-/** Builds the request handler. */
-export function createApp(deps: Deps): (req: Request) => Promise<Response> {
-  return (req: Request) => handle(req, "http");
+/** The refusal of an operator's route asked for under a host name the gateway does not answer for. */
+function unknownHost(hostname: string): GatewayError {
+  return new GatewayError(
+    "permission",
+    `This gateway's console and admin API do not answer for host "${hostname}": list it in public_hosts`,
+    { status: 421, code: "misdirected_request" },
+  );
+}
 
-  /** Serves one request; a request made from a socket's message is served exactly as an HTTP one, and says so. */
-  async function handle(req: Request, transport: Transport): Promise<Response> {
+/** Builds the request handler; `info` is what `Deno.serve` gives it (the connection's address). */
+export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerInfo) => Promise<Response> {
+  const trusted = rangesMatcher(deps.config.trusted_proxies);
+  const publicHost = publicHostRule(deps.config.public_hosts, deps.config.listen.host);
+  return (req: Request, info?: Deno.ServeHandlerInfo) => handle(req, peerOf(req, remoteAddress(info), trusted));
+
+  /**
+   * Serves one request from `peer`. A request made from a socket's message is served exactly as an HTTP one and says
+   * so; its peer is the socket's, found at the handshake (the made request has no connection of its own).
+   */
+  async function handle(req: Request, peer: Peer, socket = false): Promise<Response> {
     const requestId = requestIdFrom(req.headers);
     const url = new URL(req.url);
     // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
-    const ops = await deps.ops?.(req, url.pathname);
+    const ops = await deps.ops?.(req, url.pathname, peer.address);
     if (ops) {
       ops.headers.set("x-request-id", requestId);
       if (deps.stopping?.aborted) ops.headers.set("connection", "close");
@@ -119,7 +141,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       attempts: [],
       status: 0,
     };
-    if (transport === "websocket") exchange.transport = transport;
+    if (socket) exchange.transport = "websocket";
     // The exchange is over once the handler has answered and, for a stream, the stream has ended too; a short
     // stream can end before the handler has returned (its body is pulled as soon as it is made).
     let deferred = false;
@@ -140,11 +162,19 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       deps,
       requestId,
       params,
+      peer,
       exchange,
       async authenticate() {
         const credential = readCredential(req.headers);
         if (!credential) throw noCredential(req.headers, "API key");
-        ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
+        // Only a credential that is no token at all counts against the address; a disabled one is not a guess.
+        const attempt = deps.operator.guard.attempt("token", peer.address);
+        try {
+          ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
+        } catch (err) {
+          if (isUnknownCredential(err)) attempt.failed();
+          throw err;
+        }
         exchange.token_id = ctx.principal.token.id;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;
@@ -157,7 +187,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
         };
       },
       holdBody: () => body ??= deps.bodyBudget.hold(),
-      dispatch: (made) => handle(made, "websocket"),
+      dispatch: (made) => handle(made, peer, true),
     };
     for (const observer of deps.observers) observer.start?.(exchange);
     // The protocol errors are spoken in; known once the handler has run (a model listing follows the caller's group).
@@ -171,6 +201,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
           })
           : new GatewayError("not_found", `Unknown path: ${req.method} ${url.pathname}`, { code: "unknown_url" });
       }
+      if (endpoint.operator && !publicHost(peer.hostname)) throw unknownHost(peer.hostname);
       response = await endpoint.handle(req, ctx);
     } catch (err) {
       // Whatever ended a request whose client has gone, it ended as the client's cancellation.

@@ -3,10 +3,12 @@
  * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
  */
 import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
-import { createOperator } from "./access/operator.ts";
+import { adminKeyFrom, createOperator } from "./access/operator.ts";
 import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
+import { COMPACTION_KEY_ENV, type Sealer, sealerFromEnv } from "./conversations/seal.ts";
 import { responseStore } from "./conversations/store.ts";
+import { isLoopback } from "./core/addresses.ts";
 import { type Config, loadConfigFrom } from "./core/config.ts";
 import { createBodyBudget } from "./core/body_budget.ts";
 import { GatewayError } from "./core/errors.ts";
@@ -53,6 +55,8 @@ export interface BuildDepsOptions {
   transports?: Map<string, Credentialed>;
   /** When each undated model was first served, as recorded in KV ({@linkcode recordFirstServed}). */
   firstServed?: ReadonlyMap<string, string>;
+  /** Seals compaction items; else made from MODELGATE_COMPACTION_KEY in `env`. */
+  sealer?: Sealer;
 }
 
 /** Each upstream's transport, with the credentials its variables name (files are read once, now). */
@@ -93,6 +97,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     kvGiveUps: () => store.writes.giveUps(),
     limitShares: () => operator.limiter.stats(),
     kvCalls: store.kvCalls,
+    authThrottled: () => operator.guard.refusals(),
   });
   const deps: Deps = {
     config,
@@ -126,6 +131,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
         writes: store.writes,
       })
       : undefined,
+    sealer: options.sealer ?? sealerFromEnv(options.env).sealer,
     bodyBudget: createBodyBudget(config.max_inflight_body_bytes, {
       waitMs: BODY_BUDGET_WAIT_MS,
       sleep: options.sleep ?? sleep,
@@ -138,14 +144,28 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   deps.ops = opsRoutes(deps, {
     metrics,
     metricsKey: required ? adminKey : undefined,
+    guard: operator.guard,
     metricsKeyMissing: required && !adminKey,
   });
   return deps;
 }
 
+/**
+ * The start's warning when the console and admin API are on but will answer for no host name: the gateway listens
+ * beyond loopback and `public_hosts` lists nothing.
+ */
+export function publicHostsWarning(config: Config, adminKey: string | undefined): string | undefined {
+  if (!adminKey || config.public_hosts.length > 0 || isLoopback(config.listen.host)) return undefined;
+  return `warning: listening on ${config.listen.host} with no public_hosts: the console and admin API answer for no ` +
+    "host name; list the names they are reached by in public_hosts";
+}
+
 /** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
 export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
   const { config, source } = await loadConfigFrom(configFlag, io.env);
+  // A key too short to be safe stops the start before anything is opened.
+  const hostsWarning = publicHostsWarning(config, adminKeyFrom(io.env));
+  if (hostsWarning) io.err(hostsWarning);
   // console.log writes each batch whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
   const lines = batchedWriter((text) => console.log(text));
   const log = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
@@ -155,6 +175,13 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   const closing = new AbortController();
   const stopping = new AbortController();
   const transports = upstreamTransports(config, { env: io.env, log });
+  const { sealer, fromEnv } = sealerFromEnv(io.env);
+  if (!fromEnv) {
+    io.err(
+      `warning: ${COMPACTION_KEY_ENV} is not set; compaction items this gateway makes open only until it stops, ` +
+        "and only on this instance",
+    );
+  }
   for (const [name, { problem }] of transports) {
     if (problem) io.err(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
@@ -165,6 +192,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     log,
     transports,
     firstServed,
+    sealer,
   });
   const server = Deno.serve({
     hostname: config.listen.host,

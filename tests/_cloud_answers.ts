@@ -28,6 +28,8 @@ export interface ErrorAnswer {
   message: string;
   /** Vertex only: answer in Google's own error shape, with this status word, instead of Anthropic's. */
   google?: string;
+  /** Headers the answer carries besides the cloud's own, e.g. `retry-after`. */
+  headers?: Record<string, string>;
 }
 
 /** The data of every event of an SSE fixture, e.g. "anthropic/tool_use.sse". */

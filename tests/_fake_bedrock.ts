@@ -58,10 +58,15 @@ const encoder = new TextEncoder();
 const PATH = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|count-tokens)$/;
 
 /** A Bedrock error answer: its type goes in `x-amzn-ErrorType`, its message in the body. */
-export function bedrockError(type: string, status: number, message: string): Response {
+export function bedrockError(
+  type: string,
+  status: number,
+  message: string,
+  headers?: Record<string, string>,
+): Response {
   return Response.json({ message }, {
     status,
-    headers: { "x-amzn-errortype": `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` },
+    headers: { "x-amzn-errortype": `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, ...headers },
   });
 }
 
@@ -184,7 +189,7 @@ function checkInvokeBody(body: Record<string, unknown>, betas: Set<string>): str
 
 /** The HTTP answer for a scripted outcome. */
 function reply(answer: CloudAnswer, action: string): Response {
-  if ("error" in answer) return bedrockError(answer.error, answer.status, answer.message);
+  if ("error" in answer) return bedrockError(answer.error, answer.status, answer.message, answer.headers);
   if ("json" in answer) {
     return Response.json(action === "count-tokens" ? { inputTokens: answer.inputTokens ?? 0 } : answer.json);
   }

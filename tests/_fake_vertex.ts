@@ -70,13 +70,13 @@ const SERVICE_ACCOUNT_KEY = crypto.subtle.generateKey(
 );
 
 /** A Google-shaped error, as Google's front end sends for authentication and routing failures. */
-function googleError(status: number, word: string, message: string): Response {
-  return Response.json({ error: { code: status, message, status: word } }, { status });
+function googleError(status: number, word: string, message: string, headers?: HeadersInit): Response {
+  return Response.json({ error: { code: status, message, status: word } }, { status, headers });
 }
 
 /** An Anthropic-shaped error, as the model itself sends on Vertex. */
-function anthropicError(status: number, type: string, message: string): Response {
-  return Response.json({ type: "error", error: { type, message } }, { status });
+function anthropicError(status: number, type: string, message: string, headers?: HeadersInit): Response {
+  return Response.json({ type: "error", error: { type, message } }, { status, headers });
 }
 
 function decodePart(part: string): Record<string, unknown> {
@@ -228,8 +228,8 @@ export async function fakeVertex(options: FakeVertexOptions = {}): Promise<FakeV
 /** The HTTP answer for a scripted outcome: Anthropic JSON, Anthropic SSE, or the error as the model sends it. */
 function reply(answer: CloudAnswer, action: string): Response {
   if ("error" in answer) {
-    if (answer.google) return googleError(answer.status, answer.google, answer.message);
-    return anthropicError(answer.status, answer.error, answer.message);
+    if (answer.google) return googleError(answer.status, answer.google, answer.message, answer.headers);
+    return anthropicError(answer.status, answer.error, answer.message, answer.headers);
   }
   if ("json" in answer) {
     return Response.json(action === "count-tokens" ? { input_tokens: answer.inputTokens ?? 0 } : answer.json);

@@ -135,7 +135,7 @@ export interface TestGateway extends AsyncDisposable {
 }
 
 /** The admin key of test gateways started with `admin: true`. */
-export const ADMIN_KEY = "test-admin-key-0123456789";
+export const ADMIN_KEY = "test-admin-key-0123456789-abcdefghij";
 
 /** Options for {@linkcode startGateway}. */
 export interface StartOptions extends GatewayOptions {

@@ -65,6 +65,14 @@ export function storeCredentials(store: Store): Credentials {
   };
 }
 
+/** Marks the 401 for a credential that is no token at all, as opposed to a known token that is disabled or expired. */
+const UNKNOWN_CREDENTIAL = Symbol("unknown credential");
+
+/** True when `err` says the credential matched no token: a guess, or a typo, rather than a token out of use. */
+export function isUnknownCredential(err: unknown): boolean {
+  return err instanceof GatewayError && err.cause === UNKNOWN_CREDENTIAL;
+}
+
 /** Resolves a credential to a live token and its group; anything else is a 401. */
 export async function authenticate(
   credentials: Credentials,
@@ -79,7 +87,7 @@ export async function authenticate(
     : credentials.bySecret
     ? await credentials.bySecret(credential)
     : await credentials.byHash(await hashToken(credential));
-  if (!found) throw new GatewayError("authentication", "Invalid API key");
+  if (!found) throw new GatewayError("authentication", "Invalid API key", { cause: UNKNOWN_CREDENTIAL });
   const { token, group } = found;
   if (token.disabled) throw new GatewayError("authentication", "API key is disabled");
   if (token.expires_at && Date.parse(token.expires_at) <= now.getTime()) {

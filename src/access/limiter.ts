@@ -12,7 +12,7 @@ import { formatMoney, picoOf, type Price } from "../core/money.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import { costOf, estimateCost } from "../usage/cost.ts";
-import { COUNT_TOKENS_ROUTE } from "../usage/recorder.ts";
+import { COUNT_TOKENS_ROUTE } from "../usage/log_entry.ts";
 import {
   type Breach,
   estimateRequest,
@@ -116,7 +116,9 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
   // Keyed by the exchange itself: a request id is client input, and two requests may share one.
   const reserved = new Map<Exchange, { slots: Slot[]; estimate: Amounts }>();
   let sweeping: Promise<void> = Promise.resolve();
-  const sweep = () => (sweeping = sweeping.then(() => shares.sweep()));
+  // A write the store would not take is logged and counted by the writer and kept for the next sweep; nothing else
+  // may stop the chain (or reach the timer as an unhandled rejection).
+  const sweep = () => (sweeping = sweeping.then(() => shares.sweep()).catch(() => {}));
   const timer = options.sweepMs ? setInterval(sweep, options.sweepMs) : undefined;
   // The timer must not keep a finished process (a CLI command, a test) alive.
   if (timer !== undefined) Deno.unrefTimer(timer);

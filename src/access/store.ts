@@ -5,6 +5,7 @@
  */
 import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
+import { fitsKey } from "../core/key_text.ts";
 import { createKvWriter, type KvWriter, RETRY } from "../core/kv_write.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
 import { type DelayedKv, delayedKv, type KvCalls } from "./kv_delay.ts";
@@ -114,6 +115,8 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
     return true;
   }
   async function tokenEntry(id: string) {
+    // An id or name too long for a key was never stored (here and for groups below); KV would refuse the read.
+    if (!fitsKey(id)) return null;
     const hash = (await kv.get<string>(["token", id])).value;
     return hash ? { hash, entry: await kv.get<TokenRecord>(["token_hash", hash]) } : null;
   }
@@ -194,6 +197,7 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
     },
     updateGroup(name, patch) {
       return writes.write("group_update", async () => {
+        if (!fitsKey(name)) return null;
         const entry = await kv.get<Group>(["group", name]);
         if (!entry.value) return null;
         // A patch's `limits: undefined` clears them: storedGroup keeps only limits that are there.
@@ -202,6 +206,7 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
       });
     },
     async getGroup(name) {
+      if (!fitsKey(name)) return null;
       return (await kv.get<Group>(["group", name])).value;
     },
     async listGroups() {
@@ -211,6 +216,7 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
     },
     deleteGroup(name) {
       return writes.write("group_delete", async () => {
+        if (!fitsKey(name)) return false;
         const entry = await kv.get(["group", name]);
         if (!entry.value) return false;
         return await commit(kv.atomic().check(entry).delete(["group", name]));

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { LimitsSchema } from "../core/config.ts";
+import { KeyText } from "../core/key_text.ts";
 import { firstProblem, invalidField } from "../core/validation.ts";
 
 const Name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 letters, digits, '_', '.' or '-'");
@@ -58,22 +59,42 @@ export const UsageQuery = z.strictObject({
   by: z.enum(["token", "group", "model", "session", "day"]).default("token"),
   since: Since.default("7d"),
   until: Day.optional(),
-  name: z.string().min(1).optional(),
+  name: KeyText.optional(),
   /** "day" keeps each day's totals apart: one row per day and name. */
   per: z.enum(["day"]).optional(),
 });
 
 /** GET /admin/requests query. */
 export const LogQuery = z.strictObject({
-  token: z.string().min(1).optional(),
-  group: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  session: z.string().min(1).optional(),
+  token: KeyText.optional(),
+  group: KeyText.optional(),
+  model: KeyText.optional(),
+  session: KeyText.optional(),
   status: z.coerce.number().int().min(100).max(599).optional(),
-  upstream: z.string().min(1).optional(),
+  upstream: KeyText.optional(),
   affinity: z.enum(["kept", "made", "moved"]).optional(),
   since: Since.optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+/** GET /admin/audit query; `cursor` is the `next_cursor` of the page before. */
+export const AuditQuery = z.strictObject({
+  actor: z.string().min(1).max(200).optional(),
+  action: z.string().regex(/^[a-z_]{1,40}\.[a-z_]{1,40}$/, "must be an action such as token.revoke").optional(),
+  since: Since.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(100).optional(),
+});
+
+/** The roles an operator key can have. */
+const Role = z.enum(["owner", "admin", "viewer"]);
+
+/** POST /admin/operator-keys; without expires_at a key lasts 90 days. */
+export const OperatorKeyCreate = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.@+-]{1,100}$/, "must be 1 to 100 letters, digits, '_', '.', '@', '+' or '-'")
+    .refine((name) => name !== "cli", 'must not be "cli", which names the CLI in the audit trail'),
+  role: Role,
+  expires_at: z.iso.datetime({ offset: true }).optional(),
 });
 
 /** Parses `input` or throws a 400 whose message and `param` name the first field at fault. */

@@ -3,7 +3,7 @@
  * request log, as tables with a COST column for people or as JSON with --json.
  */
 import type { UsageRow } from "../usage/query.ts";
-import type { RequestLogEntry } from "../usage/recorder.ts";
+import type { RequestLogEntry } from "../usage/log_entry.ts";
 import { flag, table, withService } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
 
@@ -63,7 +63,7 @@ function logTable(entries: RequestLogEntry[]): string {
     ...entries.map((e) => [
       e.time,
       e.token_id,
-      e.model,
+      e.model ?? "-",
       e.upstream ?? "-",
       String(e.status),
       String(e.input_tokens + e.cache_read_input_tokens + e.cache_creation_input_tokens),

@@ -3,7 +3,7 @@
  * through the admin service, and refreshed in place by the page's script every few seconds.
  */
 import type { TokenRecord } from "../core/principal.ts";
-import type { RequestLogEntry } from "../usage/recorder.ts";
+import type { RequestLogEntry } from "../usage/log_entry.ts";
 import { type ConsoleRequest, type ConsoleRoute, refusal } from "./context.ts";
 import { badge, count, duration, moment, money } from "./format.ts";
 import { type Html, html, type HtmlValue } from "./html.ts";
@@ -81,7 +81,7 @@ export function logRows(entries: readonly RequestLogEntry[], view: LogView): Htm
       <tr>
         <td>${moment(e.time, "never", true)}</td>
         <td>${statusBadge(e)}</td>
-        <td>${filterLink("model", e.model, e.model)}</td>
+        <td>${e.model ? filterLink("model", e.model, e.model) : "–"}</td>
         <td>${upstreamCell(e)}</td>
         <td>${pinCell(e)}</td>
         <td>${filterLink("token", e.token_id, names.get(e.token_id) ?? e.token_id)}${e.group ? under(e.group) : ""}</td>

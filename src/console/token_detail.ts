@@ -41,8 +41,9 @@ export function revokeButton(token: TokenRecord, back: "list" | "token"): Html {
 
 async function detailPage(c: ConsoleRequest, failed?: { values: URLSearchParams; error: GatewayError }) {
   const id = c.params.id;
-  const [token, groups, usage, log, tokens] = await Promise.all([
-    c.service.getToken(id),
+  // First, so an id that names no token is a 404 rather than a filter's refusal.
+  const token = await c.service.getToken(id);
+  const [groups, usage, log, tokens] = await Promise.all([
     c.service.listGroups(),
     c.service.usage({ by: "token", name: id, since: "7d", per: "day" }),
     c.service.requests({ token: id, limit: 20 }),

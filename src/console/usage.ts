@@ -4,7 +4,7 @@
  */
 import { formatMoney, parseMoney } from "../core/money.ts";
 import type { UsageRow } from "../usage/query.ts";
-import { COUNTERS } from "../usage/recorder.ts";
+import { COUNTERS } from "../usage/log_entry.ts";
 import { barChart } from "./chart.ts";
 import { type ConsoleRequest, type ConsoleRoute, refusal } from "./context.ts";
 import { daysBetween, lastDays, money } from "./format.ts";

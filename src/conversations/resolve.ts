@@ -1,19 +1,22 @@
 /**
  * @module A Responses request made whole before translation: the conversation of `previous_response_id` prepended as
  * the API does (each earlier response's input, then its output; instructions do not carry over), and every
- * `item_reference` replaced by the stored item it names. What cannot be resolved is a 400 naming the field, never
- * dropped. Also the record kept of an answer, and the items a stored response was made from.
+ * `item_reference` replaced by the stored item it names, all references read together. What cannot be resolved is a
+ * 400 naming the field, never dropped; what would make the request larger than `max_body_bytes` is a 413. Also the
+ * record kept of an answer.
  */
-import { GatewayError } from "../core/errors.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
-import { outputItems, type ResponseStore, type StoredResponse } from "./store.ts";
+import { madeWholeTooLarge, readChain, type ReadLimits } from "./chain.ts";
+import { jsonBytes } from "./size.ts";
+import { type KeptHead, outputItems, type ResponseStore, type StoredResponse } from "./store.ts";
 
 /** What to keep of a request once its answer is in. */
 export interface Pending {
   token: string;
-  /** The stored responses it continues, oldest first. */
+  /** The stored responses it continues, oldest first, and their heads. */
   chain: string[];
+  chainHeads: KeptHead[];
   /** Its own input, item references resolved. */
   input: JsonObject[];
 }
@@ -22,12 +25,14 @@ export interface Pending {
 export interface Conversation {
   /** The body with the whole conversation in `input` and no `previous_response_id`. */
   body: JsonObject;
+  /** About the bytes of that body: the client's, and those of the items brought back from the store. */
+  size: number;
   /** Set when the answer is to be stored (`store` is not false and the gateway keeps responses). */
   pending?: Pending;
 }
 
 /** Options for {@linkcode resolveConversation}. */
-export interface ResolveOptions {
+export interface ResolveOptions extends ReadLimits {
   /** The caller's token id: only its own responses are seen. */
   token: string;
   /** Undefined when the gateway keeps no responses. */
@@ -47,30 +52,39 @@ export function inputItems(input: unknown): JsonObject[] {
   );
 }
 
-function previousNotFound(id: string, why: string): GatewayError {
-  return new GatewayError("invalid_request", `Previous response with id '${id}' not found: ${why}; ${WHOLE}`, {
-    param: "previous_response_id",
-    code: "previous_response_not_found",
-  });
-}
-
 /**
- * The items a stored response was made from: those of the responses it continues (input, then output, each) and its
- * own input. `missing` names an earlier response that is no longer stored, when one is not.
+ * The stored items `ids` names (output items of the token's responses), read together: one getMany for their index
+ * entries (which keep their response's head), then the answers of those responses, never more of each record than
+ * holds its answer.
  */
-export async function itemsBefore(
+async function referencedItems(
   store: ResponseStore,
   token: string,
-  record: StoredResponse,
-): Promise<{ items: JsonObject[]; missing?: string }> {
-  const earlier = await store.load(token, record.chain);
-  const gone = earlier.findIndex((response) => response === undefined);
-  if (gone !== -1) return { items: [], missing: record.chain[gone] };
-  const items = earlier.flatMap((response) => [...response!.input, ...outputItems(response!.response)]);
-  return { items: [...items, ...record.input] };
+  ids: readonly string[],
+  limits: ReadLimits,
+): Promise<Map<string, JsonObject>> {
+  const found = new Map<string, JsonObject>();
+  if (ids.length === 0) return found;
+  const owned = await store.itemHeads(token, ids);
+  const owners = owned.map((head) => head?.id);
+  const byName = new Map(owned.filter((head) => head !== undefined).map((head) => [head.id, head]));
+  const names = [...byName.keys()];
+  const heads = [...byName.values()];
+  const bytes = heads.reduce((sum, head) => sum + (head?.answerBytes ?? 0), 0);
+  // However many items it names, a request reads no more answers than a client could send.
+  if (bytes > limits.maxBytes) throw madeWholeTooLarge(limits.size + bytes, limits.maxBytes, "input");
+  await limits.reserve(bytes);
+  const answers = await store.answers(token, heads);
+  const byOwner = new Map(names.map((name, i) => [name, answers[i]]));
+  ids.forEach((id, i) => {
+    const answer = owners[i] === undefined ? undefined : byOwner.get(owners[i]);
+    const item = answer && outputItems(answer).find((candidate) => candidate.id === id);
+    if (item) found.set(id, item);
+  });
+  return found;
 }
 
-/** The request with its conversation resolved; throws a 400 naming what cannot be. */
+/** The request with its conversation resolved; throws a 400 naming what cannot be, or a 413. */
 export async function resolveConversation(body: JsonObject, options: ResolveOptions): Promise<Conversation> {
   const { store, token } = options;
   const previous = body.previous_response_id;
@@ -88,31 +102,24 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
   const items = inputItems(body.input);
   const referenced = items.some((item) => item.type === "item_reference");
   const keep = store !== undefined && body.store !== false;
-  if (!previous && !referenced && !keep) return { body };
+  if (!previous && !referenced && !keep) return { body, size: options.size };
   if (previous && !store) {
     throw invalidField("previous_response_id", `${NOT_KEPT}, so it cannot continue one; ${WHOLE}`);
   }
 
-  let context: JsonObject[] = [];
-  let chain: string[] = [];
-  if (previous) {
-    const [record] = await store!.load(token, [previous]);
-    if (!record) {
-      throw previousNotFound(
-        previous,
-        `only responses made with this API key and store: true are kept, for ${options.days} days`,
-      );
-    }
-    const before = await itemsBefore(store!, token, record);
-    if (before.missing) {
-      throw previousNotFound(previous, `it continues '${before.missing}', which has expired or was deleted`);
-    }
-    context = [...before.items, ...outputItems(record.response)];
-    chain = [...record.chain, previous];
-  }
-
+  const { items: context, chain, heads: chainHeads, bytes } = previous
+    ? await readChain(store!, token, previous, options)
+    : { items: [], chain: [], heads: [], bytes: 0 };
+  let size = options.size + bytes;
   const seen = new Set(context.map((item) => item.id).filter((id) => typeof id === "string"));
-  const found = new Map<string, StoredResponse | undefined>();
+  // One already in the conversation is a duplicate, as below, and is not read.
+  const wanted = new Set<string>();
+  for (const item of items) {
+    if (item.type === "item_reference" && typeof item.id === "string" && item.id && !seen.has(item.id)) {
+      wanted.add(item.id);
+    }
+  }
+  const found = store ? await referencedItems(store, token, [...wanted], options) : new Map<string, JsonObject>();
   const own: JsonObject[] = [];
   for (let i = 0; i < items.length; i++) {
     let item = items[i];
@@ -124,9 +131,8 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
           `item_reference "${item.id}" cannot be resolved: ${NOT_KEPT}; send the item itself`,
         );
       }
-      // One already in the conversation is a duplicate, as below.
       if (!seen.has(item.id)) {
-        const stored = await storedItem(store, token, item.id, found);
+        const stored = found.get(item.id);
         if (!stored) {
           throw invalidField(
             `input[${i}]`,
@@ -135,6 +141,7 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
           );
         }
         item = stored;
+        size += jsonBytes(stored);
       }
     }
     if (typeof item.id === "string" && seen.has(item.id)) {
@@ -147,24 +154,13 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
     if (typeof item.id === "string") seen.add(item.id);
     own.push(item);
   }
-  const resolved: JsonObject = { ...body, input: [...context, ...own] };
+  if (size > options.maxBytes) {
+    throw madeWholeTooLarge(size, options.maxBytes, previous ? "previous_response_id" : "input");
+  }
+  for (const item of own) context.push(item);
+  const resolved: JsonObject = { ...body, input: context };
   delete resolved.previous_response_id;
-  return { body: resolved, pending: keep ? { token, chain, input: own } : undefined };
-}
-
-/** The stored item `id` (an output item of one of the token's responses), from `found` when already loaded. */
-async function storedItem(
-  store: ResponseStore,
-  token: string,
-  id: string,
-  found: Map<string, StoredResponse | undefined>,
-): Promise<JsonObject | undefined> {
-  const owner = await store.itemOwner(token, id);
-  if (!owner) return undefined;
-  if (!found.has(owner)) found.set(owner, (await store.load(token, [owner]))[0]);
-  const record = found.get(owner);
-  const item = record && outputItems(record.response).find((candidate) => candidate.id === id);
-  return item && structuredClone(item);
+  return { body: resolved, size, pending: keep ? { token, chain, chainHeads, input: own } : undefined };
 }
 
 /** Id prefixes of the items the gateway names, after the API's own. */
@@ -189,5 +185,5 @@ export function storedRecord(pending: Pending, response: JsonObject): StoredResp
     const name = typeof id === "string" && id ? id : `${ID_PREFIX[String(rest.type)] ?? "item"}_${tail}_in${n}`;
     return { id: name, ...rest };
   });
-  return { response, input, chain: pending.chain };
+  return { response, input, chain: pending.chain, chainHeads: pending.chainHeads };
 }

@@ -1,5 +1,5 @@
 /**
- * @module Finding short ASCII markers in bytes without decoding them, by Horspool's search: each marker keeps a
+ * @module Finding markers and other byte patterns in bytes without decoding them, by Horspool's search: each keeps a
  * table of how far the window may skip for the byte under its last position, so most bytes are never compared.
  */
 
@@ -16,23 +16,37 @@ export function byteMarker(text: string): ByteMarker {
   if (bytes.length === 0 || bytes.length > 255 || bytes.length !== text.length) {
     throw new RangeError(`Cannot search for "${text}": a marker is 1 to 255 ASCII characters`);
   }
-  const skip = new Uint8Array(256).fill(bytes.length);
-  for (let i = 0; i < bytes.length - 1; i++) skip[bytes[i]] = bytes.length - 1 - i;
+  return bytePattern(bytes);
+}
+
+/**
+ * Prepares any non-empty bytes for {@linkcode indexOfMarker}. A skip past 255 is stored as 255: a shorter move than
+ * the table allows only costs a few more comparisons, never a missed match.
+ */
+export function bytePattern(bytes: Uint8Array): ByteMarker {
+  if (bytes.length === 0) throw new RangeError("Cannot search for nothing: a pattern has at least one byte");
+  const skip = new Uint8Array(256).fill(Math.min(bytes.length, 255));
+  for (let i = 0; i < bytes.length - 1; i++) skip[bytes[i]] = Math.min(bytes.length - 1 - i, 255);
   return { bytes, skip };
+}
+
+/** Where `marker` first occurs in `haystack` at or after `from` and before `end`, or -1. */
+export function indexOfMarker(haystack: Uint8Array, marker: ByteMarker, from = 0, end = haystack.length): number {
+  const { bytes, skip } = marker;
+  const last = bytes.length - 1;
+  const lastByte = bytes[last];
+  for (let i = from + last; i < end; i += skip[haystack[i]]) {
+    if (haystack[i] !== lastByte) continue;
+    let j = last - 1;
+    while (j >= 0 && haystack[i - last + j] === bytes[j]) j--;
+    if (j < 0) return i - last;
+  }
+  return -1;
 }
 
 /** Whether `marker` occurs in `haystack` before index `end`. */
 export function hasMarker(haystack: Uint8Array, marker: ByteMarker, end = haystack.length): boolean {
-  const { bytes, skip } = marker;
-  const last = bytes.length - 1;
-  const lastByte = bytes[last];
-  for (let i = last; i < end; i += skip[haystack[i]]) {
-    if (haystack[i] !== lastByte) continue;
-    let j = last - 1;
-    while (j >= 0 && haystack[i - last + j] === bytes[j]) j--;
-    if (j < 0) return true;
-  }
-  return false;
+  return indexOfMarker(haystack, marker, 0, end) !== -1;
 }
 
 /** Whether any of `markers` occurs in `haystack` before index `end`. */

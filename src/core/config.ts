@@ -6,7 +6,8 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { BudgetSchema } from "./money.ts";
 import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
-import { fieldPath } from "./validation.ts";
+import { parseRange } from "./addresses.ts";
+import { problemOf } from "./validation.ts";
 
 const Positive = z.number().int().positive();
 
@@ -54,6 +55,24 @@ const ResponsesStore = z.strictObject({
   enabled: z.boolean().default(true),
   /** Days a stored response is kept (KV expireIn); a conversation lasts as long as its first response. */
   days: z.number().int().min(1).max(366).default(30),
+  /**
+   * The most stored responses one `previous_response_id` continues: each continuation reads and replays them all, so a
+   * chain past it is refused (400) and the client sends the conversation in input, which starts a new chain. At most
+   * 1000, so a response's list of the ids it continues fits one KV value.
+   */
+  max_chain_turns: z.number().int().min(1).max(1000).default(100),
+});
+
+const Console = z.strictObject({
+  /** A console session ends this long after signing in, however busy (absolute lifetime). */
+  session_max_ms: z.number().int().min(60_000).max(30 * 86_400_000).default(12 * 3_600_000),
+  /** ...and this long after its last page (idle lifetime). */
+  session_idle_ms: z.number().int().min(60_000).max(30 * 86_400_000).default(3_600_000),
+});
+
+const Audit = z.strictObject({
+  /** Days each audit record is kept (KV expireIn); the trail of changes made through the admin API, console or CLI. */
+  days: z.number().int().min(1).max(3660).default(365),
 });
 
 const ResponsesSocket = z.strictObject({
@@ -121,6 +140,17 @@ const ConfigSchema = z.strictObject({
     host: z.string().min(1).default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8787),
   }).default({ host: "127.0.0.1", port: 8787 }),
+  /**
+   * The host names the console and the admin API answer for (the Host a browser or client sends, without its
+   * port); loopback names are always allowed while `listen.host` is a loopback address.
+   */
+  public_hosts: z.array(
+    z.string().regex(/^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|[0-9A-Fa-f:.]+)$/, "must be a host name or an address"),
+  ).default([]),
+  /** Addresses or ranges (CIDR) of the proxies whose X-Forwarded-For, -Host and -Proto headers are believed. */
+  trusted_proxies: z.array(
+    z.string().refine((text) => parseRange(text) !== undefined, "must be an address or a range such as 10.0.0.0/8"),
+  ).default([]),
   /** A file, ":memory:", a KV Connect URL, or "managed" for `Deno.openKv()` with no path (Deno Deploy). */
   kv_path: z.string().min(1).default("data/modelgate.kv"),
   /** The label of every price, cost and budget; amounts are never converted between currencies. */
@@ -143,6 +173,8 @@ const ConfigSchema = z.strictObject({
   limit_shares: LimitShares.default(LimitShares.parse({})),
   responses_store: ResponsesStore.default(ResponsesStore.parse({})),
   responses_socket: ResponsesSocket.default(ResponsesSocket.parse({})),
+  audit: Audit.default(Audit.parse({})),
+  console: Console.default(Console.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
 });
@@ -184,9 +216,9 @@ export function parseConfig(text: string, file: string): Config {
   }
   const result = ConfigSchema.safeParse(raw ?? {});
   if (!result.success) {
-    const issue = deepest(result.error.issues[0]);
-    const keys = issue.code === "unrecognized_keys" ? `: ${issue.keys.map((k) => `"${k}"`).join(", ")}` : "";
-    throw new ConfigError(file, `${fieldPath(issue.path) || "(top level)"}: ${issue.message}${keys}`);
+    // In the admin API's words: an unknown key is named by its own path ("usage.bogus: is not a known field").
+    const { field, message } = problemOf(deepest(result.error.issues[0]), raw ?? {});
+    throw new ConfigError(file, `${field || "(top level)"}: ${message}`);
   }
   crossCheck(result.data, file);
   return result.data;

@@ -59,6 +59,8 @@ export interface Exchange {
   usage_complete?: boolean;
   /** The error kind when the request failed, before or during the stream. */
   error?: string;
+  /** Set when the gateway compacted the conversation: its summary call is part of this request's usage. */
+  compaction?: "gateway";
 }
 
 /** Something that watches exchanges. Every method is optional. */

@@ -4,6 +4,7 @@
  * leading byte-order mark dropped, and a 408 (with the connection closed) when the client stops sending.
  */
 import type { BodyHold } from "./body_budget.ts";
+import { joined } from "./bytes.ts";
 import { clientClosed, GatewayError } from "./errors.ts";
 import { isObject, type JsonObject } from "./types.ts";
 import type { Watchdog, Watched } from "./watchdog.ts";
@@ -65,17 +66,6 @@ function within<T>(read: Promise<T>, idleMs: number, watchdog?: Watchdog): Promi
 
 /** Bodies with a declared length up to this are read in one native call, the common and cheapest case. */
 const READ_WHOLE_BYTES = 64 * 1024;
-
-/** Joins chunks of a body sent without a length. */
-function joined(chunks: Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
 
 /** A read of the request body; one that breaks off is the client leaving mid-upload, not the gateway failing. */
 async function fromClient<T>(read: Promise<T>): Promise<T> {

@@ -17,9 +17,47 @@ export interface TokenCounts {
 /** No tokens counted yet. */
 export const NO_USAGE: TokenCounts = Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
 
-/** A count as a non-negative integer; anything else counts as 0. */
+/**
+ * The most tokens one count of one answer may hold: hundreds of times the largest context window there is, so no
+ * real answer comes near it, while a count past it (1e20, 2^53) would make sums and costs that KV's 64-bit counters
+ * cannot hold (see docs/spend.md, "Usage an upstream reports").
+ */
+export const MAX_TOKEN_COUNT = 1_000_000_000;
+
+/** True when `value` is a number that a count cannot be: past {@linkcode MAX_TOKEN_COUNT}, or not finite. */
+function absurd(value: unknown): boolean {
+  return typeof value === "number" && !(value <= MAX_TOKEN_COUNT);
+}
+
+/**
+ * A count as a non-negative integer; anything else counts as 0, a number past {@linkcode MAX_TOKEN_COUNT} too:
+ * it says nothing true about the answer, and billing it would charge the token for the upstream's fault.
+ */
 export function tokenCount(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.trunc(value)) : 0;
+  return typeof value === "number" && !absurd(value) ? Math.max(0, Math.trunc(value)) : 0;
+}
+
+/** True when `value`, found under `name`, is a count that {@linkcode tokenCount} has to change or drop. */
+function malformed(name: string, value: unknown): boolean {
+  if (typeof value === "number") return absurd(value) || value < 0 || !Number.isInteger(value);
+  // Usage objects hold other fields too (Anthropic's `service_tier`); only a count's name ends so.
+  return name.endsWith("_tokens") && value !== null && value !== undefined;
+}
+
+/**
+ * The paths of the counts in an upstream's `usage` object (and the objects it nests, such as
+ * `prompt_tokens_details`) that {@linkcode tokenCount} cuts or drops: past the bound, negative, fractional or not a
+ * number. The reader names the upstream that sent them.
+ */
+export function invalidCounts(usage: unknown): string[] {
+  if (!isObject(usage)) return [];
+  const found: string[] = [];
+  for (const [name, value] of Object.entries(usage)) {
+    if (isObject(value)) {
+      for (const [inner, count] of Object.entries(value)) if (malformed(inner, count)) found.push(`${name}.${inner}`);
+    } else if (malformed(name, value)) found.push(name);
+  }
+  return found;
 }
 
 /**

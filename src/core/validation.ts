@@ -36,7 +36,11 @@ export interface Problem {
 
 /** The first problem of a failed check of `input`, in the words a client or operator acts on. */
 export function firstProblem(error: z.ZodError, input: unknown): Problem {
-  const issue = error.issues[0];
+  return problemOf(error.issues[0], input);
+}
+
+/** What one issue of a failed check of `input` says, in the same words (the config's errors use it too). */
+export function problemOf(issue: z.core.$ZodIssue, input: unknown): Problem {
   if (issue.code === "unrecognized_keys") {
     return { field: fieldPath([...issue.path, issue.keys[0]]), message: "is not a known field" };
   }

@@ -4,10 +4,12 @@
  */
 import type { Operator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
+import type { Sealer } from "../conversations/seal.ts";
 import type { ResponseStore } from "../conversations/store.ts";
 import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
 import type { Config } from "../core/config.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
+import type { Peer } from "../core/peer.ts";
 import type { Principal } from "../core/principal.ts";
 import type { Protocol } from "../core/types.ts";
 import type { HealthBoard } from "../relay/health.ts";
@@ -43,7 +45,7 @@ export interface Deps {
   /** Checks every upstream call's time limits (answer, silence, total, keep-alives) on one shared timer. */
   watchdog: Watchdog;
   /** The operator's endpoints outside /v1 (metrics, health); answers undefined for other requests. */
-  ops?(req: Request, path: string): Promise<Response | undefined>;
+  ops?(req: Request, path: string, address: string): Promise<Response | undefined>;
   /** Cached token lookups, limits, usage accounting and the admin key. */
   operator: Operator;
   /** Stored Responses answers; undefined when `responses_store.enabled` is false. */
@@ -52,6 +54,8 @@ export interface Deps {
   bodyBudget: BodyBudget;
   /** The Responses sockets open in this process, per token. */
   sockets: SocketBoard;
+  /** Seals the compaction items the gateway makes, under MODELGATE_COMPACTION_KEY. */
+  sealer: Sealer;
 }
 
 /** Per-request state handlers share with the error path. */
@@ -60,6 +64,8 @@ export interface RequestContext {
   requestId: string;
   /** Path parameters from the endpoint pattern. */
   params: Record<string, string>;
+  /** The client's address and the host it addressed, forwarded headers believed only from trusted proxies. */
+  peer: Peer;
   /** Set once the caller is known; decides the error shape on the models routes. */
   principal?: Principal;
   /** Authenticates the caller and remembers who it is. */
@@ -83,6 +89,8 @@ export interface Endpoint {
    * for the prefix and everything under it (the part after the prefix is `params.rest`).
    */
   path: string;
+  /** An operator's route (admin API, console): answered only for the host names in `public_hosts`. */
+  operator?: boolean;
   /** The protocol it speaks to its client, given what is known of the caller: its errors' shape and the logged one. */
   errors(req: Request, principal?: Principal): Protocol;
   handle(req: Request, ctx: RequestContext): Promise<Response>;

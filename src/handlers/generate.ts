@@ -2,17 +2,22 @@
 import { saneId } from "../core/http.ts";
 import { readJsonBody } from "../core/request_body.ts";
 import { checkBody, type Operation } from "../core/protocols.ts";
-import type { Protocol } from "../core/types.ts";
+import { isObject, type Protocol } from "../core/types.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
+import type { RelayRequest } from "../relay/request.ts";
 import { resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
 import { sessionAffinity } from "../relay/session.ts";
+import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
 import { prepareResponses } from "./responses.ts";
 
-/** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */
-export function generate(protocol: Protocol, operation: Operation) {
+/**
+ * A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. With
+ * `compact`, it is POST /v1/responses/compact: a Responses body answered with a compaction.
+ */
+export function generate(protocol: Protocol, operation: Operation, options: { compact?: boolean } = {}) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
     const principal = await ctx.authenticate();
     const { config } = ctx.deps;
@@ -22,17 +27,20 @@ export function generate(protocol: Protocol, operation: Operation) {
       hold: ctx.holdBody(),
       watchdog: ctx.deps.watchdog,
     });
-    const body = checkBody(protocol, operation, value);
     const { exchange } = ctx;
+    // Only a model the group enables is recorded: anything else is client input of any size and content. It is
+    // known before the body's check, so a body refused by it is recorded under its model.
+    const named = isObject(value) ? value.model : undefined;
+    if (typeof named === "string" && principal.group.models.includes(named)) exchange.model = named;
+    const body = checkBody(protocol, operation, options.compact ? compactBody(value) : value);
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
-    // Only a model the group enables is recorded: anything else is client input of any size and content.
-    exchange.model = body.model as string;
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
-    const { body: whole, watch } = protocol === "openai-responses"
-      ? await prepareResponses(ctx, principal, body)
-      : { body, watch: undefined };
+    const { body: whole, size, watch, plan } = protocol === "openai-responses"
+      ? await prepareResponses(ctx, { principal, body, size: bytes.byteLength })
+      : { body, size: bytes.byteLength, watch: undefined, plan: undefined };
+    const compaction: CompactionPlan | undefined = options.compact ? { kind: "compact" } : plan;
     for (const observer of ctx.deps.observers) await observer.admit?.(exchange, whole, principal);
     // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.
     if (operation === "count_tokens" && routes.every((route) => route.protocol !== "anthropic")) {
@@ -55,7 +63,7 @@ export function generate(protocol: Protocol, operation: Operation) {
         ttlMs: settings.ttl_ms,
       })
       : undefined;
-    return await relay(ctx.deps, {
+    const call: RelayRequest = {
       routes: usable,
       client: protocol,
       operation,
@@ -63,8 +71,8 @@ export function generate(protocol: Protocol, operation: Operation) {
       // The bytes serve only an upstream of the client's own protocol, and only for the body as the client sent it;
       // otherwise they are let go at once.
       bytes: whole === body && usable.some((route) => route.protocol === protocol) ? bytes : undefined,
-      // How large the client's body was; a Responses body made whole from stored turns may be larger still.
-      size: bytes.byteLength,
+      // How large the body is: the client's, with what a Responses body brought back from stored turns.
+      size,
       req,
       requestId: ctx.requestId,
       exchange,
@@ -72,7 +80,8 @@ export function generate(protocol: Protocol, operation: Operation) {
       responseId,
       watch,
       affinity,
-    });
+    };
+    return compaction ? await relayCompacting(ctx, call, { plan: compaction, principal }) : await relay(ctx.deps, call);
   };
 }
 

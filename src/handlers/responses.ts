@@ -3,8 +3,9 @@
  * /v1/responses/{id}, GET /v1/responses/{id}/input_items with its cursor pages, and for POST /v1/responses the
  * conversation resolved before translation and the answer kept once it is complete.
  */
+import { itemsBefore } from "../conversations/chain.ts";
 import type { Pending } from "../conversations/resolve.ts";
-import { itemsBefore, resolveConversation, storedRecord } from "../conversations/resolve.ts";
+import { inputItems, resolveConversation, storedRecord } from "../conversations/resolve.ts";
 import type { StoredResponse } from "../conversations/store.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
@@ -12,28 +13,43 @@ import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
 import type { AnswerWatch } from "../relay/request.ts";
+import { type CompactionPlan, openCompaction } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
 
-/** A Responses request ready for the relay: its whole conversation, and what keeps its answer. */
+/** A Responses request ready for the relay: its whole conversation, about its size, what keeps its answer, and any
+ * compaction it asks for. */
 export interface PreparedResponses {
   body: JsonObject;
+  size: number;
   watch?: AnswerWatch;
+  plan?: CompactionPlan;
 }
 
-/** Resolves `previous_response_id` and item references, and sets up keeping the answer when it is to be stored. */
+/**
+ * Resolves `previous_response_id` and item references, and sets up keeping the answer when it is to be stored. What
+ * is read from the store is held in the request's share of the body budget, as its own body is.
+ */
 export async function prepareResponses(
   ctx: RequestContext,
-  principal: Principal,
-  body: JsonObject,
+  { principal, body, size }: { principal: Principal; body: JsonObject; size: number },
 ): Promise<PreparedResponses> {
   const { deps } = ctx;
+  const { config } = deps;
   const conversation = await resolveConversation(body, {
     token: principal.token.id,
     store: deps.responses,
-    days: deps.config.responses_store.days,
+    days: config.responses_store.days,
+    size,
+    maxBytes: config.max_body_bytes,
+    maxTurns: config.responses_store.max_chain_turns,
+    reserve: (bytes) => ctx.holdBody().grow(bytes),
   });
   const { pending } = conversation;
-  return { body: conversation.body, watch: pending && keeper(ctx, pending) };
+  // A trigger asks for this answer only; the conversation kept for later does not ask again.
+  if (pending) pending.input = pending.input.filter((item) => item.type !== "compaction_trigger");
+  const own = inputItems(body.input).length;
+  const { body: opened, plan } = await openCompaction(deps, { principal, body: conversation.body, own });
+  return { body: opened, size: conversation.size, watch: pending && keeper(ctx, pending), plan };
 }
 
 /** The terminal events whose response is kept: the API keeps a finished answer, not a failed or a cut one. */
@@ -74,9 +90,13 @@ async function ownResponse(ctx: RequestContext): Promise<{ record: StoredRespons
   const store = ctx.deps.responses;
   if (!store) throw notFound(id, "this gateway does not keep responses (responses_store.enabled is false)");
   const token = principal.token.id;
-  const [record] = await store.load(token, [id]);
+  const [head] = await store.heads(token, [id], { chains: true });
+  if (!head) throw notFound(id);
+  // A stored response can be as large as a request: reading it holds the body budget as a request body does.
+  await ctx.holdBody().grow(head.bytes);
+  const [record] = await store.records(token, [head]);
   if (!record) throw notFound(id);
-  return { record, token };
+  return { record: { ...record, chain: record.chain ?? [] }, token };
 }
 
 /** GET /v1/responses/{id}: the response as its client received it. */
@@ -101,11 +121,14 @@ export async function deleteResponse(_req: Request, ctx: RequestContext): Promis
   return json({ id, object: "response", deleted: true });
 }
 
-/** GET /v1/responses/{id}/input_items: the items the response was made from, a page at a time. */
+/**
+ * GET /v1/responses/{id}/input_items: the items the response was made from, a page at a time. An earlier response of
+ * its chain that was deleted (or has expired) took its items with it: the response itself still answers, so its list
+ * does too, with what is still kept (see docs/protocols.md, "Stored responses").
+ */
 export async function listInputItems(req: Request, ctx: RequestContext): Promise<Response> {
   const { record, token } = await ownResponse(ctx);
-  const { items, missing } = await itemsBefore(ctx.deps.responses!, token, record);
-  if (missing) throw notFound(ctx.params.id, `the response it continues, '${missing}', has expired or was deleted`);
+  const items = await itemsBefore(ctx.deps.responses!, token, record, (b) => ctx.holdBody().grow(b));
   return json(pageItems(items, new URL(req.url).searchParams));
 }
 

@@ -17,25 +17,37 @@ export async function warmUp(
   options: { headers: Headers; memory: SocketMemory; stream: string },
 ): Promise<string[]> {
   const { memory, stream } = options;
+  const { deps } = ctx;
   // The caller may have been revoked since the handshake (whose request is gone by now: its headers were copied),
   // and may only warm up a model its group enables.
   const credential = readCredential(options.headers);
   if (!credential) throw noCredential(options.headers, "API key");
-  const principal = await authenticate(ctx.deps.operator.credentials, credential, ctx.deps.now());
+  const principal = await authenticate(deps.operator.credentials, credential, deps.now());
   if (typeof body.model !== "string" || !body.model) throw invalidField("model", "is required");
-  resolveRoutes(ctx.deps.table, principal.group, body.model);
-  // A stored response it continues is read now, so the warm-up fails as the turn itself would.
-  const { body: whole } = await resolveConversation({ ...body, store: false }, {
-    token: principal.token.id,
-    store: ctx.deps.responses,
-    days: ctx.deps.config.responses_store.days,
-  });
+  resolveRoutes(deps.table, principal.group, body.model);
+  // A stored response it continues is read now, so the warm-up fails as the turn itself would, within the same bounds;
+  // what it reads is held in the body budget until the warm-up is over (the handshake's exchange is long over).
+  const hold = deps.bodyBudget.hold();
+  let whole: JsonObject;
+  try {
+    ({ body: whole } = await resolveConversation({ ...body, store: false }, {
+      token: principal.token.id,
+      store: deps.responses,
+      days: deps.config.responses_store.days,
+      size: new TextEncoder().encode(JSON.stringify(body)).byteLength,
+      maxBytes: deps.config.max_body_bytes,
+      maxTurns: deps.config.responses_store.max_chain_turns,
+      reserve: (bytes) => hold.grow(bytes),
+    }));
+  } finally {
+    hold.release();
+  }
   const id = `resp_${crypto.randomUUID().replaceAll("-", "")}`;
   memory.remember(rememberedAfter({ id, stream }, { own: inputItems(whole.input), output: [] }));
   const response = {
     id,
     object: "response",
-    created_at: Math.floor(ctx.deps.now().getTime() / 1000),
+    created_at: Math.floor(deps.now().getTime() / 1000),
     status: "completed",
     error: null,
     incomplete_details: null,

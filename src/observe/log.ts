@@ -101,6 +101,7 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     transport: exchange.transport,
     upstream: exchange.upstream,
     affinity: exchange.affinity,
+    compaction: exchange.compaction,
     attempts: exchange.attempts.map(({ upstream, outcome, status, request_id }) =>
       request_id ? { upstream, outcome, status, request_id } : { upstream, outcome, status }
     ),
@@ -126,6 +127,7 @@ function prettyRequest(line: LogLine): string[] {
     ["model", line.model],
     ["via", line.upstream],
     ["pin", line.affinity],
+    ["compacted", line.compaction],
     ["in", line.input_tokens],
     ["out", line.output_tokens],
     ["stream", line.stream ? "yes" : undefined],

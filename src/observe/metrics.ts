@@ -23,6 +23,8 @@ export interface MetricsScope {
   kvCalls?(): KvCalls;
   /** Responses sockets open now, read at scrape time. */
   openSockets?(): number;
+  /** Requests refused (429) for guessing credentials, by credential kind, read at scrape time. */
+  authThrottled?(): ReadonlyMap<string, number>;
 }
 
 /** A per-app metrics set: an observer that feeds it and the page it renders. */
@@ -95,11 +97,15 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
   );
   const failovers = registry.counter(
     "modelgate_upstream_failovers_total",
-    "Requests moved on to another attempt, by the upstream and public model that failed",
+    "Requests moved on to another deployment, by the upstream and public model that failed and was left",
   );
   const tokens = registry.counter(
     "modelgate_tokens_total",
     "Tokens reported by upstreams, by public model and type (input, output, cache_read, cache_creation)",
+  );
+  const compactions = registry.counter(
+    "modelgate_compactions_total",
+    "Conversations the gateway compacted (a summary call sealed into a compaction item), by public model",
   );
   const pins = registry.counter(
     "modelgate_affinity_total",
@@ -161,6 +167,15 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       () => [...kvCalls()].map(([call, count]) => [{ call }, count]),
     );
   }
+  const authThrottled = scope.authThrottled;
+  if (authThrottled) {
+    registry.collect(
+      "modelgate_auth_throttled_total",
+      "Requests refused with 429 because their address sent too many wrong credentials, by credential (admin_key, token)",
+      "counter",
+      () => [...authThrottled()].map(([credential, count]) => [{ credential }, count]),
+    );
+  }
 
   function finish(exchange: Exchange): void {
     live.delete(exchange);
@@ -176,8 +191,11 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       if (attempt.outcome !== "ok" && attempt.outcome !== CANCELLED) {
         failures.inc({ upstream: name, model: modelLabel, kind: kind(attempt.outcome) });
       }
-      if (i < exchange.attempts.length - 1) failovers.inc({ upstream: name, model: modelLabel });
+      // A failover leaves the deployment: a retry on the same one (after its retry-after, say) is only an attempt.
+      const next = exchange.attempts[i + 1];
+      if (next && next.upstream !== attempt.upstream) failovers.inc({ upstream: name, model: modelLabel });
     });
+    if (exchange.compaction && exchange.status === 200) compactions.inc({ model: modelLabel });
     if (exchange.affinity) pins.inc({ model: modelLabel, outcome: exchange.affinity });
     if (route === "/v1/responses" && exchange.method === "POST") {
       responses.inc({ transport: exchange.transport ?? "http" });

@@ -5,6 +5,7 @@
  */
 import type { Operation } from "../core/protocols.ts";
 import { estimatePromptTokens } from "../core/estimate.ts";
+import { REDACTED, secretForms } from "../core/byte_redact.ts";
 import type { JsonObject } from "../core/types.ts";
 
 /** One operation to send to one upstream, in the upstream's protocol. */
@@ -39,8 +40,8 @@ export interface Transport {
 
 /** `text` with every secret of a transport replaced, for upstream text on its way to a client or a log. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  for (const secret of secrets) {
-    if (secret !== "" && text.includes(secret)) text = text.replaceAll(secret, "[redacted]");
+  for (const secret of secretForms(secrets)) {
+    if (text.includes(secret)) text = text.replaceAll(secret, REDACTED);
   }
   return text;
 }

@@ -56,14 +56,20 @@ const SSE_HEADERS = {
 function retryableStatus(status: number): boolean {
   return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
 }
-/** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date, in milliseconds. */
+/**
+ * `retry-after-ms`, else `retry-after` in seconds or as an HTTP date, in milliseconds. A value that is empty or does
+ * not read counts as absent: `Number("")` is 0, which would mean "try the same deployment again now".
+ */
 export function retryAfterMs(headers: Headers, now: number): number | undefined {
-  const ms = Number(headers.get("retry-after-ms") ?? NaN);
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = headers.get("retry-after");
-  if (value === null) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  return readRetryHeader("retry-after-ms", headers.get("retry-after-ms"), now) ??
+    readRetryHeader("retry-after", headers.get("retry-after"), now);
+}
+/** One retry header's value in milliseconds, or undefined when it is missing, blank or unreadable. */
+function readRetryHeader(name: string, value: string | null, now: number): number | undefined {
+  if (value === null || value.trim() === "") return undefined;
+  const number = Number(value);
+  if (Number.isFinite(number) && number >= 0) return name === "retry-after-ms" ? number : number * 1000;
+  if (name === "retry-after-ms") return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
@@ -104,6 +110,11 @@ export function answerRefused(plan: AttemptPlan, error: GatewayError): AttemptRe
   };
 }
 
+/** Says which upstream reported counts that are not whole numbers of tokens within the bound (see core/usage.ts). */
+function invalidUsage(deps: RelayDeps, upstream: string): (fields: string[]) => void {
+  return (fields) => deps.log({ level: "warn", event: "upstream_usage_invalid", upstream, fields });
+}
+
 /** The client's stream response; the exchange ends, and the upstream call is released, when the stream does. */
 export function streamResponse(
   deps: RelayDeps,
@@ -119,7 +130,7 @@ export function streamResponse(
   // stay open for minutes.
   const { exchange, client } = call;
   const done = call.deferFinish();
-  const meter = usageMeter(route.protocol);
+  const meter = usageMeter(route.protocol, invalidUsage(deps, name));
   const body = relayStream(reader, first, {
     protocol: client,
     step: options.step,
@@ -130,6 +141,7 @@ export function streamResponse(
     totalMs: options.totalMs,
     upstream: options.upstream,
     upstreamName: name,
+    secrets: route.transport?.secrets(),
     hold: call.watch?.events,
     onFirstByte: () => exchange.ttfb_ms ??= deps.now().getTime() - exchange.started_at,
     onEnd(end) {
@@ -165,8 +177,9 @@ export async function finishJson(
   const { res, translation, passthrough } = answer;
   let { text } = answer;
   const name = route.upstream.name;
-  // An upstream error may quote the key or token it was sent; the client must never see the gateway's credentials.
-  if (!res.ok) text = redactSecrets(text, route.transport?.secrets() ?? []);
+  // An upstream answer may quote the key or token it was sent, in an error or anywhere else; the client must never see
+  // the gateway's credentials.
+  text = redactSecrets(text, route.transport?.secrets() ?? []);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -183,7 +196,7 @@ export async function finishJson(
       return failed(route, new GatewayError("upstream", `Upstream "${name}" answered with a body that is not a reply`));
     }
     plan.report("ok");
-    const meter = usageMeter(route.protocol);
+    const meter = usageMeter(route.protocol, invalidUsage(deps, name));
     meter.body(body);
     call.exchange.usage = meter.usage();
     call.exchange.usage_complete = true;
@@ -198,7 +211,11 @@ export async function finishJson(
   const headers = new Headers();
   for (const header of RELAYED_HEADERS) {
     const value = res.headers.get(header);
-    if (value !== null) headers.set(header, value);
+    // A retry time that does not read is not relayed either: the client would wait on nothing.
+    if (value === null || (header.startsWith("retry-after") && readRetryHeader(header, value, 0) === undefined)) {
+      continue;
+    }
+    headers.set(header, value);
   }
   if (res.status === 401 || res.status === 403) {
     plan.report("upstream_failed");
@@ -237,7 +254,12 @@ export async function finishJson(
   );
   // A well-formed error body from an upstream of the client's own protocol is exactly what that client expects.
   const keep = passthrough && isErrorEnvelope(body, call.client);
-  const fail = keep ? () => json(body, { status: statusForClient(res.status, call.client, headers), headers }) : () => {
+  // Anthropic error bodies carry a `request_id` (see docs/protocols.md, "Anthropic Messages"): the upstream's when it
+  // named one, else the gateway's, as for the errors Bedrock's and Vertex's transports rebuild in Anthropic's shape.
+  const kept = keep && call.client === "anthropic" && typeof body.request_id !== "string"
+    ? { ...body, request_id: call.requestId }
+    : body;
+  const fail = keep ? () => json(kept, { status: statusForClient(res.status, call.client, headers), headers }) : () => {
     throw error;
   };
   const retrySame = res.status !== 429 && res.status !== 529;

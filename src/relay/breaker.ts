@@ -1,7 +1,8 @@
 /**
  * @module One circuit breaker as plain data and pure steps: failing requests in a row trip it for a cooldown that
  * doubles on each repeated trip (up to a cap); when the cooldown ends one trial request (a probe) may go, and its
- * outcome closes the breaker or trips it again.
+ * outcome closes the breaker or trips it again. A failure its caller says proves nothing about the deployment is
+ * counted as seen but brings no trip.
  */
 
 /** Breaker settings, from the config's `routing` section. */
@@ -15,6 +16,8 @@ export interface BreakerPolicy {
 export interface Breaker {
   /** Failing requests in a row. */
   failures: number;
+  /** Those of them that count toward a trip. */
+  strikes: number;
   /** Trips in a row, which double the cooldown. */
   trips: number;
   /** 0 while closed; otherwise the end of the cooldown. */
@@ -30,7 +33,7 @@ export type BreakerState = "closed" | "open" | "half_open" | "probing";
 
 /** A closed breaker. */
 export function newBreaker(): Breaker {
-  return { failures: 0, trips: 0, openUntil: 0, probing: false, lastFailureAt: 0 };
+  return { failures: 0, strikes: 0, trips: 0, openUntil: 0, probing: false, lastFailureAt: 0 };
 }
 
 /** The breaker's state at `now`. */
@@ -43,6 +46,7 @@ export function breakerState(breaker: Breaker, now: number): BreakerState {
 /** A request went well: the breaker closes and the count starts again. Resets in place (it runs on every success). */
 export function closeBreaker(breaker: Breaker): void {
   breaker.failures = 0;
+  breaker.strikes = 0;
   breaker.trips = 0;
   breaker.openUntil = 0;
   breaker.probing = false;
@@ -50,14 +54,23 @@ export function closeBreaker(breaker: Breaker): void {
 
 /**
  * A request failed. A failed probe trips the breaker again (with a doubled cooldown); a closed breaker trips when the
- * count reaches the threshold; a failure while it is already open (a request sent because there was no other way)
- * only counts.
+ * count of strikes reaches the threshold; a failure while it is already open (a request sent because there was no
+ * other way) only counts. A failure that is no strike (`strike: false`) trips nothing, and a probe that fails so
+ * frees its slot for the next request to probe.
  */
-export function failBreaker(breaker: Breaker, policy: BreakerPolicy, now: number, probe: boolean): void {
+export function failBreaker(
+  breaker: Breaker,
+  policy: BreakerPolicy,
+  now: number,
+  probe: boolean,
+  strike = true,
+): void {
   breaker.failures++;
   breaker.lastFailureAt = now;
   if (probe) breaker.probing = false;
-  if (!probe && (breaker.openUntil !== 0 || breaker.failures < policy.failure_threshold)) return;
+  if (!strike) return;
+  breaker.strikes++;
+  if (!probe && (breaker.openUntil !== 0 || breaker.strikes < policy.failure_threshold)) return;
   breaker.trips++;
   breaker.openUntil = now + Math.min(policy.max_cooldown_ms, policy.cooldown_ms * 2 ** (breaker.trips - 1));
 }

@@ -1,8 +1,9 @@
 /**
  * @module Health per deployment (one public model on one upstream) in one process: a breaker per deployment for
  * failures that are about the model, a breaker per upstream for failures that are about the upstream as a whole, and
- * the pauses upstreams ask for with `retry-after`, kept apart from both. Pure: the clock is injected, the caller holds
- * the board, and nothing here refuses a request: the relay decides what a cooling deployment means.
+ * the pauses upstreams ask for with `retry-after`, kept apart from both. A caller (a token) whose requests fail where
+ * others' are served counts once, so no one client can cool a deployment for everyone. Pure: the clock is injected,
+ * the caller holds the board, and nothing here refuses a request: the relay decides what a cooling deployment means.
  */
 import {
   type Breaker,
@@ -95,9 +96,11 @@ export interface HealthView {
 export interface HealthBoard extends HealthView {
   /**
    * A view for one request, which counts at most one failure against each deployment and each upstream: a request
-   * retried three times is one failing request, so no single request trips a breaker by retrying.
+   * retried three times is one failing request, so no single request trips a breaker by retrying. With `caller` (its
+   * token), the deployment's failures count toward a trip once per caller while it serves requests well (see
+   * docs/routing-and-health.md, "Health is kept per deployment").
    */
-  forRequest(): HealthView;
+  forRequest(caller?: string): HealthView;
   /** The state of each upstream in `layout` (upstream name -> its public model ids), in that order. */
   snapshot(layout: ReadonlyMap<string, readonly string[]>): Record<string, UpstreamHealth>;
 }
@@ -106,6 +109,24 @@ interface DeploymentEntry {
   breaker: Breaker;
   /** Until when the upstream asked to be left alone (0: no pause). */
   pausedUntil: number;
+  /** When it last answered a request well (0: never). */
+  okAt: number;
+  /** The callers whose failures have counted since then. */
+  struck: Set<string>;
+}
+
+/**
+ * Whether a failure of `caller`'s request counts toward the deployment's trip. A caller counts once in a run of
+ * failures while the deployment has answered some request well within the last cooldown: a second failure of the same
+ * caller then says more about what it sends (a body the model cannot take) than about the deployment, and counting it
+ * would let one client move everyone's traffic (and prompt caches) elsewhere. A deployment that has answered nothing
+ * well for a cooldown counts every failure, as an outage must; so does a request with no caller.
+ */
+function strikes(entry: DeploymentEntry, caller: string | undefined, at: number, cooldownMs: number): boolean {
+  if (caller === undefined || at - entry.okAt >= cooldownMs) return true;
+  const first = !entry.struck.has(caller);
+  entry.struck.add(caller);
+  return first;
 }
 
 /** Creates a board; `now` is injected so tests control time. */
@@ -119,7 +140,7 @@ export function createHealthBoard(policy: BreakerPolicy, now: () => number): Hea
   };
   const entryOf = (key: string): DeploymentEntry => {
     let entry = deployments.get(key);
-    if (!entry) deployments.set(key, entry = { breaker: newBreaker(), pausedUntil: 0 });
+    if (!entry) deployments.set(key, entry = { breaker: newBreaker(), pausedUntil: 0, okAt: 0, struck: new Set() });
     return entry;
   };
   /** When a breaker lets a request through again: 0 when it does now, `at` when a probe is out. */
@@ -127,6 +148,28 @@ export function createHealthBoard(policy: BreakerPolicy, now: () => number): Hea
     const state = breakerState(breaker, at);
     return state === "open" ? breaker.openUntil : state === "probing" ? at : 0;
   };
+
+  function record(admission: Admission, event: HealthEvent, caller: string | undefined): void {
+    const upstream = upstreamOf(admission.deployment.upstream);
+    const entry = entryOf(admission.key);
+    const breaker = entry.breaker;
+    const at = now();
+    // Every event but the two below shows the upstream answering, which closes its breaker.
+    if (event === "upstream_failed") failBreaker(upstream, policy, at, admission.probesUpstream);
+    else if (event !== "neutral") closeBreaker(upstream);
+    else if (admission.probesUpstream) releaseProbe(upstream);
+    if (event === "ok") {
+      closeBreaker(breaker);
+      entry.okAt = at;
+      entry.struck.clear();
+    } else if (event === "started") liftCooldown(breaker);
+    else if (event === "model_failed") {
+      const strike = strikes(entry, caller, at, policy.cooldown_ms);
+      failBreaker(breaker, policy, at, admission.probesDeployment, strike);
+    } else if (admission.probesDeployment) releaseProbe(breaker);
+    admission.probesUpstream = false;
+    admission.probesDeployment = false;
+  }
 
   const board: HealthBoard = {
     admit(deployment) {
@@ -164,26 +207,12 @@ export function createHealthBoard(policy: BreakerPolicy, now: () => number): Hea
         lastFailureAt: Math.max(upstream.lastFailureAt, entry.breaker.lastFailureAt),
       };
     },
-    record(admission, event) {
-      const upstream = upstreamOf(admission.deployment.upstream);
-      const breaker = entryOf(admission.key).breaker;
-      const at = now();
-      // Every event but the two below shows the upstream answering, which closes its breaker.
-      if (event === "upstream_failed") failBreaker(upstream, policy, at, admission.probesUpstream);
-      else if (event !== "neutral") closeBreaker(upstream);
-      else if (admission.probesUpstream) releaseProbe(upstream);
-      if (event === "ok") closeBreaker(breaker);
-      else if (event === "started") liftCooldown(breaker);
-      else if (event === "model_failed") failBreaker(breaker, policy, at, admission.probesDeployment);
-      else if (admission.probesDeployment) releaseProbe(breaker);
-      admission.probesUpstream = false;
-      admission.probesDeployment = false;
-    },
+    record: (admission, event) => record(admission, event, undefined),
     pause(deployment, ms) {
       const entry = entryOf(deploymentKey(deployment));
       entry.pausedUntil = Math.max(entry.pausedUntil, now() + ms);
     },
-    forRequest() {
+    forRequest(caller) {
       const counted = new Set<string>();
       return {
         ...board,
@@ -194,7 +223,7 @@ export function createHealthBoard(policy: BreakerPolicy, now: () => number): Hea
             if (counted.has(key)) event = event === "model_failed" ? "answered" : "neutral";
             else counted.add(key);
           }
-          board.record(admission, event);
+          record(admission, event, caller);
         },
       };
     },

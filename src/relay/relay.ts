@@ -62,7 +62,8 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
   const deadline = started + deps.config.routing.deadline_ms;
   // A pause is waited out only when the client will still be there: the SDKs say how long they wait.
   const clientDeadline = Math.min(deadline, started + (clientTimeoutMs(call.req.headers) ?? Infinity));
-  const health = deps.health.forRequest();
+  // The token is the caller whose repeated failures count once (see health.ts, strikes).
+  const health = deps.health.forRequest(call.exchange.token_id);
   const tried = new Map<Route, AttemptResult>();
   let last: AttemptResult | undefined;
   let waited = false;

@@ -1,13 +1,16 @@
 /**
  * @module The client side of an upstream stream: bytes pass through as they arrive (or through a translator
- * step), usage and completion are observed on the way, silence longer than the idle limit fails the stream,
- * and any failure after the first byte becomes the client protocol's in-band error with no normal ending.
+ * step) with the upstream's keys taken out, usage and completion are observed on the way, silence longer than the
+ * idle limit fails the stream, and any failure after the first byte becomes the client protocol's in-band error
+ * with no normal ending.
  */
+import { byteRedactor } from "../core/byte_redact.ts";
 import { GatewayError, toGatewayError } from "../core/errors.ts";
 import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } from "../core/sse.ts";
 import type { Protocol } from "../core/types.ts";
 import type { UsageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
+import { abortReason, drain, DRAIN_MS } from "./stream_end.ts";
 import { type StreamWatch, streamWatch } from "./stream_watch.ts";
 import type { Watchdog, Watched } from "../core/watchdog.ts";
 
@@ -43,6 +46,11 @@ export interface RelayStreamOptions {
   /** Names the upstream in error messages. */
   upstreamName: string;
   /**
+   * The upstream's keys and tokens: taken out of every upstream byte before anything reads or sends it, so neither
+   * the client, nor a translation, nor a stored answer gets them (an upstream may quote its key in any event).
+   */
+  secrets?: readonly string[];
+  /**
    * Sees each batch of translated events before it goes out; a promise it returns holds the batch back until it
    * settles (a stored answer is then in place before its client can refer to it).
    */
@@ -50,6 +58,8 @@ export interface RelayStreamOptions {
   onFirstByte(): void;
   onEnd(end: StreamEnd): void;
 }
+
+export { DRAIN_MS };
 
 const encoder = new TextEncoder();
 
@@ -62,42 +72,10 @@ const KEEP_ALIVE: Record<Protocol, Uint8Array> = {
 const LF = 10;
 const CR = 13;
 
-/** How long the rest of a finished upstream body is read before its connection is given up. */
-export const DRAIN_MS = 500;
-
-/**
- * Reads what is left of an upstream body after its last event, for at most `ms` (checked by `watchdog`), then
- * cancels it; without a watchdog the rest is cancelled at once.
- */
-async function drain(reader: ChunkReader, watchdog: Watchdog | undefined, ms: number): Promise<void> {
-  if (!watchdog) return void reader.cancel().catch(() => {});
-  const until = watchdog.now() + ms;
-  const limit: Watched = { check: (now) => void (now >= until && reader.cancel().catch(() => {})) };
-  watchdog.watch(limit);
-  try {
-    while (!(await reader.read()).done) {
-      // Nothing after the last event is for the client.
-    }
-  } catch {
-    // A cancelled or broken body has nothing more to give.
-  } finally {
-    watchdog.unwatch(limit);
-  }
-}
-
 /** True when `tail` (the last four bytes sent) ends an SSE event, so an error event can follow directly. */
 function endsEvent(tail: Uint8Array): boolean {
   if (tail[3] === LF && (tail[2] === LF || (tail[2] === CR && tail[1] === LF))) return true;
   return tail[3] === CR && tail[2] === CR;
-}
-
-function abortReason(signal: AbortSignal, upstreamName: string): GatewayError {
-  const reason = signal.reason;
-  if (reason instanceof GatewayError) return reason;
-  if (reason instanceof DOMException && reason.name === "TimeoutError") {
-    return new GatewayError("timeout", `Upstream "${upstreamName}" timed out during the stream`);
-  }
-  return new GatewayError("upstream", `Upstream "${upstreamName}" connection failed during the stream`);
 }
 
 /** Pipes an upstream SSE body to the client, starting with its already-read first chunk. */
@@ -112,6 +90,7 @@ export function relayStream(
   const decoder = step ? new TextDecoder() : undefined;
   const parser = step ? new SseParser() : undefined;
   const watch: StreamWatch | undefined = !step && meter ? streamWatch(meter.markers, meter.event) : undefined;
+  const redactor = options.secrets ? byteRedactor(options.secrets) : undefined;
   // The last four bytes sent; the stream starts as if an event had just ended.
   const tail = new Uint8Array([0, 0, LF, LF]);
   let started = false;
@@ -152,7 +131,8 @@ export function relayStream(
       sent = false;
       sentAt = now;
     } else if (now - sentAt >= keepAliveMs && (step || endsEvent(tail))) {
-      // Translated output goes out in whole events; passthrough bytes only get one where an event has just ended.
+      // Translated output goes out in whole events; passthrough bytes only get one where an event has just ended
+      // (bytes of the next one held back by the redactor then follow it).
       send(KEEP_ALIVE[protocol]);
       sent = false;
       sentAt = now;
@@ -206,6 +186,7 @@ export function relayStream(
     send(encoder.encode(out.map(encodeSse).join("")));
   }
   function fail(err: GatewayError): void {
+    redactor?.drop();
     const messages = step?.fail ? step.fail(err) : errorEvents(err, protocol);
     // A passthrough stream may stop mid-event; a blank line closes that event so the error stands alone.
     const separator = step || endsEvent(tail) ? "" : "\n\n";
@@ -215,6 +196,7 @@ export function relayStream(
     end({ error: err, cancelled: false });
   }
   async function finish(): Promise<void> {
+    redactor?.drop();
     if (watch) watch.end();
     else if (step) events(decoder!.decode() + "\n\n");
     // A translator ends in its own protocol, or throws its own error for a cut; in every case an upstream that never
@@ -274,6 +256,7 @@ export function relayStream(
             value = read.value;
           }
           heard = true;
+          if (redactor) value = redactor.push(value);
           if (step) {
             const wrote = await translate(value);
             // Nothing can follow the upstream's terminal event; an upstream that keeps the connection open is not waited for.

@@ -1,9 +1,10 @@
 /**
  * @module Writing a batch to KV in as few atomic commits as KV's limit on mutations allows, an item's mutations always
- * in one commit, each commit retried while another process holds the KV file. What cannot be written is handed back,
- * so nothing of the batch is lost.
+ * in one commit, each commit retried while another process holds the KV file. What cannot be written for now is
+ * handed back, so nothing of the batch is lost; an item the store refuses on its own is dropped, so it cannot hold
+ * back the rest.
  */
-import type { KvWriter } from "../core/kv_write.ts";
+import { KvWriteFailed, type KvWriter } from "../core/kv_write.ts";
 
 /** One KV mutation: a value set (with its expiry), or a sum added. */
 export type KvMutation =
@@ -13,31 +14,57 @@ export type KvMutation =
 // Deno KV accepts up to 1000 mutations per atomic commit; stay well under it.
 const MUTATIONS_PER_COMMIT = 500;
 
+/** Options for {@linkcode commitAll}. */
+export interface CommitOptions<T> {
+  writes: KvWriter;
+  operation: string;
+  mutations(item: T): KvMutation[];
+  /** Hears each item dropped because the store refused it alone (a key too long, a sum past 64 bits). */
+  dropped?(item: T, error: unknown): void;
+}
+
+/**
+ * True when KV refused the commit's content: a RangeError (a sum past 64 bits) or a TypeError (a key or value too
+ * large, a value it cannot store). Trying the same content again cannot help; a busy or failing store is another error.
+ */
+function refused(err: unknown): err is KvWriteFailed {
+  if (!(err instanceof KvWriteFailed) || err.reason !== "failed") return false;
+  return err.cause instanceof RangeError || err.cause instanceof TypeError;
+}
+
 /**
  * Commits `items` through `writes` under the name `operation`; resolves with the items not written (none when all
- * were), from the first commit that gave up on. The give-up itself is logged and counted by the writer.
+ * were), from the first commit that gave up on. The give-up itself is logged and counted by the writer. With
+ * `dropped`, a commit whose content KV refuses is tried again item by item: the items it refuses alone are dropped
+ * (and heard), the others written.
  */
-export async function commitAll<T>(
-  kv: Deno.Kv,
-  items: readonly T[],
-  options: { writes: KvWriter; operation: string; mutations(item: T): KvMutation[] },
-): Promise<T[]> {
+export async function commitAll<T>(kv: Deno.Kv, items: readonly T[], options: CommitOptions<T>): Promise<T[]> {
   const mutations = items.map(options.mutations);
+  const commit = (start: number, end: number) =>
+    options.writes.write(options.operation, async () => {
+      const op = kv.atomic();
+      for (const mutation of mutations.slice(start, end).flat()) {
+        if ("sum" in mutation) op.sum(mutation.sum, mutation.value);
+        else op.set(mutation.set, mutation.value, { expireIn: mutation.expireIn });
+      }
+      await op.commit();
+    });
   for (let start = 0; start < items.length;) {
     let end = start + 1;
     let size = mutations[start].length;
     while (end < items.length && size + mutations[end].length <= MUTATIONS_PER_COMMIT) size += mutations[end++].length;
     try {
-      await options.writes.write(options.operation, async () => {
-        const op = kv.atomic();
-        for (const mutation of mutations.slice(start, end).flat()) {
-          if ("sum" in mutation) op.sum(mutation.sum, mutation.value);
-          else op.set(mutation.set, mutation.value, { expireIn: mutation.expireIn });
+      await commit(start, end);
+    } catch (err) {
+      if (!options.dropped || !refused(err)) return items.slice(start);
+      for (let i = start; i < end; i++) {
+        try {
+          await commit(i, i + 1);
+        } catch (err) {
+          if (!refused(err)) return items.slice(i);
+          options.dropped(items[i], err.cause);
         }
-        await op.commit();
-      });
-    } catch {
-      return items.slice(start);
+      }
     }
     start = end;
   }

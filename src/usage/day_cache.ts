@@ -3,7 +3,7 @@
  * that day's aggregates no longer change, so a range of days reads KV only for the days still open. Bounded in
  * rows; the day used least recently goes first.
  */
-import type { Counter, Dimension } from "./recorder.ts";
+import type { Counter, Dimension } from "./log_entry.ts";
 
 /** One day's sums of one dimension: name -> counter -> sum (cost in pico-units). */
 export type DaySums = Map<string, Map<Counter, bigint>>;

@@ -8,6 +8,7 @@ import type { SseMessage } from "../core/sse.ts";
 import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
 import { upstreamEventError } from "../core/upstream_error.ts";
 import {
+  invalidCounts,
   mergeAnthropicUsage,
   recordedUsage,
   type TokenCounts,
@@ -70,21 +71,30 @@ function parse(data: string): JsonObject | undefined {
   }
 }
 
-/** A meter for an upstream speaking `protocol`. */
-export function usageMeter(protocol: UpstreamProtocol): UsageMeter {
+/**
+ * A meter for an upstream speaking `protocol`. A count that is not a whole number of tokens within the bound is cut
+ * or read as 0 (see core/usage.ts); `invalid` hears the paths of each usage object that held one, so the caller can
+ * name the upstream that sent them.
+ */
+export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string[]) => void): UsageMeter {
   let seen: TokenCounts | undefined;
   let state: StreamState = "open";
   const terminal = TERMINAL[protocol];
   const finishing = FINISHING[protocol];
+  function check(usage: JsonObject): JsonObject {
+    const fields = invalid && invalidCounts(usage);
+    if (fields && fields.length > 0) invalid(fields);
+    return usage;
+  }
   function take(body: JsonObject): void {
     if (protocol === "anthropic") {
       // Later events overwrite earlier ones field by field, as the SDKs do.
       const message = isObject(body.message) ? body.message : body;
       const usage = isObject(message.usage) ? message.usage : body.usage;
-      if (isObject(usage)) seen = seen ? mergeAnthropicUsage(seen, usage) : usageFromAnthropic(usage);
+      if (isObject(usage)) seen = seen ? mergeAnthropicUsage(seen, check(usage)) : usageFromAnthropic(check(usage));
       return;
     }
-    if (isObject(body.usage)) seen = usageFromChat(body.usage);
+    if (isObject(body.usage)) seen = usageFromChat(check(body.usage));
   }
   return {
     event(message) {

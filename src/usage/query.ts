@@ -10,7 +10,7 @@ import {
   logIndexKey,
   logKey,
   type RequestLogEntry,
-} from "./recorder.ts";
+} from "./log_entry.ts";
 
 /** What totals are grouped by: an aggregation dimension, or the day. */
 export type GroupBy = Dimension | "day";

@@ -5,155 +5,22 @@
  * about once a second with KV atomic sums, off the request path; `close()` writes what is left. A batch the store
  * will not take is kept for the next flush. A crash loses at most one interval of counts.
  */
-import type { Exchange, Observer } from "../core/exchange.ts";
+import type { Observer } from "../core/exchange.ts";
 import { createKvWriter, type KvWriter } from "../core/kv_write.ts";
-import { formatMoney, parseMoney } from "../core/money.ts";
 import { commitAll, type KvMutation } from "./commits.ts";
-import { costOf, isUnpriced } from "./cost.ts";
-
-/** One request as the log keeps it. */
-export interface RequestLogEntry {
-  request_id: string;
-  time: string;
-  token_id: string;
-  group: string | null;
-  model: string;
-  /** With `model`, the deployment that served the request (the last one tried, when none did). */
-  upstream: string | null;
-  /** How the session's pin turned out (`kept`, `made`, `moved`); null when the request had no session pin. */
-  affinity: string | null;
-  protocol: string;
-  route: string;
-  stream: boolean;
-  /** "websocket" for a response made on a Responses socket; absent for an HTTP request. */
-  transport?: "websocket";
-  status: number;
-  error: string | null;
-  duration_ms: number | null;
-  ttfb_ms: number | null;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_input_tokens: number;
-  cache_creation_input_tokens: number;
-  /** False when the stream was cut or failed before its usage was final: the counts are what was seen. */
-  usage_complete: boolean;
-  session_id: string | null;
-  /** What the tokens cost at the deployment's price, as an exact decimal string in the config's currency. */
-  cost: string;
-  /** True when tokens were used on a deployment without a price, so `cost` (then "0") leaves them out. */
-  unpriced: boolean;
-}
-
-/** The dimensions usage is aggregated by, each per UTC day. */
-export const DIMENSIONS = ["token", "group", "model", "session"] as const;
-/** One aggregation dimension. */
-export type Dimension = typeof DIMENSIONS[number];
-
-/** The counters of each aggregate. */
-export const COUNTERS = [
-  "requests",
-  "errors",
-  "incomplete",
-  "input_tokens",
-  "output_tokens",
-  "cache_read_input_tokens",
-  "cache_creation_input_tokens",
-  "unpriced",
-  /** In pico-units (10^-12 of the currency), so sums of any number of requests stay exact. */
-  "cost",
-] as const;
-/** One aggregate counter. */
-export type Counter = typeof COUNTERS[number];
-
-/** KV key of one aggregate counter: ["usage", dimension, day, name, counter]. */
-export function usageKey(dimension: Dimension, day: string, name: string, counter: Counter): Deno.KvKey {
-  return ["usage", dimension, day, name, counter];
-}
-
-/** KV key of one log entry, ordered by time: ["request_log", started_at, request_id]. */
-export function logKey(startedAt: number, requestId: string): Deno.KvKey {
-  return ["request_log", startedAt, requestId];
-}
-
-/** The log's filters that have an index, so a filtered read touches only matching entries. */
-const LOG_INDEXES = ["token", "model", "session", "status"] as const;
-/** One indexed filter of the log. */
-export type LogIndex = typeof LOG_INDEXES[number];
-
-/** KV key of one index entry: ["request_log_by", index, value, started_at, request_id]; its value is null. */
-export function logIndexKey(index: LogIndex, value: string | number, startedAt: number, requestId: string): Deno.KvKey {
-  return ["request_log_by", index, value, startedAt, requestId];
-}
-
-/** Where the time of the first indexed entry is kept: entries before it (written before the indexes) are scanned. */
-export const LOG_INDEXED_SINCE: Deno.KvKey = ["request_log_indexed_since"];
-
-/** The index keys of one entry. */
-function indexKeys(entry: RequestLogEntry): Deno.KvKey[] {
-  const at = Date.parse(entry.time);
-  const values: Record<LogIndex, string | number | null> = {
-    token: entry.token_id,
-    model: entry.model,
-    session: entry.session_id,
-    status: entry.status,
-  };
-  return LOG_INDEXES.flatMap((index) => {
-    const value = values[index];
-    return value === null ? [] : [logIndexKey(index, value, at, entry.request_id)];
-  });
-}
-
-/** The token-counting route: free upstream, so neither recorded nor limited. */
-export const COUNT_TOKENS_ROUTE = "/v1/messages/count_tokens";
-
-/** The log entry of a finished exchange, or undefined for requests that are not model calls by a token. */
-export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
-  if (!exchange.token_id || !exchange.model || exchange.route === COUNT_TOKENS_ROUTE) return undefined;
-  const usage = exchange.usage;
-  return {
-    request_id: exchange.request_id,
-    time: new Date(exchange.started_at).toISOString(),
-    token_id: exchange.token_id,
-    group: exchange.group ?? null,
-    model: exchange.model,
-    upstream: exchange.upstream ?? null,
-    affinity: exchange.affinity ?? null,
-    protocol: exchange.protocol,
-    route: exchange.route,
-    stream: exchange.stream,
-    ...exchange.transport === "websocket" ? { transport: "websocket" as const } : {},
-    status: exchange.status,
-    error: exchange.error ?? null,
-    duration_ms: exchange.duration_ms ?? null,
-    ttfb_ms: exchange.ttfb_ms ?? null,
-    input_tokens: usage?.input_tokens ?? 0,
-    output_tokens: usage?.output_tokens ?? 0,
-    cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
-    cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
-    usage_complete: usage !== undefined && exchange.usage_complete !== false,
-    session_id: exchange.session_id ?? null,
-    cost: formatMoney(costOf(usage, exchange.price)),
-    unpriced: isUnpriced(exchange),
-  };
-}
-
-/** The counters one log entry adds. */
-export function countersOf(entry: RequestLogEntry): Record<Counter, bigint> {
-  // A client's own cancellation (499, client_closed) is not an error of the gateway's or the upstream's.
-  const failed = entry.error !== "client_closed" && (entry.status >= 400 || entry.error !== null);
-  return {
-    requests: 1n,
-    errors: failed ? 1n : 0n,
-    // A stream that started (200) but was cut or failed: its token counts are only what was seen.
-    incomplete: entry.status < 400 && !entry.usage_complete ? 1n : 0n,
-    input_tokens: BigInt(entry.input_tokens),
-    output_tokens: BigInt(entry.output_tokens),
-    cache_read_input_tokens: BigInt(entry.cache_read_input_tokens),
-    cache_creation_input_tokens: BigInt(entry.cache_creation_input_tokens),
-    unpriced: entry.unpriced ? 1n : 0n,
-    cost: parseMoney(entry.cost) ?? 0n,
-  };
-}
+import {
+  type Counter,
+  COUNTERS,
+  countersOf,
+  type Dimension,
+  DIMENSIONS,
+  indexKeys,
+  LOG_INDEXED_SINCE,
+  logKey,
+  type RequestLogEntry,
+  toLogEntry,
+  usageKey,
+} from "./log_entry.ts";
 
 /** The usage observer plus its batch control. */
 export interface UsageRecorder extends Observer {
@@ -187,6 +54,9 @@ interface Tally {
   names: Record<Dimension, string | null>;
   counters: Record<Counter, bigint>;
 }
+
+/** The most a KV sum takes in one mutation. */
+const MAX_SUM = 2n ** 64n - 1n;
 
 const NO_COUNTS = Object.fromEntries(COUNTERS.map((counter) => [counter, 0n])) as Record<Counter, bigint>;
 
@@ -275,9 +145,23 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
     ];
   }
 
+  /** Says what of the usage is lost: the request of an entry, the key of a sum, and why. */
+  function dropped(what: RequestLogEntry | Sum, why: unknown): void {
+    const item = "request_id" in what
+      ? { request_id: what.request_id, upstream: what.upstream }
+      : { dimension: what.key[1], day: what.key[2], counter: what.key[4] };
+    const error = typeof why === "string" ? why : String((why as Error)?.name ?? why);
+    options.log({ level: "warn", event: "usage_entry_dropped", ...item, error });
+  }
+
   async function write(batch: Mutation[]): Promise<void> {
     await mark(batch);
-    const rest = await commitAll(kv, batch, { writes, operation: "usage_flush", mutations: mutationsOf });
+    const rest = await commitAll(kv, batch, {
+      writes,
+      operation: "usage_flush",
+      mutations: mutationsOf,
+      dropped: (mutation, why) => dropped("entry" in mutation ? mutation.entry : mutation.sum, why),
+    });
     if (rest.length > 0) keep(rest);
   }
 
@@ -297,16 +181,21 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
     finish(exchange) {
       const entry = toLogEntry(exchange);
       if (!entry) return;
-      entries.push(entry);
       const day = entry.time.slice(0, 10);
       const id = JSON.stringify([day, entry.token_id, entry.group, entry.model, entry.session_id]);
+      const counters = countersOf(entry);
+      const before = tallies.get(id)?.counters ?? NO_COUNTS;
+      // A count no 64-bit KV sum can take (a cost at an absurd price) would make the store refuse the sum, and with
+      // it the other requests of the same names: the entry is dropped alone, and said so.
+      const over = COUNTERS.find((counter) => before[counter] + counters[counter] > MAX_SUM);
+      if (over) return dropped(entry, over);
+      entries.push(entry);
       let tally = tallies.get(id);
       if (!tally) {
         const names = { token: entry.token_id, group: entry.group, model: entry.model, session: entry.session_id };
         tally = { day, names, counters: { ...NO_COUNTS } };
         tallies.set(id, tally);
       }
-      const counters = countersOf(entry);
       // Only what a request adds counts; a negative count from a garbled answer takes nothing away.
       for (const counter of COUNTERS) if (counters[counter] > 0n) tally.counters[counter] += counters[counter];
       timer ??= setTimeout(flush, options.flushMs);

@@ -1,15 +1,17 @@
 /**
  * @module The console in a real browser (Chromium from the system's packages, driven by puppeteer-core): sign in,
  * create a token and read its secret, use it through the gateway, find the request in usage and in the log, revoke
- * it, sign out; a token named like markup stays text. Screenshots of each page go to $MODELGATE_SCREENSHOTS when set,
- * else to a temporary folder removed at the end. Without Chromium the test fails: CI installs it (.ci/run).
+ * it, mint an operator key, find both in the audit trail, sign out; a token named like markup stays text. Screenshots of each page go to
+ * $MODELGATE_SCREENSHOTS when set, else to a temporary folder removed at the end. Without Chromium it is skipped with the reason, unless CI is set or
+ * MODELGATE_CHROMIUM names a browser: then it fails (see _chromium.ts). .ci/run installs Chromium and sets CI.
  */
 import assert from "node:assert/strict";
 import puppeteer, { type Page } from "puppeteer-core";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { ADMIN_KEY, anthropicMessage, messagesBody, startGateway, type TestGateway } from "../_helpers.ts";
+import { chromiumOnThisMachine } from "./_chromium.ts";
 
-const CHROMIUM = Deno.env.get("MODELGATE_CHROMIUM") ?? "/usr/bin/chromium";
+const CHROMIUM = chromiumOnThisMachine();
 /** Flags that keep Chromium off the network (the machines running this have none) and quick to start. */
 const FLAGS = [
   "--headless",
@@ -23,17 +25,6 @@ const FLAGS = [
 ];
 const EVIL_NAME = "<img src=x onerror=alert(1)>";
 const ZONE = "America/New_York";
-
-function chromiumPath(): string {
-  try {
-    Deno.statSync(CHROMIUM);
-    return CHROMIUM;
-  } catch {
-    throw new Error(
-      `Chromium is not at ${CHROMIUM}: install it (apt-get install -y chromium) or set MODELGATE_CHROMIUM to its path`,
-    );
-  }
-}
 
 /** The text of the first element `selector` finds. */
 function text(page: Page, selector: string): Promise<string> {
@@ -84,8 +75,17 @@ async function createToken(page: Page, gw: TestGateway, name: string, expires?: 
   return (await text(page, "#secret")).trim();
 }
 
-Deno.test("the console in a browser: sign in, issue a token, see its request in usage and the log, revoke it", async () => {
-  const executablePath = chromiumPath();
+const NAME = "the console in a browser: sign in, issue a token, see its request in usage and the log, revoke it";
+Deno.test({
+  // Deno prints no reason for an ignored test, so the name carries it.
+  name: CHROMIUM.action === "skip" ? `${NAME} (skipped: ${CHROMIUM.reason})` : NAME,
+  ignore: CHROMIUM.action === "skip",
+  fn: browserTour,
+});
+
+async function browserTour(): Promise<void> {
+  if (CHROMIUM.action !== "run") throw new Error(CHROMIUM.reason);
+  const executablePath = CHROMIUM.path;
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
   await using gw = await startGateway(upstream.url, { admin: true });
@@ -200,6 +200,39 @@ Deno.test("the console in a browser: sign in, issue a token, see its request in 
     assert.equal(await sendMessage(gw, secret), 401);
     assert.ok(!(await page.content()).includes(secret), "the secret is not shown again");
 
+    // An operator key minted in the page, its expiry typed in the operator's time zone; its secret is shown once.
+    await page.goto(`${gw.url}/ui/operators`);
+    await page.click("details.panel summary");
+    await page.type("input[name=name]", "carol@example.com");
+    await page.select("select[name=role]", "viewer");
+    await page.$eval(
+      "input[name=expires_local]",
+      (input) => void ((input as unknown as { value: string }).value = "2030-01-02T03:04"),
+    );
+    await follow(page, "form.grid button[type=submit]");
+    assert.equal(await text(page, "h1"), "Operator key minted");
+    const operatorSecret = await text(page, "#secret");
+    assert.match(operatorSecret, /^mgk-/);
+    const [carol] = (await (await gw.admin("GET", "/admin/operator-keys")).json()).data;
+    assert.deepEqual([carol.role, carol.expires_at], ["viewer", "2030-01-02T08:04:00.000Z"]);
+    await page.goto(`${gw.url}/ui/operators`);
+    assert.ok(!(await page.content()).includes(operatorSecret));
+    await shot("operators");
+
+    // The audit trail names the revoke, who made it and what it changed, and never the secret.
+    await page.goto(`${gw.url}/ui/audit`);
+    const audit = await page.$$eval(
+      "table tbody tr",
+      (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")),
+    );
+    const revoke = audit.find((cells) => cells[2] === "token.revoke");
+    assert.ok(revoke, JSON.stringify(audit));
+    assert.match(revoke[1], /^admin key\s*console/);
+    assert.equal(revoke[3], alice.id);
+    assert.match(revoke[4], /disabled: false → true/);
+    assert.ok(!(await page.content()).includes(secret) && !(await page.content()).includes(ADMIN_KEY));
+    await shot("audit");
+
     // Signed out, the pages ask for the key again.
     await follow(page, "form.signout button");
     assert.equal(await text(page, "h1"), "Sign in");
@@ -213,4 +246,4 @@ Deno.test("the console in a browser: sign in, issue a token, see its request in 
   }
   assert.deepEqual(dialogs, [], "no dialog opened");
   assert.deepEqual(problems, [], "no script error and no policy violation");
-});
+}

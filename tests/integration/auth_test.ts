@@ -67,6 +67,22 @@ Deno.test("an expired token answers 401", async () => {
   assert.match((await res.json()).error.message, /expired/);
 });
 
+Deno.test("a token that expires at exactly the gateway's now is refused; one a millisecond later is not", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  const now = new Date("2026-11-22T12:00:00.000Z");
+  await using gw = await startGateway(upstream.url, { now: () => now });
+  const ending = await gw.store.createToken({ group: "default", expiresAt: now, now });
+  const res = await gw.post("/v1/messages", messagesBody(), { "x-api-key": ending.secret });
+  assert.equal(res.status, 401);
+  assert.equal((await res.json()).error.message, "API key has expired");
+  const later = await gw.store.createToken({ group: "default", expiresAt: new Date(now.getTime() + 1), now });
+  const live = await gw.post("/v1/messages", messagesBody(), { "x-api-key": later.secret });
+  assert.equal(live.status, 200);
+  await live.body?.cancel();
+  assert.equal(upstream.requests.length, 1, "only the live token's request went upstream");
+});
+
 Deno.test("a token whose group was deleted answers 403 permission_error in each route's shape, as documented", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url);

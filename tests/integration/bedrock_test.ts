@@ -101,6 +101,8 @@ for (const c of ERRORS) {
     assert.equal(res.status, c.client);
     const body = await res.json();
     assert.equal(body.error.type, c.type);
+    // Rebuilt in Anthropic's shape, the body carries the request's id as the API's own errors do.
+    assert.equal(body.request_id, res.headers.get("request-id"));
     // Credential failures are the gateway's: the client learns that, not Bedrock's words about its account.
     if (c.status === 403) assert.match(body.error.message, /rejected the gateway's credentials/);
     else assert.equal(body.error.message, `Bedrock refused: ${c.error}`);

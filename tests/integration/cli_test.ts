@@ -86,6 +86,7 @@ Deno.test("a CLI revocation reaches a running gateway sharing the KV file, and t
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
   await using setup = await cliSetup(upstream.url);
   const { token, secret } = JSON.parse((await setup.cli("token create --group default --json")).out);
+  assert.equal(token.name, token.id, "a token created without --name is named after its id");
   const kv = await Deno.openKv(setup.kvPath);
   try {
     await using gw = await startGateway(upstream.url, { kv });

@@ -1,12 +1,13 @@
 /**
  * @module Cloud deployments as ordinary Anthropic-protocol upstreams: failover from a failing Anthropic deployment to
  * Bedrock and on to Vertex for one model, the official Anthropic and OpenAI SDKs (chat and Responses) on Bedrock- and
- * Vertex-served models through translation, health and missing credentials.
+ * Vertex-served models through translation, health and missing credentials, and the clouds' retry times reaching the
+ * client.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { fixtureEvents } from "../_cloud_answers.ts";
+import { type ErrorAnswer, fixtureEvents } from "../_cloud_answers.ts";
 import { startClouds } from "../_clouds.ts";
 import { jsonReply } from "../_fake_upstream.ts";
 import { deadlineFetch, fixture, readText } from "../_helpers.ts";
@@ -107,3 +108,65 @@ Deno.test("a cloud upstream without credentials answers 503 and shows has_key fa
   assert.equal(health.upstreams.vertex.has_key, true);
   assert.equal(clouds.bedrock.requests.length, 0);
 });
+
+/** A cloud's 429 in each of its error shapes, with the retry time it gives, and the header the client must get. */
+const CLOUD_RETRY_TIMES: { name: string; model: string; answer: ErrorAnswer; want: [string, string] }[] = [
+  {
+    name: "Bedrock's ThrottlingException",
+    model: "claude-bedrock",
+    answer: {
+      error: "ThrottlingException",
+      status: 429,
+      message: "Too many requests",
+      headers: { "retry-after": "30" },
+    },
+    want: ["retry-after", "30"],
+  },
+  {
+    name: "Vertex's model error in Anthropic's shape",
+    model: "claude-vertex",
+    answer: { error: "rate_limit_error", status: 429, message: "Slow down", headers: { "retry-after": "30" } },
+    want: ["retry-after", "30"],
+  },
+  {
+    name: "Vertex's model error with retry-after-ms",
+    model: "claude-vertex",
+    answer: { error: "rate_limit_error", status: 429, message: "Slow down", headers: { "retry-after-ms": "30000" } },
+    want: ["retry-after-ms", "30000"],
+  },
+  {
+    name: "Google's RESOURCE_EXHAUSTED",
+    model: "claude-vertex",
+    answer: {
+      error: "",
+      google: "RESOURCE_EXHAUSTED",
+      status: 429,
+      message: "Quota exceeded for the base model",
+      headers: { "retry-after": "30" },
+    },
+    want: ["retry-after", "30"],
+  },
+];
+
+for (const c of CLOUD_RETRY_TIMES) {
+  Deno.test(`the retry time of ${c.name} reaches Anthropic and OpenAI clients`, async () => {
+    await using clouds = await startClouds();
+    clouds.bedrock.answer = () => c.answer;
+    clouds.vertex.answer = () => c.answer;
+    const [header, value] = c.want;
+    // 30 s is past the routing deadline, so the gateway passes the pause on rather than waiting it out.
+    const anthropic = await clouds.post("/v1/messages", { ...BODY, model: c.model });
+    assert.equal(anthropic.status, 429);
+    assert.equal((await anthropic.json()).error.type, "rate_limit_error");
+    assert.equal(anthropic.headers.get(header), value);
+    const chat = { model: c.model, messages: BODY.messages };
+    const openai = await clouds.post("/v1/chat/completions", chat, {
+      "x-api-key": "",
+      authorization: `Bearer ${clouds.token}`,
+    });
+    assert.equal(openai.status, 429);
+    assert.equal((await openai.json()).error.type, "rate_limit_error");
+    assert.equal(openai.headers.get(header), value);
+    assert.equal(clouds.bedrock.requests.length + clouds.vertex.requests.length, 2, "one attempt per request");
+  });
+}

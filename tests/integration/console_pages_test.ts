@@ -8,7 +8,7 @@ import { open, PAGES, post, signIn } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { ADMIN_KEY, messagesBody, startGateway } from "../_helpers.ts";
 import { cachingDeployments, conversation, POOL, poolGateway, seededRandom, turn } from "../_prompt_cache.ts";
-import { logKey } from "../../src/usage/recorder.ts";
+import { logKey } from "../../src/usage/log_entry.ts";
 import { answerWithCacheUsage, ANTHROPIC_CACHE_COST, spendGateway } from "../_spend.ts";
 
 /** A message as a page shows it, escaped. */

@@ -39,7 +39,12 @@ const PROTOCOLS = [
     body: (stream: boolean) => messagesBody({ model: "claude-ha", stream }),
     token: "default" as const,
     reply: (stream: boolean) => stream ? sseReply(ANTHROPIC_SSE) : jsonReply(anthropicMessage("from ha2")),
-    errorBody: { type: "error", error: { type: "invalid_request_error", message: "bad field" } },
+    // As Anthropic's API sends it, with its own request id, which the client gets unchanged.
+    errorBody: {
+      type: "error",
+      error: { type: "invalid_request_error", message: "bad field" },
+      request_id: "req_up_1",
+    },
   },
   {
     name: "Chat Completions",
@@ -67,6 +72,7 @@ const FAILOVER_FAULTS: { name: string; responder?: Responder; reset?: boolean; o
     outcome: "overloaded",
   },
   { name: "429", responder: () => jsonReply({ error: { message: "slow down" } }, 429), outcome: "rate_limit" },
+  { name: "408", responder: () => jsonReply({ error: { message: "request timed out" } }, 408), outcome: "timeout" },
   { name: "401", responder: () => jsonReply({ error: { message: "bad key" } }, 401), outcome: "upstream" },
   { name: "a 200 with garbage", responder: () => new Response("<html>", { status: 200 }), outcome: "upstream" },
   { name: "a hang", responder: hang, outcome: "timeout" },
@@ -197,9 +203,23 @@ Deno.test("a retry-after longer than the deadline is passed to the client instea
   const res = await gw.post("/v1/messages", messagesBody());
   assert.equal(res.status, 429);
   assert.equal(res.headers.get("retry-after"), "60");
-  assert.deepEqual(await res.json(), body);
+  assert.deepEqual(await res.json(), { ...body, request_id: res.headers.get("request-id") });
   assert.equal(upstream.requests.length, 1);
 });
+
+for (const header of ["retry-after-ms", "retry-after"]) {
+  Deno.test(`a 429 with an empty ${header} is not re-sent to the same deployment, nor the header relayed`, async () => {
+    await using upstream = fakeUpstream();
+    const body = { type: "error", error: { type: "rate_limit_error", message: "Slow down" } };
+    upstream.routes.set("POST /anth/v1/messages", () => jsonReply(body, 429, { [header]: "" }));
+    await using gw = await startGateway(upstream.url);
+    const res = await gw.post("/v1/messages", messagesBody());
+    assert.equal(res.status, 429);
+    assert.deepEqual(await res.json(), { ...body, request_id: res.headers.get("request-id") });
+    assert.equal(upstream.requests.length, 1);
+    assert.equal(res.headers.get(header), null);
+  });
+}
 
 Deno.test("an upstream that keeps failing is skipped while it cools down", async () => {
   await using upstream = fakeUpstream();

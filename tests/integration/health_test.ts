@@ -118,7 +118,7 @@ Deno.test("a single deployment answering 529 five times gives the client five 52
     assert.equal(res.status, 529);
     assert.equal(res.headers.get("retry-after"), "10");
     assert.equal(res.headers.get("retry-after-ms"), "10000");
-    assert.deepEqual(await res.json(), overloaded);
+    assert.deepEqual(await res.json(), { ...overloaded, request_id: res.headers.get("request-id") });
   }
   assert.equal(upstream.requests.length, 5, "every request reached the upstream, cooling down or not");
 });

@@ -235,3 +235,32 @@ Deno.test("an idle window admits one request whatever its estimate, and the next
   assert.equal(second.status, 429);
   await second.body?.cancel();
 });
+
+Deno.test("after an idle window admits one oversize request, the remaining headers say 0 in both shapes, never less", async () => {
+  await using upstream = fakeUpstream();
+  // The one request the idle window admits uses fifty times the limit.
+  upstream.routes.set("POST /anth/v1/messages", () =>
+    jsonReply({
+      ...anthropicMessage(),
+      usage: { ...anthropicMessage().usage as object, input_tokens: 20, output_tokens: 4980 },
+    }));
+  await using gw = await startGateway(upstream.url, { now: frozenClock() });
+  const { secret, record } = await gw.store.createToken({ group: "default" });
+  await gw.store.updateToken(record.id, { limits: { tokens_per_minute: 100 } });
+  const first = await gw.post("/v1/messages", messagesBody({ max_tokens: 5000 }), { "x-api-key": secret });
+  assert.equal(first.status, 200);
+  await first.body?.cancel();
+  await gw.deps.operator.limiter.settled();
+  const anthropic = await gw.post("/v1/messages", messagesBody(), { "x-api-key": secret });
+  assert.equal(anthropic.status, 429);
+  await anthropic.body?.cancel();
+  assert.equal(anthropic.headers.get("anthropic-ratelimit-tokens-limit"), "100");
+  assert.equal(anthropic.headers.get("anthropic-ratelimit-tokens-remaining"), "0");
+  const chat = { model: "gpt-test", max_tokens: 10, messages: [{ role: "user", content: "Hi" }] };
+  const openai = await gw.post("/v1/chat/completions", chat, { "x-api-key": "", authorization: `Bearer ${secret}` });
+  assert.equal(openai.status, 429);
+  await openai.body?.cancel();
+  assert.equal(openai.headers.get("x-ratelimit-limit-tokens"), "100");
+  assert.equal(openai.headers.get("x-ratelimit-remaining-tokens"), "0");
+  assert.equal(upstream.requests.length, 1);
+});

@@ -170,7 +170,12 @@ Deno.test("an upstream error with a JSON body keeps its status, body and retry-a
   const res = await gw.post("/v1/messages", messagesBody());
   assert.equal(res.status, 429);
   assert.equal(res.headers.get("retry-after"), "7");
-  assert.deepEqual(await res.json(), upstreamError);
+  // An upstream that named no request id gets the gateway's in the body, as Anthropic's own errors carry one.
+  assert.deepEqual(await res.json(), { ...upstreamError, request_id: res.headers.get("request-id") });
+  const named = { ...upstreamError, request_id: "req_upstream_1" };
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(named, 400));
+  const kept = await gw.post("/v1/messages", messagesBody());
+  assert.deepEqual(await kept.json(), named, "the upstream's own request_id is kept");
 });
 
 const UPSTREAM_FAILURES = [

@@ -69,6 +69,7 @@ for (const c of CASES) {
       const { status, body } = await s.call(method, `/v1/responses/${mine.id}${path}`, other);
       assert.equal(status, 404, `${method} ${path}`);
       assert.match(body.error.message, new RegExp(`Response with id '${mine.id}' not found`));
+      assert.equal(body.error.code, "not_found");
     }
     const continued = await s.refused({ previous_response_id: mine.id, input: "Hi" }, other);
     assert.equal(continued.status, 400);
@@ -133,6 +134,29 @@ for (const c of CASES) {
     assert.ok(left.length > 0 && left.length < before.length);
     assert.ok(left.every((key) => !JSON.stringify(key).includes(doomed.id.slice(5))), "no key names it or its items");
     assert.equal((await s.call("GET", `/v1/responses/${kept.id}`)).status, 200);
+  });
+
+  Deno.test(`deleting a response in a chain takes its items out of every continuation (${c.label})`, async () => {
+    await using s = await setup(c);
+    const first = await s.respond({ input: "What time is it?" });
+    const second = await s.respond({ previous_response_id: first.id, input: "And now?" });
+    const third = await s.respond({ previous_response_id: second.id, input: "Thanks!" });
+    const listed = async () => {
+      const { status, body } = await s.call("GET", `/v1/responses/${third.id}/input_items?order=asc&limit=100`);
+      assert.equal(status, 200);
+      return body.data.map((i: Json) => i.id);
+    };
+    const whole: string[] = await listed();
+    assert.equal((await s.call("DELETE", `/v1/responses/${second.id}`)).status, 200);
+    // The continuation is still the caller's: it reads as before, and lists what is still kept of its conversation.
+    assert.deepEqual((await s.call("GET", `/v1/responses/${third.id}`)).body, third);
+    const secondItems = new Set([...second.output.map((i: Json) => i.id), whole.at(-1 - second.output.length - 1)]);
+    assert.equal(secondItems.size, second.output.length + 1);
+    assert.deepEqual(await listed(), whole.filter((id) => !secondItems.has(id)));
+    // What the deleted response said cannot be sent again, so the conversation cannot go on from it.
+    const continued = await s.refused({ previous_response_id: third.id, input: "Bye" });
+    assert.equal(continued.error.code, "previous_response_not_found");
+    assert.match(continued.error.message, new RegExp(`continues '${second.id}', which has expired or was deleted`));
   });
 
   Deno.test(`input_items lists what a response was made from, a page at a time (${c.label})`, async () => {

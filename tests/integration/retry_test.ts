@@ -1,10 +1,11 @@
 /**
  * @module The gateway's own retries over real HTTP: a retry-after is waited out once and only when the client can
  * afford it, never turned into a cooldown; retries to one deployment stay within the retry budget while failover is
- * free; and one failing request never trips a breaker however often it was retried.
+ * free; one failing request never trips a breaker however often it was retried; and a 429 or 529 without a retry time
+ * is never re-sent to the deployment that gave it.
  */
 import assert from "node:assert/strict";
-import { fakeUpstream, firstThen, jsonReply } from "../_fake_upstream.ts";
+import { fakeUpstream, firstThen, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, startGateway } from "../_helpers.ts";
 
 /** A clock that moves only when the gateway waits, and the waits it was asked for. */
@@ -77,7 +78,7 @@ Deno.test("a retry-after the client's own timeout cannot afford is passed to it 
   const hurried = await gw.post("/v1/messages", messagesBody(), { "x-stainless-timeout": "2" });
   assert.equal(hurried.status, 429);
   assert.equal(hurried.headers.get("retry-after"), "3");
-  assert.deepEqual(await hurried.json(), body);
+  assert.deepEqual(await hurried.json(), { ...body, request_id: hurried.headers.get("request-id") });
   assert.deepEqual([time.waits, upstream.requests.length], [[], 1]);
   const patient = await gw.post("/v1/messages", messagesBody(), { "x-stainless-timeout": "600" });
   assert.equal(patient.status, 429);
@@ -136,3 +137,42 @@ Deno.test("moving on to another deployment is not limited by the retry budget", 
   const calls = (path: string) => upstream.requests.filter((r) => r.path === path).length;
   assert.deepEqual([calls("/ha1/v1/messages"), calls("/ha2/v1/messages"), calls("/anth/v1/messages")], [5, 5, 5]);
 });
+
+type Limited = typeof LIMITED[number];
+
+/** The ways an upstream says 429 or 529: a JSON error, a body that is not JSON, an error as a stream's first event. */
+const BUSY_SHAPES = [
+  {
+    name: "a JSON error",
+    stream: false,
+    reply: (c: Limited) => jsonReply({ type: "error", error: c.error }, c.status),
+  },
+  {
+    name: "a page",
+    stream: false,
+    reply: (c: Limited) => new Response("<html>busy</html>", { status: c.status }),
+  },
+  {
+    name: "a stream's first event",
+    stream: true,
+    reply: (c: Limited) => sseReply(`event: error\ndata: ${JSON.stringify({ type: "error", error: c.error })}\n\n`),
+  },
+];
+
+for (const c of LIMITED) {
+  for (const shape of BUSY_SHAPES) {
+    Deno.test(`a ${c.status} as ${shape.name} without a retry time is not re-sent to its deployment, at the default threshold`, async () => {
+      await using upstream = fakeUpstream();
+      upstream.routes.set("POST /anth/v1/messages", () => shape.reply(c));
+      // The test config's threshold is the default one (3): the first failure leaves the breaker closed, so only the
+      // rule stops a re-send here (a threshold of 1 would trip the breaker and hide a broken rule).
+      await using gw = await startGateway(upstream.url);
+      assert.equal(gw.deps.config.routing.failure_threshold, 3);
+      const res = await gw.post("/v1/messages", messagesBody({ stream: shape.stream }));
+      assert.equal(res.status, c.status);
+      await res.body?.cancel();
+      assert.equal(upstream.requests.length, 1, "the deployment that said it is busy is not asked again at once");
+      assert.deepEqual(gw.exchanges.at(-1)!.attempts.map((a) => a.status), [c.status]);
+    });
+  }
+}

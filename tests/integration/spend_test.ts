@@ -81,13 +81,15 @@ Deno.test("a model without a price is recorded at cost 0 and counted as unpriced
   // The clock is frozen, so the log's order among these three is the request ids'; compare them as a set.
   const entries = (await requestLog(gw.store.kv, { limit: 10 })).map((e) => [e.model, e.cost, e.unpriced]);
   assert.deepEqual(entries.sort(), [
+    // The refused request used no tokens: it costs nothing, and is not unpriced.
+    [null, "0", false],
     ["claude-priced", ANTHROPIC_CACHE_COST, false],
     ["claude-test", "0", true],
     ["claude-test", "0", true],
   ]);
   const day = gw.deps.now().toISOString().slice(0, 10);
   const [row] = await usageTotals(gw.store.kv, { by: "token", since: day, until: day, name: record.id });
-  assert.deepEqual([row.requests, row.unpriced, row.cost, row.total_tokens], [3, 2, ANTHROPIC_CACHE_COST, 321]);
+  assert.deepEqual([row.requests, row.unpriced, row.cost, row.total_tokens], [4, 2, ANTHROPIC_CACHE_COST, 321]);
 });
 
 Deno.test("the price belongs to the deployment: a failover to a cheaper upstream costs its price", async () => {

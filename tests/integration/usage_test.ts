@@ -1,7 +1,7 @@
 /** @module Usage accounting over real HTTP: the request log and the daily aggregates, streamed and not, both protocols. */
 import assert from "node:assert/strict";
 import { requestLog, usageTotals } from "../../src/usage/query.ts";
-import { usageKey } from "../../src/usage/recorder.ts";
+import { usageKey } from "../../src/usage/log_entry.ts";
 import { chatCompletion, controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import {
   anthropicMessage,
@@ -10,9 +10,12 @@ import {
   fixture,
   messagesBody,
   readSse,
+  readText,
   startGateway,
+  waitFor,
   within,
 } from "../_helpers.ts";
+import type { BodyReader } from "../_reads.ts";
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -145,24 +148,59 @@ Deno.test("what is recorded of a chat upstream's cache usage is what a Messages 
   assert.deepEqual(gw.exchanges.map((exchange) => exchange.usage), [shown, shown]);
 });
 
-Deno.test("a cut stream is recorded with what was seen and marked incomplete", async () => {
+/** Two ways a stream that began ends early: its upstream breaks, or its client leaves. */
+const EARLY_ENDS = [
+  {
+    name: "a cut stream is recorded with what was seen and marked incomplete, and as an error",
+    error: "upstream",
+    errors: 1,
+    async end(stream: ReturnType<typeof controlledStream>, body: BodyReader) {
+      stream.cut();
+      assert.match(await body.rest(), /event: error\n/);
+    },
+  },
+  {
+    name: "a stream its client leaves is recorded with what was seen and marked incomplete, not as an error",
+    error: null,
+    errors: 0,
+    end: (_stream: ReturnType<typeof controlledStream>, body: BodyReader) => body.cancel(),
+  },
+];
+
+for (const c of EARLY_ENDS) {
+  Deno.test(c.name, async () => {
+    await using upstream = fakeUpstream();
+    const stream = controlledStream();
+    upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+    await using gw = await startGateway(upstream.url);
+    const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
+    stream.send(firstEvent(fixture("anthropic_text.sse")));
+    await using body = bodyReader(await pending);
+    // The stream ends early only once the client holds message_start, so the gateway has surely seen its usage.
+    await body.until((read) => read.includes("message_start"));
+    await c.end(stream, body);
+    await within(upstream.requests[0].closed, 2000, "the upstream request closing");
+    await waitFor(() => gw.exchanges[0]);
+    await gw.flush();
+    const [entry] = await requestLog(gw.store.kv, { limit: 10 });
+    assert.deepEqual([entry.status, entry.input_tokens, entry.usage_complete, entry.error], [200, 9, false, c.error]);
+    const [byGroup] = await usageTotals(gw.store.kv, { by: "group", since: today(), until: today() });
+    assert.deepEqual([byGroup.requests, byGroup.incomplete, byGroup.errors], [1, 1, c.errors]);
+  });
+}
+
+Deno.test("a request that failed upstream is logged with usage_complete false and counted as an error", async () => {
   await using upstream = fakeUpstream();
-  const stream = controlledStream();
-  upstream.routes.set("POST /anth/v1/messages", () => stream.response);
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply({ type: "error", error: { type: "api_error" } }, 500));
   await using gw = await startGateway(upstream.url);
-  const pending = gw.post("/v1/messages", messagesBody({ stream: true }));
-  stream.send(firstEvent(fixture("anthropic_text.sse")));
-  await using body = bodyReader(await pending);
-  // The upstream breaks only once the client holds message_start, so the gateway has surely seen its usage.
-  let text = await body.until((read) => read.includes("message_start"));
-  stream.cut();
-  text += await body.rest();
-  assert.match(text, /event: error\n/);
+  const res = await gw.post("/v1/messages", messagesBody());
+  assert.equal(res.status, 500);
+  await res.body?.cancel();
   await gw.flush();
   const [entry] = await requestLog(gw.store.kv, { limit: 10 });
-  assert.deepEqual([entry.status, entry.input_tokens, entry.usage_complete, entry.error], [200, 9, false, "upstream"]);
-  const [byGroup] = await usageTotals(gw.store.kv, { by: "group", since: today(), until: today() });
-  assert.deepEqual([byGroup.requests, byGroup.incomplete, byGroup.errors], [1, 1, 1]);
+  assert.deepEqual([entry.status, entry.usage_complete, entry.error], [500, false, "upstream"]);
+  const [byToken] = await usageTotals(gw.store.kv, { by: "token", since: today(), until: today() });
+  assert.deepEqual([byToken.requests, byToken.incomplete, byToken.errors], [1, 0, 1]);
 });
 
 Deno.test("usage is batched off the request path and written by the timer", async () => {
@@ -212,7 +250,7 @@ Deno.test("requests that never reach a model by a token are not recorded", async
   assert.deepEqual(await requestLog(gw.store.kv, { limit: 10 }), []);
 });
 
-Deno.test("a request for a model the group does not enable is not recorded and cannot spoil a batch", async () => {
+Deno.test("a request for a model the group does not enable is recorded without it and cannot spoil a batch", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
   await using gw = await startGateway(upstream.url);
@@ -223,7 +261,7 @@ Deno.test("a request for a model the group does not enable is not recorded and c
   await res.body?.cancel();
   await gw.flush();
   const log = await requestLog(gw.store.kv, { limit: 10 });
-  assert.deepEqual(log.map((e) => e.model), ["claude-test"]);
+  assert.deepEqual(log.map((e) => [e.model, e.status]), [[null, 404], ["claude-test", 200]]);
   const [byModel, ...others] = await usageTotals(gw.store.kv, { by: "model", since: today(), until: today() });
   assert.equal(byModel.key, "claude-test");
   assert.equal(others.length, 0);
@@ -241,4 +279,37 @@ Deno.test("a session id shaped like a token is not recorded", async () => {
   assert.ok(
     !JSON.stringify(await usageTotals(gw.store.kv, { by: "session", since: today(), until: today() })).includes(token),
   );
+});
+
+Deno.test("a request refused before any upstream is recorded too: a failed body check, a model outside the group", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url);
+  const refusals = [
+    { body: messagesBody({ max_tokens: undefined }), status: 400, model: "claude-test" },
+    { body: messagesBody({ model: "gpt-ha" }), status: 404, model: null },
+    { body: '{"model": "claude-test",', status: 400, model: null },
+  ];
+  for (const refusal of refusals) {
+    const res = await gw.post("/v1/messages", refusal.body);
+    assert.equal(res.status, refusal.status);
+    await res.body?.cancel();
+  }
+  assert.equal(upstream.requests.length, 0);
+  await gw.flush();
+  const log = await requestLog(gw.store.kv, { limit: 10 });
+  // Entries of one millisecond are ordered by request id, so the log's order is not the order they were sent in.
+  const byStatusAndModel = (a: { status: number; model: string | null }, b: { status: number; model: string | null }) =>
+    a.status - b.status || String(a.model).localeCompare(String(b.model));
+  assert.deepEqual(
+    log.map((e) => ({ status: e.status, model: e.model })).sort(byStatusAndModel),
+    refusals.map(({ status, model }) => ({ status, model })).sort(byStatusAndModel),
+  );
+  // The client's own words for a model its group does not enable are not kept: they may hold anything.
+  assert.ok(!JSON.stringify(log).includes("gpt-ha"));
+  const [byToken] = await usageTotals(gw.store.kv, { by: "token", since: today(), until: today() });
+  assert.deepEqual([byToken.requests, byToken.errors], [3, 3]);
+  const byModel = await usageTotals(gw.store.kv, { by: "model", since: today(), until: today() });
+  assert.deepEqual(byModel.map((row) => [row.key, row.requests]), [["claude-test", 1]]);
+  const metrics = await readText(await fetch(`${gw.url}/metrics`));
+  assert.match(metrics, /modelgate_requests_total\{route="\/v1\/messages",status="400",model="claude-test"/);
 });

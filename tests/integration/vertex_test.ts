@@ -91,7 +91,9 @@ for (const c of ERRORS) {
     clouds.vertex.answer = () => c.answer;
     const res = await clouds.post("/v1/messages", BODY);
     assert.equal(res.status, c.client);
-    assert.deepEqual((await res.json()).error, { type: c.type, message: c.answer.message });
+    const body = await res.json();
+    assert.deepEqual(body.error, { type: c.type, message: c.answer.message });
+    assert.equal(body.request_id, res.headers.get("request-id"));
   });
 }
 
@@ -110,9 +112,10 @@ for (const c of GOOGLE_ERRORS) {
     clouds.vertex.answer = () => ({ error: "", status: c.status, message, google: c.google });
     const res = await clouds.post("/v1/messages", BODY);
     assert.equal(res.status, c.client);
-    const { error } = await res.json();
+    const { error, request_id } = await res.json();
     assert.equal(error.type, c.type);
     assert.match(error.message, c.message);
+    assert.equal(request_id, res.headers.get("request-id"));
   });
 }
 

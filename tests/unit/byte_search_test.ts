@@ -1,6 +1,6 @@
 /** Tests for the byte search that finds markers in stream bytes without decoding them. */
 import assert from "node:assert/strict";
-import { byteMarker, hasAnyMarker, hasMarker } from "../../src/core/byte_search.ts";
+import { byteMarker, bytePattern, hasAnyMarker, hasMarker, indexOfMarker } from "../../src/core/byte_search.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -52,4 +52,17 @@ Deno.test("hasAnyMarker() is true when one of several markers occurs", () => {
 
 Deno.test("byteMarker() refuses an empty, non-ASCII or overlong marker", () => {
   for (const text of ["", "usagé", "x".repeat(256)]) assert.throws(() => byteMarker(text), RangeError);
+});
+
+Deno.test("indexOfMarker() finds where a pattern is, from a start, and patterns longer than 255 bytes", () => {
+  const long = "x".repeat(300) + "y";
+  const bytes = encode(`ab ${long} ab ${long}`);
+  assert.equal(indexOfMarker(bytes, byteMarker("ab")), 0);
+  assert.equal(indexOfMarker(bytes, byteMarker("ab"), 1), long.length + 4);
+  assert.equal(indexOfMarker(bytes, byteMarker("zz")), -1);
+  const pattern = bytePattern(encode(long));
+  assert.equal(indexOfMarker(bytes, pattern), 3);
+  assert.equal(indexOfMarker(bytes, pattern, 4), long.length + 7);
+  assert.equal(indexOfMarker(encode("x".repeat(400)), pattern), -1);
+  assert.throws(() => bytePattern(new Uint8Array(0)), RangeError);
 });

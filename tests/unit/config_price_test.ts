@@ -48,7 +48,7 @@ const ERRORS: { name: string; text: string; error: RegExp }[] = [
   {
     name: "an unknown kind of price",
     text: config("{ id: m, price: { cache_hit: 0.3 } }"),
-    error: /upstreams\[0\]\.models\[0\]\.price: .*"cache_hit"/,
+    error: /upstreams\[0\]\.models\[0\]\.price\.cache_hit: is not a known field$/,
   },
   {
     name: "a price that is not an object",

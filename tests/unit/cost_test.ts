@@ -113,3 +113,34 @@ Deno.test("usageMeter() counts a compatible server's cache writes apart, so they
     cache_creation_input_tokens: 30,
   });
 });
+
+/** A garbled chat usage: 1,000 cache writes reported for a prompt of 100 tokens, 60 of them cache reads. */
+const GARBLED_WRITES = [
+  { name: "prompt_tokens_details.cache_creation_tokens", details: { cache_creation_tokens: 1000 }, top: {} },
+  { name: "cache_creation_input_tokens", details: {}, top: { cache_creation_input_tokens: 1000 } },
+];
+
+for (const c of GARBLED_WRITES) {
+  for (const stream of [false, true]) {
+    Deno.test(`usageMeter() caps ${c.name} at the prompt left after cache reads${stream ? " in a stream" : ""}`, () => {
+      const usage = {
+        prompt_tokens: 100,
+        completion_tokens: 7,
+        prompt_tokens_details: { cached_tokens: 60, ...c.details },
+        ...c.top,
+      };
+      const meter = usageMeter("openai-chat");
+      if (stream) meter.event({ data: JSON.stringify({ id: "c", choices: [], usage }) });
+      else meter.body({ usage });
+      const recorded = meter.usage()!;
+      assert.deepEqual(recorded, {
+        input_tokens: 0,
+        output_tokens: 7,
+        cache_read_input_tokens: 60,
+        cache_creation_input_tokens: 40,
+      });
+      // 60 * 0.3 + 40 * 3.75 + 7 * 15 per million: never more than the 100 prompt tokens could cost.
+      assert.equal(formatMoney(costOf(recorded, PRICE)), "0.000273");
+    });
+  }
+}

@@ -175,3 +175,23 @@ Deno.test("createHealthBoard() snapshots show upstreams with their deployments, 
   assert.deepEqual(snap.u.models.b, { state: "ok", cooling_until: null, recent_failures: 0 });
   assert.deepEqual(snap.v.models.a, { state: "ok", cooling_until: null, recent_failures: 0 });
 });
+
+Deno.test("createHealthBoard() counts a caller's failures once while the deployment serves others well", () => {
+  const { health, request, state, advance } = board(2);
+  const fail = (caller: string) => {
+    const view = health.forRequest(caller);
+    view.record(view.admit(A) ?? view.force(A), "model_failed");
+  };
+  request(A, "ok");
+  for (let i = 0; i < 4; i++) fail("tok_poison");
+  assert.deepEqual([state(A).state, state(A).recent_failures], ["ok", 4], "one caller's repeats are no strikes");
+  request(A, "ok");
+  fail("tok_poison");
+  fail("tok_other");
+  assert.equal(state(A).state, "cooling_down", "two callers failing are two strikes");
+  request(A, "ok");
+  fail("tok_poison");
+  advance(100);
+  fail("tok_poison");
+  assert.equal(state(A).state, "cooling_down", "nothing served well for a cooldown: the repeat is a strike");
+});

@@ -95,6 +95,7 @@ Deno.test("requestLine() carries every field an operator asks for", () => {
     transport: undefined,
     upstream: "second",
     affinity: "moved",
+    compaction: undefined,
     attempts: [
       { upstream: "first", outcome: "overloaded", status: 529 },
       { upstream: "second", outcome: "ok", status: undefined },

@@ -19,7 +19,7 @@ function exchange(extra: Partial<Exchange> = {}): Exchange {
   };
 }
 
-Deno.test("createMetrics() counts failovers, failures by kind and tokens by model", () => {
+Deno.test("createMetrics() counts failovers (not retries on one deployment), failures by kind and tokens by model", () => {
   const metrics = createMetrics({ models: ["m1"], upstreams: ["a", "b"] });
   const ex = exchange();
   metrics.observer.start?.(ex);
@@ -28,7 +28,11 @@ Deno.test("createMetrics() counts failovers, failures by kind and tokens by mode
     upstream: "b",
     duration_ms: 1500,
     ttfb_ms: 200,
-    attempts: [{ upstream: "a", outcome: "overloaded", status: 529 }, { upstream: "b", outcome: "ok", status: 200 }],
+    attempts: [
+      { upstream: "a", outcome: "upstream", status: 500 },
+      { upstream: "a", outcome: "overloaded", status: 529 },
+      { upstream: "b", outcome: "ok", status: 200 },
+    ],
     usage: { input_tokens: 10, output_tokens: 4, cache_read_input_tokens: 2, cache_creation_input_tokens: 0 },
   });
   metrics.observer.finish?.(ex);
@@ -39,6 +43,7 @@ Deno.test("createMetrics() counts failovers, failures by kind and tokens by mode
   assert.equal(sampleValue(page, "modelgate_upstream_attempts_total", { upstream: "b", outcome: "ok" }), 1);
   assert.equal(sampleValue(page, "modelgate_upstream_failures_total", { upstream: "a", kind: "overloaded" }), 1);
   assert.equal(sampleValue(page, "modelgate_upstream_failures_total", { upstream: "b" }), undefined);
+  // Two attempts on "a", one move away from it: the retry on the same deployment is no failover.
   assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "a" }), 1);
   assert.equal(sampleValue(page, "modelgate_upstream_failovers_total", { upstream: "b" }), undefined);
   assert.equal(sampleValue(page, "modelgate_tokens_total", { model: "m1", type: "input" }), 10);

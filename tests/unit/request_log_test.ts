@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import type { Exchange } from "../../src/core/exchange.ts";
 import { dayCache, type DaySums, openSince } from "../../src/usage/day_cache.ts";
 import { type LogFilter, requestLog, usageTotals } from "../../src/usage/query.ts";
-import { logKey, type RequestLogEntry, toLogEntry, usageRecorder } from "../../src/usage/recorder.ts";
+import { logKey, type RequestLogEntry, toLogEntry } from "../../src/usage/log_entry.ts";
+import { usageRecorder } from "../../src/usage/recorder.ts";
 
 const T0 = Date.parse("2026-03-04T05:06:07Z");
 

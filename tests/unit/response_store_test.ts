@@ -3,6 +3,7 @@
  * limits is split and read back whole, a lost chunk reads as not stored, and input_items pages.
  */
 import assert from "node:assert/strict";
+import { jsonBytes } from "../../src/conversations/size.ts";
 import { responseStore, type StoredResponse } from "../../src/conversations/store.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 import { pageItems } from "../../src/handlers/responses.ts";
@@ -90,12 +91,17 @@ Deno.test("responseStore() finds items and owners, forgets deleted responses and
   await store.save("tok_a", record("resp_1", "one"));
   await store.save("tok_a", record("resp_2", "two"));
   await store.save("tok_b", record("resp_3", "three"));
-  assert.equal(await store.itemOwner("tok_a", "msg_resp_2_0"), "resp_2");
-  assert.equal(await store.itemOwner("tok_b", "msg_resp_2_0"), undefined);
+  const owners = async (token: string, items: string[]) =>
+    (await store.itemHeads(token, items)).map((head) => head?.id);
+  assert.deepEqual(await owners("tok_a", ["msg_resp_2_0", "msg_resp_1_0", "nope"]), ["resp_2", "resp_1", undefined]);
+  assert.deepEqual(await owners("tok_b", ["msg_resp_2_0"]), [undefined]);
+  // An item indexed before heads were kept with it still finds its response.
+  await kv.set(["response_items", "tok_a", "msg_resp_2_0"], "resp_2");
+  assert.deepEqual(await owners("tok_a", ["msg_resp_2_0"]), ["resp_2"]);
   assert.equal(await store.owner("resp_3", ["tok_a", "tok_b"]), "tok_b");
   assert.equal(await store.delete("tok_a", "resp_1"), true);
   assert.equal(await store.delete("tok_a", "resp_1"), false);
-  assert.equal(await store.itemOwner("tok_a", "msg_resp_1_0"), undefined);
+  assert.deepEqual(await owners("tok_a", ["msg_resp_1_0"]), [undefined]);
   assert.equal(await store.purge("tok_a"), 1);
   const left: Deno.KvKey[] = [];
   for await (const entry of kv.list({ prefix: [] })) left.push(entry.key);
@@ -135,5 +141,44 @@ for (
       () => pageItems(ITEMS, new URLSearchParams(query)),
       (err) => err instanceof GatewayError && err.status === 400 && err.param === param,
     );
+  });
+}
+
+Deno.test("responseStore() reads an answer alone from the leading chunks, however large the input before it", async () => {
+  using real = await Deno.openKv(":memory:");
+  const read: Deno.KvKey[] = [];
+  const kv = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "getMany") {
+        return (keys: Deno.KvKey[]) => (read.push(...keys), target.getMany(keys));
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const store = responseStore(kv, { days: 1, now: () => 0 });
+  const saved = record("resp_big", "short answer");
+  saved.input = [{ id: "msg_in", type: "message", role: "user", content: "é".repeat(400_000) }];
+  await store.save("tok_a", saved);
+  const heads = await store.heads("tok_a", ["resp_big"]);
+  assert.ok(heads[0]!.bytes > 800_000 && heads[0]!.answerBytes <= 60_000, JSON.stringify(heads[0]));
+  read.length = 0;
+  assert.deepEqual(await store.answers("tok_a", heads), [saved.response]);
+  assert.deepEqual(read, [["responses", "tok_a", "resp_big", 0]]);
+  // What its items add to a conversation made whole, noted when it was kept.
+  const items = [...saved.input, ...(saved.response.output as unknown[])];
+  assert.ok(Math.abs(heads[0]!.replay! - jsonBytes(items)) <= 2, `${heads[0]!.replay} vs ${jsonBytes(items)}`);
+});
+
+const VALUES: [string, unknown][] = [
+  ["ASCII with escapes", { a: 'quote " backslash \\ newline \n tab \t bell \u0007', b: [1, 2.5, -3e-7, null, true] }],
+  ["two-, three- and four-byte characters", ["é", "€", "🌍", "é€🌍".repeat(30_000)]],
+  ["a lone surrogate", "a\ud800b"],
+  ["undefined members", { kept: 1, dropped: undefined, list: [undefined] }],
+  ["an empty object and array", { o: {}, a: [] }],
+];
+for (const [name, value] of VALUES) {
+  Deno.test(`jsonBytes() counts ${name} as JSON.stringify encodes it`, () => {
+    assert.equal(jsonBytes(value), new TextEncoder().encode(JSON.stringify(value)).byteLength);
   });
 }

@@ -11,6 +11,21 @@ const CASES: { name: string; headers: Record<string, string>; want: number | und
   { name: "retry-after-ms first", headers: { "retry-after-ms": "250", "retry-after": "9" }, want: 250 },
   { name: "garbage", headers: { "retry-after": "soon" }, want: undefined },
   { name: "nothing", headers: {}, want: undefined },
+  // Number("") is 0: an empty value would mean "again now, same deployment".
+  { name: "an empty retry-after-ms as absent", headers: { "retry-after-ms": "" }, want: undefined },
+  { name: "an empty retry-after as absent", headers: { "retry-after": "" }, want: undefined },
+  { name: "a blank retry-after as absent", headers: { "retry-after": " \t" }, want: undefined },
+  {
+    name: "an empty retry-after-ms, then retry-after",
+    headers: { "retry-after-ms": "", "retry-after": "2" },
+    want: 2000,
+  },
+  {
+    name: "a date in retry-after-ms as absent",
+    headers: { "retry-after-ms": "Sun, 22 Nov 2026 12:00:30 GMT" },
+    want: undefined,
+  },
+  { name: "garbage in retry-after-ms as absent", headers: { "retry-after-ms": "soon" }, want: undefined },
 ];
 for (const c of CASES) {
   Deno.test(`retryAfterMs() reads ${c.name}`, () => {

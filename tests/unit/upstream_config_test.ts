@@ -57,12 +57,12 @@ const REFUSED = [
   {
     name: "a Bedrock upstream without a region",
     yaml: "{ name: b, protocol: anthropic-bedrock, models: [m] }",
-    want: /upstreams\[0\]\.region: .*expected string/,
+    want: /upstreams\[0\]\.region: is required$/,
   },
   {
     name: "a Vertex key on a Bedrock upstream",
     yaml: "{ name: b, protocol: anthropic-bedrock, region: us-east-1, project: p, models: [m] }",
-    want: /upstreams\[0\]: Unrecognized key: "project"/,
+    want: /upstreams\[0\]\.project: is not a known field$/,
   },
   {
     name: "an API key upstream without its key variable",

@@ -1,7 +1,7 @@
 /** @module commitAll(): a batch in commits within KV's limits, and what a commit that gives up leaves to write. */
 import assert from "node:assert/strict";
 import { createKvWriter } from "../../src/core/kv_write.ts";
-import { commitAll } from "../../src/usage/commits.ts";
+import { commitAll, type KvMutation } from "../../src/usage/commits.ts";
 import { flakyKv } from "../_flaky_kv.ts";
 
 Deno.test("commitAll() fills commits up to the mutation limit, keeps an item's mutations together, hands back the rest", async () => {
@@ -21,6 +21,24 @@ Deno.test("commitAll() fills commits up to the mutation limit, keeps an item's m
     flaky.busy = true;
     const rest = await commitAll(kv, [1000, 1001], { writes, operation: "test", mutations });
     assert.deepEqual(rest, [1000, 1001]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("commitAll() drops an item whose content KV refuses and writes the rest of its commit", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const writes = createKvWriter({ log: () => {}, sleep: () => Promise.resolve(), busyTries: 1 });
+    // A sum past 64 bits and a key past KV's 2 KB are refused whatever is tried; the other items are fine.
+    const items = [1n, 2n ** 64n, 3n, -1n];
+    const mutations = (value: bigint): KvMutation[] =>
+      value < 0n ? [{ set: ["x".repeat(3000)], value: 1 }] : [{ sum: ["sum", String(value)], value }];
+    assert.deepEqual(await commitAll(kv, items, { writes, operation: "test", mutations }), items);
+    const dropped: bigint[] = [];
+    const rest = await commitAll(kv, items, { writes, operation: "test", mutations, dropped: (v) => dropped.push(v) });
+    assert.deepEqual([rest, dropped], [[], [2n ** 64n, -1n]]);
+    assert.deepEqual((await kv.get<Deno.KvU64>(["sum", "3"])).value?.value, 3n);
   } finally {
     kv.close();
   }

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { sameSecret } from "../../src/access/auth.ts";
 import type { Exchange } from "../../src/core/exchange.ts";
-import { countersOf, toLogEntry, usageRecorder } from "../../src/usage/recorder.ts";
+import { countersOf, toLogEntry } from "../../src/usage/log_entry.ts";
+import { usageRecorder } from "../../src/usage/recorder.ts";
 
 function exchange(extra: Partial<Exchange> = {}): Exchange {
   return {
@@ -28,6 +29,16 @@ const RECORDED = [
   { name: "an unauthenticated request", exchange: exchange({ token_id: undefined }), recorded: false },
   { name: "a models listing", exchange: exchange({ model: undefined, route: "/v1/models" }), recorded: false },
   { name: "a token count", exchange: exchange({ route: "/v1/messages/count_tokens" }), recorded: false },
+  {
+    name: "a model call refused before its model was known",
+    exchange: exchange({ model: undefined, route: "/v1/chat/completions", status: 400, error: "invalid_request" }),
+    recorded: true,
+  },
+  {
+    name: "a stored response read",
+    exchange: exchange({ model: undefined, route: "/v1/responses/:id" }),
+    recorded: false,
+  },
 ];
 
 for (const c of RECORDED) {
