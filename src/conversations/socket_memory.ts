@@ -58,13 +58,15 @@ export function socketMemory(limitBytes: number): SocketMemory {
 
 /**
  * The entry for a response that continued `from` (or nothing) with `own` new items and gave `output`: its size is
- * counted from the parts, so a long conversation is not serialized again on every turn.
+ * counted from the parts, so a long conversation is not serialized again on every turn. A `compaction_trigger` asked
+ * for that response only and is not kept, as a stored response does not keep it: the next turn does not ask again.
  */
 export function rememberedAfter(
   response: { id: string; stream: string; previous?: string },
   parts: { from?: Remembered; own: JsonObject[]; output: JsonObject[] },
 ): Remembered {
-  const { from, own, output } = parts;
+  const { from, output } = parts;
+  const own = parts.own.filter((item) => item.type !== "compaction_trigger");
   const added = JSON.stringify(own).length + JSON.stringify(output).length;
   return {
     ...response,
