@@ -2,7 +2,7 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
-import { authenticate, isUnknownCredential, noCredential, readCredential } from "./access/auth.ts";
+import { authenticateFrom, noCredential, readCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import type { BodyHold } from "./core/body_budget.ts";
@@ -167,14 +167,11 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
       async authenticate() {
         const credential = readCredential(req.headers);
         if (!credential) throw noCredential(req.headers, "API key");
-        // Only a credential that is no token at all counts against the address; a disabled one is not a guess.
-        const attempt = deps.operator.guard.attempt("token", peer.address);
-        try {
-          ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
-        } catch (err) {
-          if (isUnknownCredential(err)) attempt.failed();
-          throw err;
-        }
+        ctx.principal = await authenticateFrom(deps.operator.guard, deps.operator.credentials, {
+          credential,
+          address: peer.address,
+          now: deps.now(),
+        });
         exchange.token_id = ctx.principal.token.id;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;

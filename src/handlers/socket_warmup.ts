@@ -2,7 +2,7 @@
  * @module A `response.create` with `generate: false` on a Responses socket: a warm-up that makes no model call and
  * gives back a response id whose conversation (the turn's input, nothing generated) later turns can continue.
  */
-import { authenticate, noCredential, readCredential } from "../access/auth.ts";
+import { authenticateFrom, noCredential, readCredential } from "../access/auth.ts";
 import { inputItems, resolveConversation } from "../conversations/resolve.ts";
 import { rememberedAfter, type SocketMemory } from "../conversations/socket_memory.ts";
 import type { JsonObject } from "../core/types.ts";
@@ -19,10 +19,15 @@ export async function warmUp(
   const { memory, stream } = options;
   const { deps } = ctx;
   // The caller may have been revoked since the handshake (whose request is gone by now: its headers were copied),
-  // and may only warm up a model its group enables.
+  // and may only warm up a model its group enables. It is checked from the socket's address, as the turn's own request
+  // would be.
   const credential = readCredential(options.headers);
   if (!credential) throw noCredential(options.headers, "API key");
-  const principal = await authenticate(deps.operator.credentials, credential, deps.now());
+  const principal = await authenticateFrom(deps.operator.guard, deps.operator.credentials, {
+    credential,
+    address: ctx.peer.address,
+    now: deps.now(),
+  });
   if (typeof body.model !== "string" || !body.model) throw invalidField("model", "is required");
   resolveRoutes(deps.table, principal.group, body.model);
   // A stored response it continues is read now, so the warm-up fails as the turn itself would, within the same bounds;
