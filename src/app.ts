@@ -2,20 +2,21 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
-import { authenticate, isUnknownCredential, noCredential, readCredential } from "./access/auth.ts";
+import { authenticateFrom, noCredential, readCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
-import type { Exchange } from "./core/exchange.ts";
 import { rangesMatcher } from "./core/addresses.ts";
+import type { Exchange } from "./core/exchange.ts";
 import { requestIdFrom } from "./core/http.ts";
-import { peerOf, publicHostRule, remoteAddress } from "./core/peer.ts";
+import { type Peer, peerOf, publicHostRule, remoteAddress } from "./core/peer.ts";
 import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
+import { responsesSocket } from "./handlers/responses_socket.ts";
 
 const anthropicErrors = () => "anthropic" as const;
 const chatErrors = () => "openai-chat" as const;
@@ -40,6 +41,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: responsesErrors,
     handle: generate("openai-responses", "generate"),
   },
+  // The Responses API's WebSocket mode: each response.create on the socket goes back through this table as a POST.
+  { method: "GET", path: "/v1/responses", errors: responsesErrors, handle: responsesSocket },
   {
     method: "POST",
     path: "/v1/responses/compact",
@@ -111,10 +114,15 @@ function unknownHost(hostname: string): GatewayError {
 export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerInfo) => Promise<Response> {
   const trusted = rangesMatcher(deps.config.trusted_proxies);
   const publicHost = publicHostRule(deps.config.public_hosts, deps.config.listen.host);
-  return async function handle(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
+  return (req: Request, info?: Deno.ServeHandlerInfo) => handle(req, peerOf(req, remoteAddress(info), trusted));
+
+  /**
+   * Serves one request from `peer`. A request made from a socket's message is served exactly as an HTTP one and says
+   * so; its peer is the socket's, found at the handshake (the made request has no connection of its own).
+   */
+  async function handle(req: Request, peer: Peer, socket = false): Promise<Response> {
     const requestId = requestIdFrom(req.headers);
     const url = new URL(req.url);
-    const peer = peerOf(req, remoteAddress(info), trusted);
     // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
     const ops = await deps.ops?.(req, url.pathname, peer.address);
     if (ops) {
@@ -133,6 +141,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
       attempts: [],
       status: 0,
     };
+    if (socket) exchange.transport = "websocket";
     // The exchange is over once the handler has answered and, for a stream, the stream has ended too; a short
     // stream can end before the handler has returned (its body is pulled as soon as it is made).
     let deferred = false;
@@ -158,14 +167,11 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
       async authenticate() {
         const credential = readCredential(req.headers);
         if (!credential) throw noCredential(req.headers, "API key");
-        // Only a credential that is no token at all counts against the address; a disabled one is not a guess.
-        const attempt = deps.operator.guard.attempt("token", peer.address);
-        try {
-          ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
-        } catch (err) {
-          if (isUnknownCredential(err)) attempt.failed();
-          throw err;
-        }
+        ctx.principal = await authenticateFrom(deps.operator.guard, deps.operator.credentials, {
+          credential,
+          address: peer.address,
+          now: deps.now(),
+        });
         exchange.token_id = ctx.principal.token.id;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;
@@ -178,6 +184,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
         };
       },
       holdBody: () => body ??= deps.bodyBudget.hold(),
+      dispatch: (made) => handle(made, peer, true),
     };
     for (const observer of deps.observers) observer.start?.(exchange);
     // The protocol errors are spoken in; known once the handler has run (a model listing follows the caller's group).
@@ -215,5 +222,5 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
     answered = true;
     finish();
     return response;
-  };
+  }
 }

@@ -14,6 +14,7 @@ import { createBodyBudget } from "./core/body_budget.ts";
 import { GatewayError } from "./core/errors.ts";
 import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
+import { createSocketBoard } from "./handlers/socket_board.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { tracingEnabled, tracingObserver } from "./observe/tracing.ts";
@@ -89,7 +90,9 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   });
   const health = createHealthBoard(config.routing, () => now().getTime());
   const layout = deploymentsByUpstream(config);
+  const sockets = createSocketBoard();
   const metrics = createMetrics({
+    openSockets: () => sockets.count(),
     models: table.models.keys(),
     upstreams: layout.keys(),
     health: () => health.snapshot(layout),
@@ -136,6 +139,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
       sleep: options.sleep ?? sleep,
       now: () => now().getTime(),
     }),
+    sockets,
   };
   const { adminKey } = operator;
   const required = config.metrics.require_admin_key;
@@ -214,11 +218,19 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     io.err(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
     // The runtime closes idle keep-alive connections at once; answers still to come say the connection ends.
     stopping.abort();
-    graceTimer = setTimeout(
-      () => closing.abort(new GatewayError("unavailable", "The gateway is shutting down")),
-      config.shutdown_grace_ms,
-    );
-    server.shutdown();
+    let shut = false;
+    const shutdown = () => {
+      if (!shut) void server.shutdown();
+      shut = true;
+    };
+    graceTimer = setTimeout(() => {
+      closing.abort(new GatewayError("unavailable", "The gateway is shutting down"));
+      // Whatever a socket still holds, the process stops once the grace period is over.
+      shutdown();
+    }, config.shutdown_grace_ms);
+    // The runtime's shutdown closes upgraded sockets at once: Responses sockets finish their running responses (within
+    // the grace period) and close themselves first.
+    void deps.sockets.drained().then(shutdown);
   };
   const signals: Deno.Signal[] = [];
   for (const signal of ["SIGINT", "SIGTERM"] as const) {

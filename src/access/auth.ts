@@ -1,6 +1,7 @@
 /** @module Client credentials: reading them from headers and resolving them to a live token and its group. */
 import { GatewayError } from "../core/errors.ts";
 import type { Group, Principal, TokenRecord } from "../core/principal.ts";
+import type { AuthGuard } from "./guard.ts";
 import { hashToken, type Store } from "./store.ts";
 
 export { hashToken };
@@ -95,4 +96,23 @@ export async function authenticate(
   }
   if (!group) throw new GatewayError("permission", `API key's group "${token.group}" no longer exists`);
   return { token, group };
+}
+
+/**
+ * {@linkcode authenticate} behind the guard, as every request that carries a token goes: while `address` has no
+ * attempt left this is the guard's 429 before the credential is looked at, and a credential that is no token at all is
+ * charged to the address (a disabled or expired one is no guess and costs nothing).
+ */
+export async function authenticateFrom(
+  guard: AuthGuard,
+  credentials: Credentials,
+  from: { credential: string; address: string; now: Date },
+): Promise<Principal> {
+  const attempt = guard.attempt("token", from.address);
+  try {
+    return await authenticate(credentials, from.credential, from.now);
+  } catch (err) {
+    if (isUnknownCredential(err)) attempt.failed();
+    throw err;
+  }
 }

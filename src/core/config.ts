@@ -75,6 +75,21 @@ const Audit = z.strictObject({
   days: z.number().int().min(1).max(3660).default(365),
 });
 
+const ResponsesSocket = z.strictObject({
+  /** Serves `GET /v1/responses` with `Upgrade: websocket` (the Responses API's WebSocket mode). */
+  enabled: z.boolean().default(true),
+  /** A socket with no response running and no message from its client for this long is closed. */
+  idle_timeout_ms: z.number().int().min(100).default(10 * 60_000),
+  /** A socket is closed this long after it opened, once its responses have finished (OpenAI closes at 60 min). */
+  max_age_ms: z.number().int().min(100).default(60 * 60_000),
+  /** Sockets one token may hold open on this instance at once; another is refused with a 429. */
+  max_per_token: z.number().int().min(1).default(16),
+  /** Responses one socket may have running or waiting at once, over all its streams. */
+  max_pending: z.number().int().min(1).max(256).default(8),
+  /** Bytes of completed responses one socket keeps in memory for `previous_response_id` with `store: false`. */
+  memory_bytes: z.number().int().min(1024).default(16 * 1024 * 1024),
+});
+
 const RetryBudget = z.strictObject({
   /** Retries to one deployment per request it got in the window (0.2: one retry per five requests). */
   ratio: z.number().min(0).max(10).default(0.2),
@@ -157,6 +172,7 @@ const ConfigSchema = z.strictObject({
   usage: Usage.default(Usage.parse({})),
   limit_shares: LimitShares.default(LimitShares.parse({})),
   responses_store: ResponsesStore.default(ResponsesStore.parse({})),
+  responses_socket: ResponsesSocket.default(ResponsesSocket.parse({})),
   audit: Audit.default(Audit.parse({})),
   console: Console.default(Console.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),

@@ -24,6 +24,9 @@ export interface Attempt {
   request_id?: string;
 }
 
+/** How a request reached the gateway: its own HTTP request, or a `response.create` message on a Responses socket. */
+export type Transport = "http" | "websocket";
+
 /** Everything known about one request; filled by the app and the relay, handed to observers at the end. */
 export interface Exchange {
   request_id: string;
@@ -39,6 +42,8 @@ export interface Exchange {
   /** The `x-claude-code-session-id` header, when sent. */
   session_id?: string;
   stream: boolean;
+  /** Set for a response made on a Responses socket; unset for an HTTP request. */
+  transport?: Transport;
   /** The upstream that answered last, if any was tried; with `model`, the deployment that served the request. */
   upstream?: string;
   /** The price of the deployment that answered last; undefined when it has none (or none was tried). */

@@ -17,6 +17,7 @@ import type { PinTable } from "../relay/pins.ts";
 import type { RetryBudget } from "../relay/retry_budget.ts";
 import type { RouteTable } from "../relay/routing.ts";
 import type { Watchdog } from "../core/watchdog.ts";
+import type { SocketBoard } from "./socket_board.ts";
 
 /** Everything the app depends on, passed in. */
 export interface Deps {
@@ -51,6 +52,8 @@ export interface Deps {
   responses?: ResponseStore;
   /** Request-body bytes in flight in this process (max_inflight_body_bytes). */
   bodyBudget: BodyBudget;
+  /** The Responses sockets open in this process, per token. */
+  sockets: SocketBoard;
   /** Seals the compaction items the gateway makes, under MODELGATE_COMPACTION_KEY. */
   sealer: Sealer;
 }
@@ -73,6 +76,8 @@ export interface RequestContext {
   deferFinish(): () => void;
   /** This request's share of the body budget, given back when the exchange is over. */
   holdBody(): BodyHold;
+  /** Serves a request made from a socket's message through the app, as an exchange of its own. */
+  dispatch(req: Request): Promise<Response>;
 }
 
 /** One HTTP endpoint. */

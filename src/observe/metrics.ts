@@ -21,6 +21,8 @@ export interface MetricsScope {
   limitShares?(): ShareStats;
   /** KV calls by kind, only while the round-trip test seam is on. */
   kvCalls?(): KvCalls;
+  /** Responses sockets open now, read at scrape time. */
+  openSockets?(): number;
   /** Requests refused (429) for guessing credentials, by credential kind, read at scrape time. */
   authThrottled?(): ReadonlyMap<string, number>;
 }
@@ -109,6 +111,14 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     "modelgate_affinity_total",
     "Requests with a session pin, by public model and how the pin turned out (kept, made, moved)",
   );
+  const responses = registry.counter(
+    "modelgate_responses_total",
+    "Responses API responses by transport: http (POST /v1/responses) or websocket (response.create on a socket)",
+  );
+  const openSockets = scope.openSockets;
+  if (openSockets) {
+    registry.gauge("modelgate_responses_sockets_open", "Responses WebSockets open now", () => [[{}, openSockets()]]);
+  }
 
   // Live exchanges are read at scrape time: an exchange is a stream once its handler says so.
   const live = new Set<Exchange>();
@@ -187,6 +197,9 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     });
     if (exchange.compaction && exchange.status === 200) compactions.inc({ model: modelLabel });
     if (exchange.affinity) pins.inc({ model: modelLabel, outcome: exchange.affinity });
+    if (route === "/v1/responses" && exchange.method === "POST") {
+      responses.inc({ transport: exchange.transport ?? "http" });
+    }
     const usage = exchange.usage;
     if (usage) {
       const counts = {

@@ -5,9 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { post } from "../_console.ts";
-import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
-import { ADMIN_KEY, anthropicMessage, messagesBody, readText, startGateway } from "../_helpers.ts";
+import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { ADMIN_KEY, anthropicMessage, fixture, messagesBody, readText, startGateway } from "../_helpers.ts";
 import { parsePrometheusText, sampleValue } from "../_prom_text.ts";
+import { openSocket, rawHandshake } from "../_socket.ts";
 
 /** A frozen clock: no attempt is earned back while a test runs, so the counts are exact. */
 const FROZEN = { now: () => new Date("2026-05-01T12:00:00Z") };
@@ -127,6 +128,39 @@ Deno.test("wrong tokens on /v1 are slowed per address in the route's protocol; a
   assert.equal(served.status, 200);
   await served.body?.cancel();
   assert.equal(upstream.requests.length, 1, "no guess reached the upstream");
+});
+
+Deno.test("a Responses WebSocket is a /v1 client: wrong tokens at its handshake are charged, and its turns wait with its address", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => sseReply(fixture("anthropic/text.sse")));
+  await using gw = await startGateway(upstream.url, { extraYaml: BEHIND_PROXY, ...FROZEN });
+  const right = { authorization: `Bearer ${gw.tokens.default}` };
+  // A socket the guessing address opened with a right token before its guesses.
+  await using socket = await openSocket(gw.url, { ...right, ...ATTACKER });
+  const statuses: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    statuses.push((await rawHandshake(gw.url, { authorization: `Bearer sk-guess-${i}`, ...ATTACKER })).status);
+  }
+  assert.deepEqual(statuses, [...Array(20).fill(401), 429]);
+  // The handshakes' guesses emptied the address's bucket for every /v1 request it sends, the right token too.
+  const handshake = await rawHandshake(gw.url, { ...right, ...ATTACKER });
+  assert.equal(handshake.status, 429);
+  assert.equal(handshake.headers.get("retry-after"), "3");
+  const http = await gw.post("/v1/messages", messagesBody(), ATTACKER);
+  assert.equal(http.status, 429);
+  await http.body?.cancel();
+  // The socket's turns and warm-ups come from the address its handshake came from.
+  for (const generate of [true, false]) {
+    socket.send({ type: "response.create", model: "claude-test", input: "Hi", store: false, generate });
+    const refused = await socket.next();
+    assert.equal(refused.type, "error");
+    assert.equal(refused.status, 429, JSON.stringify(refused));
+    assert.equal((refused.error as { headers: Record<string, string> }).headers["retry-after"], "3");
+  }
+  await using served = await openSocket(gw.url, { ...right, ...OPERATOR });
+  served.send({ type: "response.create", model: "claude-test", input: "Hi", store: false });
+  assert.equal((await served.until("response.completed", "error")).at(-1)!.type, "response.completed");
+  assert.equal(upstream.requests.length, 1, "only the other address's turn reached the upstream");
 });
 
 Deno.test("right tokens take nothing, and X-Forwarded-For from an untrusted address changes no one's bucket", async () => {

@@ -92,6 +92,7 @@ Deno.test("requestLine() carries every field an operator asks for", () => {
     group: "default",
     model: "claude-test",
     stream: true,
+    transport: undefined,
     upstream: "second",
     affinity: "moved",
     compaction: undefined,
