@@ -3,9 +3,20 @@ import { parseArgs } from "./src/cli/args.ts";
 import { runCli } from "./src/cli/commands.ts";
 import { defaultArgs, dropWritePermission } from "./src/runtime.ts";
 
+const encoder = new TextEncoder();
+
+/**
+ * Writes a line straight to stdout. What the CLI prints (a new token's secret among it) is for the person who ran it,
+ * and with OTEL_DENO on, everything printed through `console` is also exported as a log record.
+ */
+function printOut(text: string): void {
+  const bytes = encoder.encode(`${text}\n`);
+  for (let done = 0; done < bytes.length;) done += Deno.stdout.writeSync(bytes.subarray(done));
+}
+
 if (import.meta.main) {
   const io = {
-    out: (text: string) => console.log(text),
+    out: printOut,
     err: (text: string) => console.error(text),
     env: (name: string) => Deno.env.get(name),
     // The tasks may write anywhere so that any KV location works; once the KV is open, the process writes nothing else.

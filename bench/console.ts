@@ -13,7 +13,7 @@ import { usageRecorder } from "../src/usage/recorder.ts";
 
 const REQUESTS = Number(Deno.env.get("BENCH_REQUESTS") ?? 10_000);
 const RUNS = 30;
-const ADMIN_KEY = "bench-admin-key-0123456789";
+const ADMIN_KEY = "bench-admin-key-0123456789-abcdefghij";
 const MODELS = ["claude-sonnet-4-5", "claude-haiku-4-5", "gpt-4.1", "gpt-4.1-mini"];
 
 const CONFIG = `

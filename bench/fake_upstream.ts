@@ -19,6 +19,9 @@ export function containsBytes(haystack: Uint8Array, needle: Uint8Array): boolean
   return false;
 }
 
+/** Where the fake upstream tells how many request-body bytes it has received so far. */
+export const STATS_PATH = "/__stats";
+
 /** The marker of a streamed request as the gateway and the load generator serialize it (compact JSON). */
 export const STREAM_MARKER = encoder.encode('"stream":true');
 
@@ -179,8 +182,11 @@ export function createFakeUpstream(
 ): (req: Request) => Promise<Response> {
   const fixed = answers();
   const gap = options.pacedGapMs ?? pacedGap;
+  // What the gateway sent, for cases that compare how much reaches the upstream (the tool loop).
+  let received = 0;
   return async function handle(req: Request): Promise<Response> {
     const path = req.url.slice(req.url.indexOf("/", 8)).split("?")[0];
+    if (req.method === "GET" && path === STATS_PATH) return Response.json({ received_bytes: received });
     const answer = req.method !== "POST"
       ? undefined
       : path === "/v1/messages"
@@ -196,6 +202,7 @@ export function createFakeUpstream(
       });
     }
     const body = await req.bytes();
+    received += body.byteLength;
     if (containsBytes(body, STREAM_MARKER)) {
       const stream = answer !== fixed.anthropic
         ? eventStream(answer.events)

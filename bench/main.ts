@@ -6,6 +6,7 @@ import { estimateSeconds, parseBenchArgs, USAGE } from "./options.ts";
 import { canPin, pinSelf, processSet, readMachineStat } from "./processes.ts";
 import { CASES, prepareGateway, probe, ROOT, startFloor, startGateway, startUpstream } from "./setup.ts";
 import { measure } from "./run.ts";
+import { toolLoop, toolLoopTable } from "./tool_loop.ts";
 
 async function wrkVersion(): Promise<string | undefined> {
   try {
@@ -118,6 +119,13 @@ async function main(): Promise<number> {
       dir,
       restart,
     });
+    const loop = await toolLoop({
+      gatewayUrl: serving.gateway.url,
+      upstreamUrl: upstream.url,
+      token,
+      gatewayPid: serving.gateway.process.pid,
+      model: "bench-claude",
+    });
     // A graceful stop, so that --cpu-prof writes its profile.
     await processes.stop(serving.gateway.process);
     const seconds = Math.round((Date.now() - started) / 1000);
@@ -125,9 +133,9 @@ async function main(): Promise<number> {
     const stealPct = (100 * (machineAfter.stealTicks - machineBefore.stealTicks)) /
       (machineAfter.totalTicks - machineBefore.totalTicks);
     console.log(
-      `\n${result.text}\n\nRun took ${seconds} s; load average before ${loadBefore.join(" ")}, after ${
-        Deno.loadavg().join(" ")
-      }; CPU time taken by the hypervisor (steal) ${
+      `\n${[result.text, ...toolLoopTable(loop)].join("\n")}\n\nRun took ${seconds} s; load average before ${
+        loadBefore.join(" ")
+      }, after ${Deno.loadavg().join(" ")}; CPU time taken by the hypervisor (steal) ${
         stealPct.toFixed(1)
       }% (a few % is usual; far more slows every figure)`,
     );
@@ -144,7 +152,7 @@ async function main(): Promise<number> {
       stealPct,
     };
     console.log(`Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.os}, deno ${machine.deno}, ${machine.wrk}`);
-    const json = { date: new Date().toISOString(), seconds, machine, pinned, options, ...result.json };
+    const json = { date: new Date().toISOString(), seconds, machine, pinned, options, ...result.json, toolLoop: loop };
     await Deno.writeTextFile(out, JSON.stringify(json, null, 2) + "\n");
     console.log(`Result written to ${out}`);
     if (options.profileDir) {

@@ -156,5 +156,7 @@ export function estimateSeconds(options: BenchOptions, cases: readonly Estimated
   const ttfb = (ttfbSides * options.ttfbSamples) / 300;
   // Per side: a fresh process, a warm-up, and a wave of paced streams lasting several seconds.
   const openStreams = options.openStreams > 0 ? (options.floor ? 2 : 1) * 25 : 0;
-  return runs * options.repeats * (options.duration + 0.3) + warmups + soak + ttfb + openStreams + 15;
+  // The tool loop: a few seconds of 20-turn loops over a socket and over HTTP.
+  const toolLoop = 10;
+  return runs * options.repeats * (options.duration + 0.3) + warmups + soak + ttfb + openStreams + toolLoop + 15;
 }

@@ -140,13 +140,20 @@ export function v8FlagsOf(task: string): string[] {
   return task.split(/\s+/).filter((arg) => arg.startsWith("--v8-flags="));
 }
 
-/** Starts the floor proxy (a bare fetch relay, see floor_proxy.ts) on the gateway's core and waits for its port. */
-export async function startFloor(processes: ProcessSet, upstreamUrl: string): Promise<Service> {
+/**
+ * Starts the floor proxy (a bare fetch relay, see floor_proxy.ts) on the gateway's core and waits for its port; `env`
+ * is its whole environment (none by default).
+ */
+export async function startFloor(
+  processes: ProcessSet,
+  upstreamUrl: string,
+  env?: Record<string, string>,
+): Promise<Service> {
   const process = processes.start(
     "floor proxy",
     Deno.execPath(),
     ["run", ...await startV8Flags(), "--allow-net=127.0.0.1", `${ROOT}bench/floor_proxy.ts`, upstreamUrl],
-    { core: 1 },
+    { core: 1, env },
   );
   const [, port] = await process.waitFor(/"listening":(\d+)/, 30_000);
   return { process, url: `http://127.0.0.1:${port}` };
@@ -178,10 +185,13 @@ function gatewayPermissions(dir: string): string[] {
   return ["--allow-net=127.0.0.1", "--allow-env", "--allow-read", `--allow-write=${dir}`];
 }
 
-/** Starts `main.ts serve` on core 1 (under --cpu-prof when a directory is given) and waits for its port. */
+/**
+ * Starts `main.ts serve` on core 1 (under --cpu-prof when a directory is given) and waits for its port; `root` runs
+ * another checkout's main.ts, `env` adds to the gateway's environment.
+ */
 export async function startGateway(
   processes: ProcessSet,
-  options: { dir: string; config: string; profileDir?: string },
+  options: { dir: string; config: string; profileDir?: string; root?: string; env?: Record<string, string> },
 ): Promise<Service> {
   const profile = options.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [];
   const process = processes.start(
@@ -192,12 +202,14 @@ export async function startGateway(
       ...await startV8Flags(),
       ...gatewayPermissions(options.dir),
       ...profile,
-      `${ROOT}main.ts`,
+      // Deno finds deno.json from the working directory; another checkout's main.ts needs its own.
+      ...(options.root ? ["--config", `${options.root}deno.json`] : []),
+      `${options.root ?? ROOT}main.ts`,
       "serve",
       "--config",
       options.config,
     ],
-    { core: 1, env: gatewayEnv(options.dir) },
+    { core: 1, env: { ...gatewayEnv(options.dir), ...options.env } },
   );
   const [, url] = await process.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
   return { process, url };

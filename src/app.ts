@@ -2,19 +2,22 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
-import { authenticate, noCredential, readCredential, readGoogleCredential } from "./access/auth.ts";
+import { authenticateFrom, noCredential, readCredential, readGoogleCredential } from "./access/auth.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
+import { rangesMatcher } from "./core/addresses.ts";
 import type { Exchange } from "./core/exchange.ts";
 import { requestIdFrom } from "./core/http.ts";
+import { type Peer, peerOf, publicHostRule, remoteAddress } from "./core/peer.ts";
 import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { GEMINI_ENDPOINTS } from "./handlers/gemini.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
+import { responsesSocket } from "./handlers/responses_socket.ts";
 
 const anthropicErrors = () => "anthropic" as const;
 const chatErrors = () => "openai-chat" as const;
@@ -38,6 +41,14 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: "/v1/responses",
     errors: responsesErrors,
     handle: generate("openai-responses", "generate"),
+  },
+  // The Responses API's WebSocket mode: each response.create on the socket goes back through this table as a POST.
+  { method: "GET", path: "/v1/responses", errors: responsesErrors, handle: responsesSocket },
+  {
+    method: "POST",
+    path: "/v1/responses/compact",
+    errors: responsesErrors,
+    handle: generate("openai-responses", "generate", { compact: true }),
   },
   { method: "GET", path: "/v1/responses/:id", errors: responsesErrors, handle: getResponse },
   { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
@@ -92,13 +103,30 @@ function unknownPathProtocol(pathname: string): Protocol {
   return /^(\/v1)?\/v1\/messages(\/|$)/.test(pathname) ? "anthropic" : "openai-chat";
 }
 
-/** Builds the request handler. */
-export function createApp(deps: Deps): (req: Request) => Promise<Response> {
-  return async function handle(req: Request): Promise<Response> {
+/** The refusal of an operator's route asked for under a host name the gateway does not answer for. */
+function unknownHost(hostname: string): GatewayError {
+  return new GatewayError(
+    "permission",
+    `This gateway's console and admin API do not answer for host "${hostname}": list it in public_hosts`,
+    { status: 421, code: "misdirected_request" },
+  );
+}
+
+/** Builds the request handler; `info` is what `Deno.serve` gives it (the connection's address). */
+export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerInfo) => Promise<Response> {
+  const trusted = rangesMatcher(deps.config.trusted_proxies);
+  const publicHost = publicHostRule(deps.config.public_hosts, deps.config.listen.host);
+  return (req: Request, info?: Deno.ServeHandlerInfo) => handle(req, peerOf(req, remoteAddress(info), trusted));
+
+  /**
+   * Serves one request from `peer`. A request made from a socket's message is served exactly as an HTTP one and says
+   * so; its peer is the socket's, found at the handshake (the made request has no connection of its own).
+   */
+  async function handle(req: Request, peer: Peer, socket = false): Promise<Response> {
     const requestId = requestIdFrom(req.headers);
     const url = new URL(req.url);
     // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
-    const ops = await deps.ops?.(req, url.pathname);
+    const ops = await deps.ops?.(req, url.pathname, peer.address);
     if (ops) {
       ops.headers.set("x-request-id", requestId);
       if (deps.stopping?.aborted) ops.headers.set("connection", "close");
@@ -115,6 +143,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       attempts: [],
       status: 0,
     };
+    if (socket) exchange.transport = "websocket";
     // The exchange is over once the handler has answered and, for a stream, the stream has ended too; a short
     // stream can end before the handler has returned (its body is pulled as soon as it is made).
     let deferred = false;
@@ -135,6 +164,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
       deps,
       requestId,
       params,
+      peer,
       exchange,
       async authenticate() {
         // Gemini clients send the key their own way; the key query parameter never reaches a log (only the route does).
@@ -144,7 +174,11 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
           throw new GatewayError("authentication", "Missing API key: send it as x-goog-api-key or the key parameter");
         }
         if (!credential) throw noCredential(req.headers, "API key");
-        ctx.principal = await authenticate(deps.operator.credentials, credential, deps.now());
+        ctx.principal = await authenticateFrom(deps.operator.guard, deps.operator.credentials, {
+          credential,
+          address: peer.address,
+          now: deps.now(),
+        });
         exchange.token_id = ctx.principal.token.id;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;
@@ -157,6 +191,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
         };
       },
       holdBody: () => body ??= deps.bodyBudget.hold(),
+      dispatch: (made) => handle(made, peer, true),
     };
     for (const observer of deps.observers) observer.start?.(exchange);
     // The protocol errors are spoken in; known once the handler has run (a model listing follows the caller's group).
@@ -170,6 +205,7 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
           })
           : new GatewayError("not_found", `Unknown path: ${req.method} ${url.pathname}`, { code: "unknown_url" });
       }
+      if (endpoint.operator && !publicHost(peer.hostname)) throw unknownHost(peer.hostname);
       response = await endpoint.handle(req, ctx);
     } catch (err) {
       // Whatever ended a request whose client has gone, it ended as the client's cancellation.
@@ -193,5 +229,5 @@ export function createApp(deps: Deps): (req: Request) => Promise<Response> {
     answered = true;
     finish();
     return response;
-  };
+  }
 }

@@ -3,17 +3,22 @@
  * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
  */
 import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
-import { createOperator } from "./access/operator.ts";
+import { adminKeyFrom, createOperator } from "./access/operator.ts";
 import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
+import { COMPACTION_KEY_ENV, type Sealer, sealerFromEnv } from "./conversations/seal.ts";
 import { responseStore } from "./conversations/store.ts";
+import { isLoopback } from "./core/addresses.ts";
 import { type Config, loadConfigFrom } from "./core/config.ts";
 import { createBodyBudget } from "./core/body_budget.ts";
 import { GatewayError } from "./core/errors.ts";
 import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
+import { createSocketBoard } from "./handlers/socket_board.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
+import { tracingEnabled, tracingObserver } from "./observe/tracing.ts";
+import { metrics, trace } from "@opentelemetry/api";
 import { createTransports, type Credentialed } from "./providers/mod.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { createHealthBoard } from "./relay/health.ts";
@@ -52,6 +57,8 @@ export interface BuildDepsOptions {
   transports?: Map<string, Credentialed>;
   /** When each undated model was first served, as recorded in KV ({@linkcode recordFirstServed}). */
   firstServed?: ReadonlyMap<string, string>;
+  /** Seals compaction items; else made from MODELGATE_COMPACTION_KEY in `env`. */
+  sealer?: Sealer;
 }
 
 /** Each upstream's transport, with the credentials its variables name (files are read once, now). */
@@ -83,13 +90,16 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   });
   const health = createHealthBoard(config.routing, () => now().getTime());
   const layout = deploymentsByUpstream(config);
+  const sockets = createSocketBoard();
   const metrics = createMetrics({
+    openSockets: () => sockets.count(),
     models: table.models.keys(),
     upstreams: layout.keys(),
     health: () => health.snapshot(layout),
     kvGiveUps: () => store.writes.giveUps(),
     limitShares: () => operator.limiter.stats(),
     kvCalls: store.kvCalls,
+    authThrottled: () => operator.guard.refusals(),
   });
   const deps: Deps = {
     config,
@@ -123,25 +133,41 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
         writes: store.writes,
       })
       : undefined,
+    sealer: options.sealer ?? sealerFromEnv(options.env).sealer,
     bodyBudget: createBodyBudget(config.max_inflight_body_bytes, {
       waitMs: BODY_BUDGET_WAIT_MS,
       sleep: options.sleep ?? sleep,
       now: () => now().getTime(),
     }),
+    sockets,
   };
   const { adminKey } = operator;
   const required = config.metrics.require_admin_key;
   deps.ops = opsRoutes(deps, {
     metrics,
     metricsKey: required ? adminKey : undefined,
+    guard: operator.guard,
     metricsKeyMissing: required && !adminKey,
   });
   return deps;
 }
 
+/**
+ * The start's warning when the console and admin API are on but will answer for no host name: the gateway listens
+ * beyond loopback and `public_hosts` lists nothing.
+ */
+export function publicHostsWarning(config: Config, adminKey: string | undefined): string | undefined {
+  if (!adminKey || config.public_hosts.length > 0 || isLoopback(config.listen.host)) return undefined;
+  return `warning: listening on ${config.listen.host} with no public_hosts: the console and admin API answer for no ` +
+    "host name; list the names they are reached by in public_hosts";
+}
+
 /** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
 export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
   const { config, source } = await loadConfigFrom(configFlag, io.env);
+  // A key too short to be safe stops the start before anything is opened.
+  const hostsWarning = publicHostsWarning(config, adminKeyFrom(io.env));
+  if (hostsWarning) io.err(hostsWarning);
   // console.log writes each batch whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
   const lines = batchedWriter((text) => console.log(text));
   const log = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
@@ -151,16 +177,35 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   const closing = new AbortController();
   const stopping = new AbortController();
   const transports = upstreamTransports(config, { env: io.env, log });
+  const { sealer, fromEnv } = sealerFromEnv(io.env);
+  if (!fromEnv) {
+    io.err(
+      `warning: ${COMPACTION_KEY_ENV} is not set; compaction items this gateway makes open only until it stops, ` +
+        "and only on this instance",
+    );
+  }
   for (const [name, { problem }] of transports) {
     if (problem) io.err(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
+  // Deno wires the API to its exporter when OTEL_DENO is on; off, no observer is made and no request sees a trace.
+  const tracing = tracingEnabled(io.env)
+    ? tracingObserver({
+      tracer: trace.getTracer("modelgate"),
+      meter: metrics.getMeter("modelgate"),
+      currency: config.currency,
+      captureContent: io.env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")?.toLowerCase() === "true",
+      now: Date.now,
+    })
+    : undefined;
   const deps = buildDeps(config, store, {
     env: io.env,
+    observers: tracing ? [tracing] : [],
     closing: closing.signal,
     stopping: stopping.signal,
     log,
     transports,
     firstServed,
+    sealer,
   });
   const server = Deno.serve({
     hostname: config.listen.host,
@@ -173,11 +218,19 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     io.err(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
     // The runtime closes idle keep-alive connections at once; answers still to come say the connection ends.
     stopping.abort();
-    graceTimer = setTimeout(
-      () => closing.abort(new GatewayError("unavailable", "The gateway is shutting down")),
-      config.shutdown_grace_ms,
-    );
-    server.shutdown();
+    let shut = false;
+    const shutdown = () => {
+      if (!shut) void server.shutdown();
+      shut = true;
+    };
+    graceTimer = setTimeout(() => {
+      closing.abort(new GatewayError("unavailable", "The gateway is shutting down"));
+      // Whatever a socket still holds, the process stops once the grace period is over.
+      shutdown();
+    }, config.shutdown_grace_ms);
+    // The runtime's shutdown closes upgraded sockets at once: Responses sockets finish their running responses (within
+    // the grace period) and close themselves first.
+    void deps.sockets.drained().then(shutdown);
   };
   const signals: Deno.Signal[] = [];
   for (const signal of ["SIGINT", "SIGTERM"] as const) {

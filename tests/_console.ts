@@ -15,6 +15,8 @@ export const PAGES = [
   "/ui/usage",
   "/ui/requests",
   "/ui/upstreams",
+  "/ui/operators",
+  "/ui/audit",
 ];
 
 /** Sends a console form as a browser on the console's own page would (with its Origin). */

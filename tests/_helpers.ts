@@ -135,7 +135,7 @@ export interface TestGateway extends AsyncDisposable {
 }
 
 /** The admin key of test gateways started with `admin: true`. */
-export const ADMIN_KEY = "test-admin-key-0123456789";
+export const ADMIN_KEY = "test-admin-key-0123456789-abcdefghij";
 
 /** Options for {@linkcode startGateway}. */
 export interface StartOptions extends GatewayOptions {
@@ -153,6 +153,8 @@ export interface StartOptions extends GatewayOptions {
   random?(): number;
   /** How long teardown waits for open responses before it ends them and fails the test (default 5 s). */
   shutdownGraceMs?: number;
+  /** Aborted to make the gateway stop as after SIGTERM (its sockets drain and close). */
+  stopping?: AbortSignal;
 }
 
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
@@ -185,6 +187,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     sleep: options.sleep,
     random: options.random,
     closing: closing.signal,
+    stopping: options.stopping,
     observers: [{
       start: (exchange) => void started.push(exchange),
       finish: (exchange) => void exchanges.push(structuredClone(exchange)),

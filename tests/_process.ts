@@ -90,13 +90,18 @@ export async function startProcess(options: StartOptions): Promise<GatewayProces
   return { url, pid: child.pid, stdout, stderr, stop, [Symbol.asyncDispose]: async () => void await stop() };
 }
 
-/** Runs a command to its end and returns its exit code and output. */
+/**
+ * Runs a command to its end and returns its exit code and output; with `deadlineMs`, a command that should end on its
+ * own (a refused start) is killed at the deadline, so a test fails rather than hangs when it does not.
+ */
 export async function runCommand(
   command: string[],
   env: Record<string, string>,
+  deadlineMs?: number,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const [program, ...args] = command;
-  const output = await new Deno.Command(program, { args, cwd: ROOT, env, stdin: "null" }).output();
+  const signal = deadlineMs === undefined ? undefined : AbortSignal.timeout(deadlineMs);
+  const output = await new Deno.Command(program, { args, cwd: ROOT, env, stdin: "null", signal }).output();
   const decoder = new TextDecoder();
   return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
 }

@@ -41,3 +41,11 @@ export function head(path: string, headers: Record<string, string>): string {
     Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")
   }\r\n`;
 }
+
+/** A whole request with the given headers, `host` included (fetch always sends its own), and a body. */
+export function rawRequest(method: string, path: string, headers: Record<string, string>, body = ""): string {
+  const lines = Object.entries({ ...headers, "content-length": String(new TextEncoder().encode(body).byteLength) });
+  return `${method} ${path} HTTP/1.1\r\n${
+    lines.map(([k, v]) => `${k}: ${v}\r\n`).join("")
+  }connection: close\r\n\r\n${body}`;
+}

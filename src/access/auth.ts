@@ -1,6 +1,7 @@
 /** @module Client credentials: reading them from headers and resolving them to a live token and its group. */
 import { GatewayError } from "../core/errors.ts";
 import type { Group, Principal, TokenRecord } from "../core/principal.ts";
+import type { AuthGuard } from "./guard.ts";
 import { hashToken, type Store } from "./store.ts";
 
 export { hashToken };
@@ -72,6 +73,14 @@ export function storeCredentials(store: Store): Credentials {
   };
 }
 
+/** Marks the 401 for a credential that is no token at all, as opposed to a known token that is disabled or expired. */
+const UNKNOWN_CREDENTIAL = Symbol("unknown credential");
+
+/** True when `err` says the credential matched no token: a guess, or a typo, rather than a token out of use. */
+export function isUnknownCredential(err: unknown): boolean {
+  return err instanceof GatewayError && err.cause === UNKNOWN_CREDENTIAL;
+}
+
 /** Resolves a credential to a live token and its group; anything else is a 401. */
 export async function authenticate(
   credentials: Credentials,
@@ -86,7 +95,7 @@ export async function authenticate(
     : credentials.bySecret
     ? await credentials.bySecret(credential)
     : await credentials.byHash(await hashToken(credential));
-  if (!found) throw new GatewayError("authentication", "Invalid API key");
+  if (!found) throw new GatewayError("authentication", "Invalid API key", { cause: UNKNOWN_CREDENTIAL });
   const { token, group } = found;
   if (token.disabled) throw new GatewayError("authentication", "API key is disabled");
   if (token.expires_at && Date.parse(token.expires_at) <= now.getTime()) {
@@ -94,4 +103,23 @@ export async function authenticate(
   }
   if (!group) throw new GatewayError("permission", `API key's group "${token.group}" no longer exists`);
   return { token, group };
+}
+
+/**
+ * {@linkcode authenticate} behind the guard, as every request that carries a token goes: while `address` has no
+ * attempt left this is the guard's 429 before the credential is looked at, and a credential that is no token at all is
+ * charged to the address (a disabled or expired one is no guess and costs nothing).
+ */
+export async function authenticateFrom(
+  guard: AuthGuard,
+  credentials: Credentials,
+  from: { credential: string; address: string; now: Date },
+): Promise<Principal> {
+  const attempt = guard.attempt("token", from.address);
+  try {
+    return await authenticate(credentials, from.credential, from.now);
+  } catch (err) {
+    if (isUnknownCredential(err)) attempt.failed();
+    throw err;
+  }
 }

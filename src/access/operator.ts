@@ -8,6 +8,7 @@ import { highestPrices } from "../usage/cost.ts";
 import { type DayCache, dayCache } from "../usage/day_cache.ts";
 import { type UsageRecorder, usageRecorder } from "../usage/recorder.ts";
 import { type CachedCredentials, cachedCredentials } from "./auth_cache.ts";
+import { type AuthGuard, createAuthGuard } from "./guard.ts";
 import { createLimiter, type Limiter } from "./limiter.ts";
 import type { Store } from "./store.ts";
 
@@ -20,6 +21,8 @@ export interface Operator {
   usageDays: DayCache;
   /** The admin API's key; the API is off when it is undefined. */
   adminKey: string | undefined;
+  /** Slows wrong admin keys and tokens per client address. */
+  guard: AuthGuard;
   /** The observers to run, limits first so a refused request is still recorded. */
   observers: readonly Observer[];
   /** Writes batched usage and pending limit charges, then stops the cache's polling. */
@@ -33,8 +36,28 @@ export interface OperatorOptions {
   now(): number;
 }
 
-/** Builds the operator side over `store`. */
+/**
+ * The shortest admin key the gateway starts with. The key guards every token and the console; a short one falls to
+ * guessing from many addresses, however slowly each may guess.
+ */
+export const MIN_ADMIN_KEY_LENGTH = 32;
+
+/** The admin key from the environment, or undefined; throws when it is set but too short to be safe. */
+export function adminKeyFrom(env: (name: string) => string | undefined): string | undefined {
+  const key = env("MODELGATE_ADMIN_KEY") || undefined;
+  if (key !== undefined && key.length < MIN_ADMIN_KEY_LENGTH) {
+    throw new Error(
+      `MODELGATE_ADMIN_KEY is ${key.length} character${key.length === 1 ? "" : "s"} long; it must be at least ` +
+        `${MIN_ADMIN_KEY_LENGTH} ` +
+        "(make one with: openssl rand -hex 24), or unset it to turn the admin API and the console off",
+    );
+  }
+  return key;
+}
+
+/** Builds the operator side over `store`; throws when the admin key is too short. */
 export function createOperator(config: Config, store: Store, options: OperatorOptions): Operator {
+  const adminKey = adminKeyFrom(options.env);
   const credentials = cachedCredentials(store, { refreshMs: config.usage.auth_refresh_ms, log: options.log });
   const limiter = createLimiter(store.kv, {
     now: options.now,
@@ -55,7 +78,8 @@ export function createOperator(config: Config, store: Store, options: OperatorOp
     limiter,
     usage,
     usageDays: dayCache(),
-    adminKey: options.env("MODELGATE_ADMIN_KEY") || undefined,
+    adminKey,
+    guard: createAuthGuard({ now: options.now, log: options.log }),
     observers: [limiter, usage],
     async close() {
       await limiter.close();

@@ -5,6 +5,7 @@
  * this keeps with several instances.
  */
 import { KvWriteFailed, type KvWriter, RETRY } from "../core/kv_write.ts";
+import { commitAll } from "../usage/commits.ts";
 import {
   type Counter,
   counterValue,
@@ -220,26 +221,32 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
     }
   }
 
-  /** Adds every debt to KV in one commit of `sum` mutations, which need no read; kept for the next sweep on failure. */
+  /**
+   * Adds every debt to KV with `sum` mutations, which need no read, in as few commits as KV allows. A debt that could
+   * not be written is kept for the next sweep; one KV refuses on its own (a counter still holding a value from before
+   * shares) is dropped, so it cannot hold back the others.
+   */
   async function flushDebts(): Promise<void> {
-    const debts = [...shares.values()].filter((share) => share.left < 0n);
+    const debts = [...shares.values()].filter((share) => share.left < 0n).map((share) => ({
+      share,
+      amount: -share.left,
+    }));
     if (debts.length === 0) return;
-    const amounts = debts.map((share) => -share.left);
-    for (let i = 0; i < debts.length; i++) debts[i].left += amounts[i];
-    try {
-      await options.writes.write("limit_flush", async () => {
-        const op = kv.atomic();
-        for (let i = 0; i < debts.length; i++) op.sum(debts[i].counter.key, amounts[i]);
-        return (await op.commit()).ok ? undefined : RETRY;
-      });
-      stats.flushes++;
-      for (const share of debts) {
-        share.seen = undefined;
-        share.summed = true;
-      }
-    } catch {
-      for (let i = 0; i < debts.length; i++) debts[i].left -= amounts[i];
+    for (const { share, amount } of debts) share.left += amount;
+    const unwritten = await commitAll(kv, debts, {
+      writes: options.writes,
+      operation: "limit_flush",
+      mutations: ({ share, amount }) => [{ sum: share.counter.key, value: amount }],
+      dropped: () => {},
+    });
+    for (const { share, amount } of unwritten) share.left -= amount;
+    const kept = new Set(unwritten);
+    for (const debt of debts) {
+      if (kept.has(debt)) continue;
+      debt.share.seen = undefined;
+      debt.share.summed = true;
     }
+    if (unwritten.length < debts.length) stats.flushes++;
   }
 
   /** Gives a share's unused part back to KV, never taking the counter below zero. */

@@ -1,6 +1,7 @@
 /**
  * @module The admin API's endpoints under /admin: the admin key check (constant time; the API answers 404 when
- * no key is configured) and thin handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
+ * no key is configured) or an operator key's, wrong keys slowed per address, the actor each call acts as, and thin
+ * handlers that hand JSON to the shared admin service. Errors use OpenAI's shape.
  */
 import { noCredential, readCredential, sameSecret } from "../access/auth.ts";
 import { GatewayError } from "../core/errors.ts";
@@ -8,6 +9,8 @@ import { json } from "../core/http.ts";
 import { readJsonObject } from "../core/request_body.ts";
 import type { Deps, Endpoint, RequestContext } from "../handlers/context.ts";
 import { serves } from "../relay/routing.ts";
+import type { Actor } from "./audit.ts";
+import { keyActor } from "./operator_ops.ts";
 import { type AdminService, adminService } from "./service.ts";
 
 async function authorize(req: Request, ctx: RequestContext): Promise<AdminService> {
@@ -21,13 +24,32 @@ async function authorize(req: Request, ctx: RequestContext): Promise<AdminServic
   }
   const given = readCredential(req.headers);
   if (!given) throw noCredential(req.headers, "admin key");
-  if (!await sameSecret(given, key)) throw new GatewayError("authentication", "Invalid admin key");
-  return serviceOf(deps);
+  const attempt = deps.operator.guard.attempt("admin_key", ctx.peer.address);
+  const from = whereFrom(req, ctx, "api");
+  if (await sameSecret(given, key)) return serviceOf(deps, { name: "admin key", role: "owner", ...from });
+  // A revoked or expired operator key is a real one, not a guess (as with client tokens), so only a secret that is
+  // neither the admin key nor any operator key is charged to the address.
+  const actor = await keyActor(deps.store, given, deps.now(), from);
+  if (!actor) {
+    attempt.failed();
+    throw new GatewayError("authentication", "Invalid admin key");
+  }
+  return serviceOf(deps, actor);
 }
 
-/** The admin service over the app's store and config, as the admin API and the console use it. */
-export function serviceOf(deps: Deps): AdminService {
+/** Where a call to the admin API or the console comes from, as the audit trail records it. */
+export function whereFrom(
+  req: Request,
+  ctx: RequestContext,
+  via: Actor["via"],
+): Pick<Actor, "via" | "ip" | "user_agent"> {
+  return { via, ip: ctx.peer.address, user_agent: req.headers.get("user-agent") ?? undefined };
+}
+
+/** The admin service over the app's store and config acting as `actor`, as the admin API and the console use it. */
+export function serviceOf(deps: Deps, actor: Actor): AdminService {
   return adminService({
+    actor,
     store: deps.store,
     config: deps.config,
     served: (model) => serves(deps.table, model),
@@ -46,9 +68,12 @@ function admin(method: Endpoint["method"], path: string, action: Action, status 
   return {
     method,
     path,
+    operator: true,
     errors: () => "openai-chat",
     async handle(req, ctx) {
       const service = await authorize(req, ctx);
+      // A role that may only read is refused before a body is read, whatever the body holds.
+      if (method !== "GET") service.mayChange();
       return json(await action(service, req, ctx), { status });
     },
   };
@@ -70,4 +95,8 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
   admin("DELETE", "/admin/responses/:id", (s, _req, ctx) => s.deleteResponse(ctx.params.id)),
   admin("GET", "/admin/usage", (s, req) => s.usage(queryOf(req))),
   admin("GET", "/admin/requests", (s, req) => s.requests(queryOf(req))),
+  admin("GET", "/admin/audit", (s, req) => s.audit(queryOf(req))),
+  admin("GET", "/admin/operator-keys", async (s) => ({ data: await s.listOperatorKeys() })),
+  admin("POST", "/admin/operator-keys", async (s, req, ctx) => s.createOperatorKey(await bodyOf(req, ctx)), 201),
+  admin("DELETE", "/admin/operator-keys/:id", (s, _req, ctx) => s.revokeOperatorKey(ctx.params.id)),
 ];

@@ -77,6 +77,26 @@ export const LogQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
+/** GET /admin/audit query; `cursor` is the `next_cursor` of the page before. */
+export const AuditQuery = z.strictObject({
+  actor: z.string().min(1).max(200).optional(),
+  action: z.string().regex(/^[a-z_]{1,40}\.[a-z_]{1,40}$/, "must be an action such as token.revoke").optional(),
+  since: Since.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(100).optional(),
+});
+
+/** The roles an operator key can have. */
+const Role = z.enum(["owner", "admin", "viewer"]);
+
+/** POST /admin/operator-keys; without expires_at a key lasts 90 days. */
+export const OperatorKeyCreate = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.@+-]{1,100}$/, "must be 1 to 100 letters, digits, '_', '.', '@', '+' or '-'")
+    .refine((name) => name !== "cli", 'must not be "cli", which names the CLI in the audit trail'),
+  role: Role,
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+});
+
 /** Parses `input` or throws a 400 whose message and `param` name the first field at fault. */
 export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const result = schema.safeParse(input);

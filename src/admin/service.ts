@@ -1,20 +1,32 @@
 /**
- * @module The operations on tokens, groups and usage that the admin API and the CLI share: inputs are checked
- * with the admin schemas, failures are GatewayErrors (400 naming the field, 404, 409), results are plain JSON. Stored
- * Responses can be deleted one by one or a token's all at once, whether or not the gateway still keeps new ones.
- * Groups defined in the config file are read-only here: the config rewrites them at every start.
+ * @module The operations on tokens, groups and usage that the admin API, the console and the CLI share: inputs are
+ * checked with the admin schemas, failures are GatewayErrors (400 naming the field, 403, 404, 409), results are plain
+ * JSON. Every change is refused to a viewer and recorded in the audit trail, with its actor and the values before and
+ * after. Stored Responses can be deleted one by one or a token's all at once, whether or not the gateway still keeps
+ * new ones. Groups defined in the config file are read-only here: the config rewrites them at every start.
  */
 import type { GroupPatch, Store, TokenPatch } from "../access/store.ts";
 import { responseStore } from "../conversations/store.ts";
 import type { Config } from "../core/config.ts";
-import { parseDuration } from "../core/duration.ts";
+import { parseDuration, sinceMs } from "../core/duration.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
 import { fieldPath, invalidField } from "../core/validation.ts";
 import { type DayCache, openSince } from "../usage/day_cache.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/log_entry.ts";
-import { GroupCreate, GroupUpdate, LogQuery, parseInput, TokenCreate, TokenUpdate, UsageQuery } from "./schemas.ts";
+import { type Actor, type AuditRecord, auditTrail } from "./audit.ts";
+import { operatorOps } from "./operator_ops.ts";
+import {
+  AuditQuery,
+  GroupCreate,
+  GroupUpdate,
+  LogQuery,
+  parseInput,
+  TokenCreate,
+  TokenUpdate,
+  UsageQuery,
+} from "./schemas.ts";
 
 /** What the service works on. */
 export interface AdminContext {
@@ -23,6 +35,8 @@ export interface AdminContext {
   /** True when some upstream serves the public model id. */
   served(model: string): boolean;
   now(): Date;
+  /** Who is asking, and from where: changes are allowed by its role and recorded under its name. */
+  actor: Actor;
   /** Where a long-running gateway keeps closed days' usage totals; without it every read goes to KV. */
   usageDays?: DayCache;
 }
@@ -63,6 +77,18 @@ export function adminService(ctx: AdminContext) {
     now: () => ctx.now().getTime(),
     writes: store.writes,
   });
+  const audit = auditTrail(store.kv, { days: ctx.config.audit.days, writes: store.writes });
+
+  /** Refuses a change to a role that may only read. */
+  function mayChange(): void {
+    if (ctx.actor.role === "viewer") {
+      throw new GatewayError("permission", `The role "viewer" of "${ctx.actor.name}" may read but not change anything`);
+    }
+  }
+  /** Records a change that was made. */
+  async function record(action: string, target: string, before: unknown, after: unknown): Promise<void> {
+    await audit.record(ctx.actor, { time: ctx.now(), action, target, before, after });
+  }
 
   async function requireGroup(name: string, param: string): Promise<Group> {
     const group = await store.getGroup(name);
@@ -81,7 +107,10 @@ export function adminService(ctx: AdminContext) {
   }
 
   return {
+    mayChange,
+    ...operatorOps({ ctx, mayChange, record }),
     async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {
+      mayChange();
       const body = parseInput(TokenCreate, input);
       await requireGroup(body.group, "group");
       const expiresAt = body.expires_at ? new Date(body.expires_at) : undefined;
@@ -92,6 +121,7 @@ export function adminService(ctx: AdminContext) {
         limits: body.limits,
         now: ctx.now(),
       });
+      await record("token.create", token.id, null, token);
       return { token, secret };
     },
     async listTokens(group?: string): Promise<TokenRecord[]> {
@@ -102,7 +132,10 @@ export function adminService(ctx: AdminContext) {
       return await store.getToken(id) ?? Promise.reject(notFound("Token", id));
     },
     async updateToken(id: string, input: unknown): Promise<TokenRecord> {
+      mayChange();
       const body = parseInput(TokenUpdate, input);
+      const before = await store.getToken(id);
+      if (!before) throw notFound("Token", id);
       if (body.group !== undefined) await requireGroup(body.group, "group");
       const patch: TokenPatch = {};
       if (body.name !== undefined) patch.name = body.name;
@@ -112,15 +145,31 @@ export function adminService(ctx: AdminContext) {
         patch.expires_at = body.expires_at === null ? null : new Date(body.expires_at).toISOString();
       }
       if (body.limits !== undefined) patch.limits = body.limits ?? undefined;
-      return await store.updateToken(id, patch) ?? Promise.reject(notFound("Token", id));
+      const after = await store.updateToken(id, patch);
+      if (!after) throw notFound("Token", id);
+      // Turning a revoked token back on is what the console's restore button does; it is named as such.
+      const action = before.disabled && !after.disabled
+        ? "token.restore"
+        : !before.disabled && after.disabled
+        ? "token.revoke"
+        : "token.update";
+      await record(action, id, before, after);
+      return after;
     },
     async revokeToken(id: string): Promise<TokenRecord> {
-      return await store.revokeToken(id) ?? Promise.reject(notFound("Token", id));
+      mayChange();
+      const before = await store.getToken(id);
+      const after = before && await store.revokeToken(id);
+      if (!before || !after) throw notFound("Token", id);
+      await record("token.revoke", id, before, after);
+      return after;
     },
     async createGroup(input: unknown): Promise<Group> {
+      mayChange();
       const body = parseInput(GroupCreate, input);
       checkModels(body.models);
       if (!await store.createGroup(body)) throw conflict(`Group "${body.name}" already exists`);
+      await record("group.create", body.name, null, body);
       return body;
     },
     listGroups: (): Promise<Group[]> => store.listGroups(),
@@ -128,8 +177,10 @@ export function adminService(ctx: AdminContext) {
       return await store.getGroup(name) ?? Promise.reject(notFound("Group", name));
     },
     async updateGroup(name: string, input: unknown): Promise<Group> {
+      mayChange();
       const body = parseInput(GroupUpdate, input);
-      if (!await store.getGroup(name)) throw notFound("Group", name);
+      const before = await store.getGroup(name);
+      if (!before) throw notFound("Group", name);
       editable(name);
       if (body.models) checkModels(body.models);
       // Fields left out (or given as undefined by the CLI) keep their value; null limits clear them.
@@ -137,10 +188,15 @@ export function adminService(ctx: AdminContext) {
       if (body.listing !== undefined) patch.listing = body.listing;
       if (body.models !== undefined) patch.models = body.models;
       if (body.limits !== undefined) patch.limits = body.limits ?? undefined;
-      return await store.updateGroup(name, patch) ?? Promise.reject(notFound("Group", name));
+      const after = await store.updateGroup(name, patch);
+      if (!after) throw notFound("Group", name);
+      await record("group.update", name, before, after);
+      return after;
     },
     async deleteGroup(name: string): Promise<{ deleted: string }> {
-      if (!await store.getGroup(name)) throw notFound("Group", name);
+      mayChange();
+      const before = await store.getGroup(name);
+      if (!before) throw notFound("Group", name);
       editable(name);
       // Revoked tokens do not hold a group; re-enabling one whose group is gone gives a clear 403 at auth.
       const users = (await store.listTokens()).filter((token) => token.group === name && !token.disabled);
@@ -150,19 +206,25 @@ export function adminService(ctx: AdminContext) {
         );
       }
       if (!await store.deleteGroup(name)) throw notFound("Group", name);
+      await record("group.delete", name, before, null);
       return { deleted: name };
     },
     /** Deletes a stored response, whichever token made it. */
     async deleteResponse(id: string): Promise<{ id: string; object: "response"; deleted: true; token: string }> {
+      mayChange();
       const owner = await responses.owner(id, (await store.listTokens()).map((token) => token.id));
       if (!owner || !await responses.delete(owner, id)) throw notFound("Response", id);
+      await record("response.delete", id, { token: owner }, null);
       return { id, object: "response", deleted: true, token: owner };
     },
     /** Deletes every stored response of a token. */
     async purgeResponses(tokenId: string): Promise<{ token: string; deleted: number }> {
+      mayChange();
       const token = await store.getToken(tokenId);
       if (!token) throw notFound("Token", tokenId);
-      return { token: token.id, deleted: await responses.purge(token.id) };
+      const deleted = await responses.purge(token.id);
+      await record("response.purge", token.id, null, { deleted });
+      return { token: token.id, deleted };
     },
     async usage(
       input: unknown,
@@ -177,14 +239,20 @@ export function adminService(ctx: AdminContext) {
       const data = await usageTotals(store.kv, options, closed);
       return { by: query.by, since, until, currency: ctx.config.currency, data };
     },
+    /** The audit trail, newest first, a page at a time. */
+    async audit(input: unknown): Promise<{ data: AuditRecord[]; next_cursor: string | null }> {
+      const query = parseInput(AuditQuery, input);
+      const since = query.since === undefined ? undefined : sinceMs(query.since, ctx.now());
+      try {
+        return await audit.list({ ...query, since });
+      } catch (err) {
+        if (err instanceof RangeError) throw invalidField("cursor", "must be the next_cursor of an earlier page");
+        throw err;
+      }
+    },
     async requests(input: unknown): Promise<{ currency: string; data: RequestLogEntry[] }> {
       const query = parseInput(LogQuery, input);
-      const now = ctx.now().getTime();
-      const since = query.since === undefined
-        ? undefined
-        : /^\d{4}-\d{2}-\d{2}$/.test(query.since)
-        ? Date.parse(`${query.since}T00:00:00Z`)
-        : now - parseDuration(query.since);
+      const since = query.since === undefined ? undefined : sinceMs(query.since, ctx.now());
       const data = await requestLog(store.kv, {
         since,
         token_id: query.token,

@@ -32,6 +32,8 @@ export async function withService<T>(args: Args, io: Io, run: (service: AdminSer
       config,
       served: (model) => serves(table, model),
       now: () => new Date(),
+      // Whoever can run the CLI can open the KV file, so it acts as the owner; it is named "cli" in the trail.
+      actor: { name: "cli", role: "owner", via: "cli" },
     }));
   } finally {
     store.close();

@@ -2,6 +2,8 @@
 import { serve } from "../server.ts";
 import { groupCommand, responseCommand, tokenCommand } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
+import { auditCommand } from "./audit_command.ts";
+import { operatorKeyCommand } from "./operator_key_commands.ts";
 import { usageCommand } from "./usage_commands.ts";
 
 const LIMIT_FLAGS = `Limit flags (each optional; a token and its group are both enforced):
@@ -20,6 +22,8 @@ Commands:
   group list|create|update|delete  manage groups: models, listing shape, limits
   usage [--by token] [--since 7d]  usage totals; usage log shows recent requests
   response delete|purge       delete stored Responses: one by id, or all of a token's
+  operator-key create|list|revoke  personal admin API keys with a role (owner, admin, viewer)
+  audit [--actor A] [--since 7d]  who changed what, newest first
 
 Every command takes --config PATH (else $MODELGATE_CONFIG_YAML, the whole config; else $MODELGATE_CONFIG; else
 config/gateway.yaml; else the example), --help, and --json where it prints data.
@@ -57,6 +61,20 @@ ${LIMIT_FLAGS}`,
 
 Responses are kept for responses_store.days (default 30) when responses_store.enabled is true; a token can also
 delete its own with DELETE /v1/responses/{id}.`,
+  "operator-key": `Usage: modelgate operator-key <create|list|revoke> [options]
+
+  operator-key create --name PERSON --role owner|admin|viewer [--expires-in 90d | --expires-at ISO]
+                                   prints the mgk- secret alone on stdout, once; 90 days unless told
+  operator-key list [--json]       id, name, role, created, expiry, status (never secrets)
+  operator-key revoke ID           the key answers 401 from then on
+
+Each call made with a key to the admin API is recorded in the audit trail under its name.`,
+  audit: `Usage: modelgate audit [--actor NAME] [--action token.revoke] [--since 7d|YYYY-MM-DD] [--limit 100]
+                      [--cursor C] [--json]
+
+Every change made through the admin API, the console or the CLI: when, who ("admin key", "cli", or an operator
+key's name), from where, the action, its target and the fields it changed. Kept audit.days days (default 365).
+Changes made with this CLI are recorded as actor "cli".`,
   usage: `Usage: modelgate usage [--by token|group|model|session|day] [--since 7d|YYYY-MM-DD] [--until YYYY-MM-DD]
                       [--name KEY] [--json]
        modelgate usage log [--token ID] [--group G] [--model M] [--session S] [--status N] [--upstream U]
@@ -79,6 +97,8 @@ export async function runCli(args: Args, io: Io): Promise<number> {
   if (command === "group") return await groupCommand(args, io, HELP.group);
   if (command === "usage") return await usageCommand(args, io);
   if (command === "response") return await responseCommand(args, io, HELP.response);
+  if (command === "audit") return await auditCommand(args, io);
+  if (command === "operator-key") return await operatorKeyCommand(args, io, HELP["operator-key"]);
   io.err(`Unknown command "${command}"\n\n${HELP[""]}`);
   return 2;
 }

@@ -29,6 +29,7 @@ export interface ConsoleRoute {
 export const DONE: Record<string, string> = {
   saved: "Saved.",
   revoked: "Revoked: the token answers 401 from now on.",
+  "revoked-key": "Revoked: the key answers 401 from now on.",
   restored: "Restored: the token works again.",
   created: "Created.",
   deleted: "Deleted.",

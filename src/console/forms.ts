@@ -1,6 +1,6 @@
 /**
  * @module The console's forms as the admin service's input: a urlencoded body read within a size limit, and the
- * fields of token and group forms turned into the same JSON the admin API takes, so the service checks them alike.
+ * fields of token, group and operator key forms turned into the same JSON the admin API takes, so the service checks them alike.
  */
 import { LIMIT_FIELDS } from "../access/limits.ts";
 import type { Limits } from "../core/config.ts";
@@ -59,6 +59,11 @@ function expiryOf(form: URLSearchParams): string | null | undefined {
   if (iso) return iso;
   const local = field(form, "expires_local");
   return local ? `${local.length === 16 ? `${local}:00` : local}Z` : undefined;
+}
+
+/** The admin API's body for a new operator key; no expiry given means the service's default. */
+export function operatorKeyInput(form: URLSearchParams): Record<string, unknown> {
+  return { name: field(form, "name"), role: field(form, "role"), expires_at: expiryOf(form) ?? undefined };
 }
 
 /** The admin API's body for a new token. */

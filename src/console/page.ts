@@ -40,6 +40,8 @@ const NAV: { path: string; title: string }[] = [
   { path: "/ui/usage", title: "Usage" },
   { path: "/ui/requests", title: "Request log" },
   { path: "/ui/upstreams", title: "Upstreams and models" },
+  { path: "/ui/operators", title: "Operator keys" },
+  { path: "/ui/audit", title: "Audit trail" },
 ];
 
 /** What a page puts in the frame. */

@@ -86,7 +86,9 @@ export function logRows(entries: readonly RequestLogEntry[], view: LogView): Htm
         <td>${upstreamCell(e)}</td>
         <td>${pinCell(e)}</td>
         <td>${filterLink("token", e.token_id, names.get(e.token_id) ?? e.token_id)}${e.group ? under(e.group) : ""}</td>
-        <td>${CLIENTS[e.protocol] ?? e.protocol}${e.stream ? under("stream") : ""}</td>
+        <td>${CLIENTS[e.protocol] ?? e.protocol}${e.stream
+          ? under(e.transport === "websocket" ? "stream on a WebSocket" : "stream")
+          : ""}</td>
         <td class="num">${duration(e.duration_ms)}${under(`first byte ${duration(e.ttfb_ms)}`)}</td>
         <td class="num">${count(input)} → ${count(e.output_tokens)}${partial}</td>
         ${currency ? costOf(e, currency) : ""}

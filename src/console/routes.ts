@@ -3,18 +3,20 @@
  * the session and Origin checks in front of every page; its route table; and the security headers on every answer.
  */
 import { sameSecret } from "../access/auth.ts";
-import { serviceOf } from "../admin/routes.ts";
+import { serviceOf, whereFrom } from "../admin/routes.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
 import { asset } from "./assets.ts";
+import { AUDIT_ROUTES } from "./audit.ts";
 import type { ConsoleRoute } from "./context.ts";
 import { readForm } from "./forms.ts";
 import { GROUP_ROUTES } from "./groups.ts";
 import { html } from "./html.ts";
+import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
 import { pageResponse, redirect, secure } from "./page.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
-import { endSession, hasSession, sameOrigin, sessionCookie, startSession } from "./session.ts";
+import { endSession, hasSession, sameOrigin, sessionCookie, type SessionLimits, startSession } from "./session.ts";
 import { TOKEN_DETAIL_ROUTES } from "./token_detail.ts";
 import { TOKEN_ROUTES } from "./tokens.ts";
 import { UPSTREAM_ROUTES } from "./upstreams.ts";
@@ -29,6 +31,8 @@ const ROUTES: readonly ConsoleRoute[] = [
   ...USAGE_ROUTES,
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
+  ...OPERATOR_ROUTES,
+  ...AUDIT_ROUTES,
 ];
 
 /** The route for a method and path, with its parameters decoded; a malformed %-escape matches nothing. */
@@ -59,13 +63,35 @@ export function matchRoute(
   return { params: {}, pathKnown };
 }
 
-/** Where to go after signing in: a console page the form named, else the overview. */
+/** Stands in for the console's own origin while a `next` value is resolved as the browser would resolve it. */
+const HERE = "http://console.invalid";
+
+/**
+ * Where to go after signing in: a console page the form named, else the overview. The value is resolved as a browser
+ * resolves a Location (backslashes as slashes, dot segments and their %2e spellings removed), and only a path
+ * under /ui/ of the same origin is kept, in its resolved form, so what is checked is where the browser goes.
+ */
 function nextPage(value: string | null): string {
-  return value && /^\/ui\/[A-Za-z0-9/_.?=&%-]*$/.test(value) && !value.includes("//") ? value : "/ui/";
+  // A backslash, a space or a control character has no place in a console path; browsers drop or reinterpret them.
+  const odd = [...value ?? ""].some((c) => c === "\\" || c <= " " || c === "\x7f");
+  if (!value || !value.startsWith("/") || odd) return "/ui/";
+  let url: URL;
+  try {
+    url = new URL(value, HERE);
+  } catch {
+    return "/ui/";
+  }
+  const path = `${url.pathname}${url.search}`;
+  return url.origin === HERE && url.pathname.startsWith("/ui/") && !path.startsWith("//") ? path : "/ui/";
 }
 
 /** The sign-in form; the key is never put back in it. */
-function signInPage(status: number, next: string, notice?: { text: string; tone: "ok" | "bad" }): Response {
+function signInPage(
+  status: number,
+  next: string,
+  notice?: { text: string; tone: "ok" | "bad" },
+  headers?: HeadersInit,
+): Response {
   const body = html`
     <form method="post" action="/ui/login" class="panel signin">
       <label>Admin key <input type="password" name="key" autocomplete="current-password" required autofocus></label>
@@ -74,19 +100,35 @@ function signInPage(status: number, next: string, notice?: { text: string; tone:
       <p class="muted">The key is <code>MODELGATE_ADMIN_KEY</code> from the gateway's environment.</p>
     </form>
   `;
-  return pageResponse({ title: "Sign in", body, notice }, status);
+  return pageResponse({ title: "Sign in", body, notice }, status, headers);
 }
 
 async function signIn(req: Request, ctx: RequestContext, adminKey: string): Promise<Response> {
   const form = await readForm(req, ctx.deps.config.body_idle_timeout_ms);
   const next = nextPage(form.get("next"));
+  let attempt;
+  try {
+    attempt = ctx.deps.operator.guard.attempt("admin_key", ctx.peer.address);
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    const refusal = err;
+    return signInPage(refusal.status, next, { text: refusal.message, tone: "bad" }, refusal.headers);
+  }
   if (!await sameSecret(form.get("key") ?? "", adminKey)) {
+    attempt.failed();
     return signInPage(401, next, { text: "Wrong admin key.", tone: "bad" });
   }
   const { store } = ctx.deps;
   // Like every KV write, retried while another process holds the KV file.
-  const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, ctx.deps.now()));
-  return redirect(next, { "set-cookie": sessionCookie(req, session) });
+  const now = ctx.deps.now();
+  const options = { ...sessionLimits(ctx), now };
+  const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, options));
+  return redirect(next, { "set-cookie": sessionCookie({ ...session, now }, ctx.peer.https) });
+}
+
+/** The console's session lifetimes, from the config. */
+function sessionLimits(ctx: RequestContext): SessionLimits {
+  return { maxMs: ctx.deps.config.console.session_max_ms, idleMs: ctx.deps.config.console.session_idle_ms };
 }
 
 function refusedOrigin(): Response {
@@ -121,17 +163,19 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     return asset(path.slice("/assets/".length)) ?? pageResponse({ title: "Not found", body: html`` }, 404);
   }
   // Every change, signing in and out included, must come from the console's own pages.
-  if (req.method === "POST" && !sameOrigin(req)) {
+  if (req.method === "POST" && !sameOrigin(req, ctx.peer)) {
     await req.body?.cancel();
     return refusedOrigin();
   }
   if (path === "/login" && req.method === "POST") return await signIn(req, ctx, adminKey);
   if (path === "/logout" && req.method === "POST") {
     await req.body?.cancel();
-    await ctx.deps.store.writes.write("console_session", () => endSession(kv, adminKey, req));
-    return redirect("/ui/?done=signed-out", { "set-cookie": sessionCookie(req) });
+    const { https } = ctx.peer;
+    await ctx.deps.store.writes.write("console_session", () => endSession(kv, adminKey, req, https));
+    return redirect("/ui/?done=signed-out", { "set-cookie": sessionCookie(undefined, https) });
   }
-  const signedIn = await hasSession(kv, adminKey, req, ctx.deps.now());
+  const { https } = ctx.peer;
+  const signedIn = await hasSession(kv, adminKey, req, { ...sessionLimits(ctx), now: ctx.deps.now(), https });
   if (!signedIn) {
     await req.body?.cancel();
     if (method !== "GET") return signInPage(401, "/ui/");
@@ -146,13 +190,26 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     const text = pathKnown ? `Method ${req.method} is not allowed here` : `No console page at ${url.pathname}`;
     return errorPage(new GatewayError("not_found", text, { status: pathKnown ? 405 : 404 }), ctx);
   }
-  return await route.handle({ req, url, deps: ctx.deps, service: serviceOf(ctx.deps), params, now: ctx.deps.now() });
+  return await route.handle({
+    req,
+    url,
+    deps: ctx.deps,
+    service: serviceOf(ctx.deps, consoleActor(req, ctx)),
+    params,
+    now: ctx.deps.now(),
+  });
+}
+
+/** Who a console session acts as: the admin key opened it, so it acts as the admin key, from the browser's address. */
+function consoleActor(req: Request, ctx: RequestContext) {
+  return { name: "admin key", role: "owner" as const, ...whereFrom(req, ctx, "console") };
 }
 
 /** The console as one endpoint of the app: everything under /ui, any method. */
 export const CONSOLE_ENDPOINT: Endpoint = {
   method: "*",
   path: "/ui/*",
+  operator: true,
   errors: () => "openai-chat",
   async handle(req, ctx) {
     const adminKey = ctx.deps.operator.adminKey;

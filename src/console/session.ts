@@ -1,16 +1,34 @@
 /**
- * @module Console sessions: a random id in an HttpOnly, SameSite=Strict cookie, kept in KV under an HMAC of the id
- * keyed by the admin key. Signing out deletes the entry on every instance, and changing the admin key ends every
- * session at once: the same cookie then points at a key nobody wrote. The admin key itself is never stored.
+ * @module Console sessions: a random id in an HttpOnly, SameSite=Strict cookie (`__Host-` and Secure over https), kept in
+ * KV under an HMAC of the id keyed by the admin key, ending at an absolute and an idle lifetime. Signing out deletes the
+ * entry on every instance, and changing the admin key ends every session at once: the same cookie then points at a key
+ * nobody wrote. The admin key itself is never stored.
  */
+import type { Peer } from "../core/peer.ts";
 
-/** The cookie's name. */
+/** The cookie's name over http, where the browser keeps it for /ui only. */
 const SESSION_COOKIE = "modelgate_console";
-/** How long a sign-in lasts. */
-const SESSION_MS = 12 * 3_600_000;
+/**
+ * Its name over https: the `__Host-` prefix makes the browser refuse it unless it is Secure, for the whole host (Path=/)
+ * and set by this host alone, so a sibling domain cannot plant a session of its own choosing.
+ */
+const HOST_COOKIE = "__Host-modelgate_console";
 
 const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 const encoder = new TextEncoder();
+
+/** How long sessions last: `maxMs` after signing in at most, `idleMs` after the last page at most. */
+export interface SessionLimits {
+  maxMs: number;
+  idleMs: number;
+}
+
+/** A session as kept in KV. */
+interface SessionEntry {
+  expires_at: number;
+  /** When a page was last opened with it, to a fraction of the idle lifetime (see {@linkcode hasSession}). */
+  seen_at: number;
+}
 
 /** Where one session is kept: its id, MACed with the admin key, so a key change orphans it. */
 async function sessionKey(adminKey: string, id: string): Promise<Deno.KvKey> {
@@ -21,57 +39,88 @@ async function sessionKey(adminKey: string, id: string): Promise<Deno.KvKey> {
   return ["console_session", mac.toHex()];
 }
 
-/** The session id the request's cookie carries, when it has the shape of one. */
-export function sessionIdOf(req: Request): string | undefined {
+/** The session id the request's cookie carries, when it has the shape of one; over https only the `__Host-` cookie. */
+export function sessionIdOf(req: Request, https: boolean): string | undefined {
+  const wanted = https ? HOST_COOKIE : SESSION_COOKIE;
   for (const part of (req.headers.get("cookie") ?? "").split(";")) {
     const [name, value] = part.trim().split("=", 2);
-    if (name === SESSION_COOKIE && value !== undefined && ID_SHAPE.test(value)) return value;
+    if (name === wanted && value !== undefined && ID_SHAPE.test(value)) return value;
   }
   return undefined;
 }
 
-/** Starts a session; answers its id and when it ends. */
-export async function startSession(kv: Deno.Kv, adminKey: string, now: Date): Promise<{ id: string; expires: Date }> {
+/** KV drops an entry once neither lifetime can keep it. */
+function expireIn(entry: SessionEntry, limits: SessionLimits): number {
+  return Math.max(1, Math.min(entry.expires_at, entry.seen_at + limits.idleMs) - entry.seen_at);
+}
+
+/** Starts a session; answers its id and when it ends at the latest. */
+export async function startSession(
+  kv: Deno.Kv,
+  adminKey: string,
+  options: SessionLimits & { now: Date },
+): Promise<{ id: string; expires: Date }> {
   const id = crypto.getRandomValues(new Uint8Array(32)).toBase64({ alphabet: "base64url", omitPadding: true });
-  const expires = new Date(now.getTime() + SESSION_MS);
-  await kv.set(await sessionKey(adminKey, id), { expires_at: expires.getTime() }, { expireIn: SESSION_MS });
-  return { id, expires };
-}
-
-/** True when the request carries a live session made under this admin key. */
-export async function hasSession(kv: Deno.Kv, adminKey: string, req: Request, now: Date): Promise<boolean> {
-  const id = sessionIdOf(req);
-  if (!id) return false;
-  // KV lets an expired entry linger a while; its own expiry is what counts.
-  const entry = await kv.get<{ expires_at: number }>(await sessionKey(adminKey, id));
-  return entry.value !== null && entry.value.expires_at > now.getTime();
-}
-
-/** Ends the request's session, if it has one. */
-export async function endSession(kv: Deno.Kv, adminKey: string, req: Request): Promise<void> {
-  const id = sessionIdOf(req);
-  if (id) await kv.delete(await sessionKey(adminKey, id));
-}
-
-/** True when the request came over HTTPS, directly or through a proxy that says so. */
-function overHttps(req: Request): boolean {
-  const forwarded = req.headers.get("x-forwarded-proto")?.split(",")[0].trim().toLowerCase();
-  return new URL(req.url).protocol === "https:" || forwarded === "https";
-}
-
-/** The Set-Cookie value for a session, or one that removes it when `session` is undefined. */
-export function sessionCookie(req: Request, session?: { id: string; expires: Date }): string {
-  const value = session
-    ? `${session.id}; Max-Age=${SESSION_MS / 1000}; Expires=${session.expires.toUTCString()}`
-    : "; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT";
-  return `${SESSION_COOKIE}=${value}; Path=/ui; HttpOnly; SameSite=Strict${overHttps(req) ? "; Secure" : ""}`;
+  const at = options.now.getTime();
+  const entry = { expires_at: at + options.maxMs, seen_at: at };
+  await kv.set(await sessionKey(adminKey, id), entry, { expireIn: expireIn(entry, options) });
+  return { id, expires: new Date(entry.expires_at) };
 }
 
 /**
- * True when a state-changing request comes from the console's own pages: its Origin names the host it was sent to
- * (or the host a proxy says it was sent to). A form on another site, or a request with no Origin, is refused.
+ * True when the request carries a live session made under this admin key: within its absolute lifetime, and opened
+ * within the idle lifetime. Each use moves the idle deadline on, written at most once per tenth of the idle lifetime
+ * (a minute at most) so pages do not write KV each time; the session may so end up to that much early, never late.
  */
-export function sameOrigin(req: Request): boolean {
+export async function hasSession(
+  kv: Deno.Kv,
+  adminKey: string,
+  req: Request,
+  options: SessionLimits & { now: Date; https: boolean },
+): Promise<boolean> {
+  const id = sessionIdOf(req, options.https);
+  if (!id) return false;
+  const key = await sessionKey(adminKey, id);
+  // KV lets an expired entry linger a while; its own deadlines are what count.
+  const entry = await kv.get<SessionEntry>(key);
+  const now = options.now.getTime();
+  if (!entry.value || entry.value.expires_at <= now || entry.value.seen_at + options.idleMs <= now) return false;
+  if (now - entry.value.seen_at >= Math.min(60_000, options.idleMs / 10)) {
+    const seen = { ...entry.value, seen_at: now };
+    // A session signed out meanwhile stays out: the write is checked against the entry read. A write the KV refuses
+    // (busy, say) leaves the old idle deadline, which only ends the session early, so the page is served anyway.
+    await kv.atomic().check(entry).set(key, seen, { expireIn: expireIn(seen, options) }).commit().catch(() => {});
+  }
+  return true;
+}
+
+/** Ends the request's session, if it has one. */
+export async function endSession(kv: Deno.Kv, adminKey: string, req: Request, https: boolean): Promise<void> {
+  const id = sessionIdOf(req, https);
+  if (id) await kv.delete(await sessionKey(adminKey, id));
+}
+
+/**
+ * The Set-Cookie value for a session, or one that removes it when `session` is undefined. Over `https` (the request
+ * came over HTTPS, itself or as a trusted proxy says) it is the `__Host-` cookie, Secure, for Path=/ (the prefix
+ * demands both), else a cookie for /ui.
+ */
+export function sessionCookie(session: { id: string; expires: Date; now: Date } | undefined, https: boolean): string {
+  const value = session
+    ? `${session.id}; Max-Age=${
+      Math.round((session.expires.getTime() - session.now.getTime()) / 1000)
+    }; Expires=${session.expires.toUTCString()}`
+    : "; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT";
+  const scope = https ? "Path=/; HttpOnly; SameSite=Strict; Secure" : "Path=/ui; HttpOnly; SameSite=Strict";
+  return `${https ? HOST_COOKIE : SESSION_COOKIE}=${value}; ${scope}`;
+}
+
+/**
+ * True when a state-changing request comes from the console's own pages: its Origin's host is exactly the one the
+ * request was sent to (`peer.authority`: the Host, or a trusted proxy's X-Forwarded-Host). A form on another site,
+ * or a request with no Origin, is refused.
+ */
+export function sameOrigin(req: Request, peer: Pick<Peer, "authority">): boolean {
   const origin = req.headers.get("origin");
   if (!origin || origin === "null") return false;
   let host: string;
@@ -80,6 +129,5 @@ export function sameOrigin(req: Request): boolean {
   } catch {
     return false;
   }
-  const forwarded = req.headers.get("x-forwarded-host")?.split(",")[0].trim();
-  return host === new URL(req.url).host || (forwarded !== undefined && host === forwarded);
+  return host === peer.authority;
 }

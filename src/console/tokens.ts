@@ -10,7 +10,7 @@ import { readForm, tokenCreateInput } from "./forms.ts";
 import { type Html, html } from "./html.ts";
 import { pageResponse } from "./page.ts";
 import { revokeButton, statusBadge, tokenLink } from "./token_detail.ts";
-import { costCell, expiryInput, limitInputs, pricing, select, table } from "./widgets.ts";
+import { costCell, expiryInput, limitInputs, pricing, secretPanel, select, table } from "./widgets.ts";
 
 const STATUSES = ["active", "revoked", "expired"];
 
@@ -108,28 +108,17 @@ ${
 
 /** The one page that shows a new token's secret; it is not kept anywhere and cannot be shown again. */
 function createdPage(token: TokenRecord, secret: string, currency: string): Response {
-  const body = html`
-    <section class="panel secret">
-      <p><strong>Copy the secret now.</strong> This is the only time it is shown; the gateway keeps only its hash.</p>
-      <div
-        class="copy"><code id="secret">${secret}</code><button type="button" class="primary" data-copy="secret">Copy</button>
-    <span class="muted" data-copied hidden>Copied.</span></div>
-      <dl class="facts">
-        <dt>Name</dt>
-        <dd>${tokenLink(token)}</dd>
-        <dt>ID</dt>
-        <dd><code>${token.id}</code></dd>
-        <dt>Group</dt>
-        <dd>${token.group}</dd>
-        <dt>Expires</dt>
-        <dd>${moment(token.expires_at)}</dd>
-        <dt>Limits</dt>
-        <dd>${limitsText(token.limits, currency)}</dd>
-      </dl>
-      <p class="muted">Clients send it as <code>x-api-key</code> or <code>Authorization: Bearer</code>.</p>
-      <p><a href="/ui/tokens">Back to tokens</a></p>
-    </section>
-  `;
+  const body = secretPanel(secret, {
+    facts: [
+      ["Name", tokenLink(token)],
+      ["ID", html`<code>${token.id}</code>`],
+      ["Group", token.group],
+      ["Expires", moment(token.expires_at)],
+      ["Limits", limitsText(token.limits, currency)],
+    ],
+    send: html`Clients send it as <code>x-api-key</code> or <code>Authorization: Bearer</code>.`,
+    back: html`<a href="/ui/tokens">Back to tokens</a>`,
+  });
   return pageResponse({ title: "Token created", nav: "/ui/tokens", body }, 201);
 }
 

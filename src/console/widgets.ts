@@ -32,6 +32,32 @@ export function expiryInput(current: string | null | undefined, editing: boolean
   }`;
 }
 
+/**
+ * The one panel that shows a new secret, with its copy button, the facts about what it opens (label, value pairs),
+ * how to send it and the way back. The secret is not kept anywhere and cannot be shown again.
+ */
+export function secretPanel(
+  secret: string,
+  view: { facts: [string, HtmlValue][]; send: Html; back: Html },
+): Html {
+  return html`
+    <section class="panel secret">
+      <p><strong>Copy the secret now.</strong> This is the only time it is shown; the gateway keeps only its hash.</p>
+      <div
+        class="copy"><code id="secret">${secret}</code><button type="button" class="primary" data-copy="secret">Copy</button>
+    <span class="muted" data-copied hidden>Copied.</span></div>
+      <dl class="facts">${view.facts.map(([label, value]) =>
+        html`
+          <dt>${label}</dt>
+          <dd>${value}</dd>
+        `
+      )}</dl>
+      <p class="muted">${view.send}</p>
+      <p>${view.back}</p>
+    </section>
+  `;
+}
+
 /** A select of `options` with `selected` chosen; `any` adds a first, empty choice with that label. */
 export function select(name: string, options: readonly string[], selected: string | undefined, any?: string): Html {
   return html`<select name="${name}">${any === undefined ? "" : html`<option value="">${any}</option>`}${

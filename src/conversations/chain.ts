@@ -1,7 +1,7 @@
 /**
  * @module Reading a conversation back from the store: the stored responses a `previous_response_id` continues, read
- * in a few KV round trips whatever their number (the ids a response continues are kept with it, so every head, then
- * every record, is asked for at once), each record once, its bytes taken from the in-flight budget before they are
+ * in two KV round trips whatever their number (the ids a response continues and their heads are kept with it, so
+ * every record is asked for at once; an older record's heads take one more), each record once, its bytes taken from the in-flight budget before they are
  * read; a chain deeper than `responses_store.max_chain_turns` is refused before any of it is read, and one whose
  * items would make the request larger than `max_body_bytes` as soon as its heads tell.
  */
@@ -9,7 +9,14 @@ import { GatewayError } from "../core/errors.ts";
 import type { JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
 import { jsonBytes } from "./size.ts";
-import { outputItems, type ResponseStore, type StoredHead, type StoredResponse, type StoredTurn } from "./store.ts";
+import {
+  type KeptHead,
+  outputItems,
+  type ResponseStore,
+  type StoredHead,
+  type StoredResponse,
+  type StoredTurn,
+} from "./store.ts";
 
 /** What reading from the store for one request may cost. */
 export interface ReadLimits {
@@ -23,10 +30,12 @@ export interface ReadLimits {
   reserve(bytes: number): Promise<void>;
 }
 
-/** A conversation read back: its items in order, the ids of its responses, and the bytes its items add. */
+/** A conversation read back: its items in order, the ids of its responses and their heads, and the bytes its items add. */
 export interface ReadChain {
   items: JsonObject[];
   chain: string[];
+  /** The heads of `chain`, to keep with the next response so continuing it reads no head again. */
+  heads: KeptHead[];
   bytes: number;
 }
 
@@ -123,7 +132,8 @@ export async function readChain(
         `not false the answer starts a new chain)`,
     );
   }
-  const earlier = await store.heads(token, chain);
+  // Heads kept with the ids (since they were) save a round trip; an older record's are read.
+  const earlier = head.earlier ?? await store.heads(token, chain);
   const gone = earlier.findIndex((turn) => turn === undefined);
   const expired = (id: string) => previousNotFound(previous, `it continues '${id}', which has expired or was deleted`);
   if (gone !== -1) throw expired(chain[gone]);
@@ -139,5 +149,5 @@ export async function readChain(
   if (lost !== -1) throw lost === chain.length ? notKept() : expired(chain[lost]);
   const items: JsonObject[] = [];
   const bytes = appendTurns(items, heads, records as StoredTurn[]);
-  return { items, chain: [...chain, previous], bytes };
+  return { items, chain: [...chain, previous], heads: heads.map((turn) => turn.kept), bytes };
 }

@@ -9,13 +9,14 @@ import { isObject, type JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
 import { madeWholeTooLarge, readChain, type ReadLimits } from "./chain.ts";
 import { jsonBytes } from "./size.ts";
-import { outputItems, type ResponseStore, type StoredResponse } from "./store.ts";
+import { type KeptHead, outputItems, type ResponseStore, type StoredResponse } from "./store.ts";
 
 /** What to keep of a request once its answer is in. */
 export interface Pending {
   token: string;
-  /** The stored responses it continues, oldest first. */
+  /** The stored responses it continues, oldest first, and their heads. */
   chain: string[];
+  chainHeads: KeptHead[];
   /** Its own input, item references resolved. */
   input: JsonObject[];
 }
@@ -52,8 +53,9 @@ export function inputItems(input: unknown): JsonObject[] {
 }
 
 /**
- * The stored items `ids` names (output items of the token's responses), read together: one getMany for their owners,
- * then the heads and the answers of those, never more of each record than holds its answer.
+ * The stored items `ids` names (output items of the token's responses), read together: one getMany for their index
+ * entries (which keep their response's head), then the answers of those responses, never more of each record than
+ * holds its answer.
  */
 async function referencedItems(
   store: ResponseStore,
@@ -63,9 +65,11 @@ async function referencedItems(
 ): Promise<Map<string, JsonObject>> {
   const found = new Map<string, JsonObject>();
   if (ids.length === 0) return found;
-  const owners = await store.itemOwners(token, ids);
-  const names = [...new Set(owners.filter((owner) => owner !== undefined))];
-  const heads = await store.heads(token, names);
+  const owned = await store.itemHeads(token, ids);
+  const owners = owned.map((head) => head?.id);
+  const byName = new Map(owned.filter((head) => head !== undefined).map((head) => [head.id, head]));
+  const names = [...byName.keys()];
+  const heads = [...byName.values()];
   const bytes = heads.reduce((sum, head) => sum + (head?.answerBytes ?? 0), 0);
   // However many items it names, a request reads no more answers than a client could send.
   if (bytes > limits.maxBytes) throw madeWholeTooLarge(limits.size + bytes, limits.maxBytes, "input");
@@ -103,9 +107,9 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
     throw invalidField("previous_response_id", `${NOT_KEPT}, so it cannot continue one; ${WHOLE}`);
   }
 
-  const { items: context, chain, bytes } = previous
+  const { items: context, chain, heads: chainHeads, bytes } = previous
     ? await readChain(store!, token, previous, options)
-    : { items: [], chain: [], bytes: 0 };
+    : { items: [], chain: [], heads: [], bytes: 0 };
   let size = options.size + bytes;
   const seen = new Set(context.map((item) => item.id).filter((id) => typeof id === "string"));
   // One already in the conversation is a duplicate, as below, and is not read.
@@ -156,7 +160,7 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
   for (const item of own) context.push(item);
   const resolved: JsonObject = { ...body, input: context };
   delete resolved.previous_response_id;
-  return { body: resolved, size, pending: keep ? { token, chain, input: own } : undefined };
+  return { body: resolved, size, pending: keep ? { token, chain, chainHeads, input: own } : undefined };
 }
 
 /** Id prefixes of the items the gateway names, after the API's own. */
@@ -181,5 +185,5 @@ export function storedRecord(pending: Pending, response: JsonObject): StoredResp
     const name = typeof id === "string" && id ? id : `${ID_PREFIX[String(rest.type)] ?? "item"}_${tail}_in${n}`;
     return { id: name, ...rest };
   });
-  return { response, input, chain: pending.chain };
+  return { response, input, chain: pending.chain, chainHeads: pending.chainHeads };
 }

@@ -2,12 +2,13 @@
  * @module Stored Responses in Deno KV, per token: each response's own input items, its answer and the ids of the
  * responses it continues, every key expiring with KV's `expireIn`, read in as few round trips as KV allows. Keys:
  * ["responses", token, id] -> head (written last, so a head means the rest is there), ["responses", token, id, n] ->
- * chunk n of the record's JSON (see record_bytes.ts), ["responses", token, id, "chain"] -> the ids it continues, and
- * ["response_items", token, item id] -> the response whose output holds it.
+ * chunk n of the record's JSON (see record_bytes.ts), ["responses", token, id, "chain"] -> the ids it continues and
+ * their heads, and ["response_items", token, item id] -> the response whose output holds it, with its head.
  */
 import { fitsKey } from "../core/key_text.ts";
 import { createKvWriter, type KvWriter } from "../core/kv_write.ts";
 import type { JsonObject } from "../core/types.ts";
+import { kvBatches } from "./kv_batches.ts";
 import { CHUNK_BYTES, decodeRange, encodeRecord, RESPONSE_AT } from "./record_bytes.ts";
 
 /** One stored response. */
@@ -18,10 +19,21 @@ export interface StoredResponse {
   input: JsonObject[];
   /** The ids of the responses this one continues by `previous_response_id`, oldest first. */
   chain: string[];
+  /** Their heads as read when this one was made, kept with the ids so a continuation need not read them again. */
+  chainHeads?: KeptHead[];
 }
 
 /** A stored response read back; `chain` is there when its head was read with chains, or for an older record. */
 export type StoredTurn = Omit<StoredResponse, "chain"> & { chain?: string[] };
+
+/** A stored response's head as kept: opaque outside the store. */
+export type KeptHead = Head;
+
+/** What an item's index entry holds: the response whose output holds it, and that response's head. */
+type ItemIndex = { owner: string; head: Head };
+
+/** The ids a response continues as kept under its chain key: the ids alone (older), or with their heads. */
+type KeptChain = string[] | { ids: string[]; heads: Head[] };
 
 /** What the head of a stored response says about it, in KV. */
 interface Head {
@@ -50,6 +62,8 @@ export interface StoredHead {
   replay?: number;
   /** The ids of the responses it continues, oldest first: read with `chains` (an older record keeps them inside). */
   chain?: string[];
+  /** Their heads, when kept with the ids (undefined for one past its days): read with `chains`. */
+  earlier?: (StoredHead | undefined)[];
   /** Its head as kept. */
   kept: Head;
 }
@@ -65,8 +79,8 @@ export interface ResponseStore {
   answers(token: string, heads: readonly (StoredHead | undefined)[]): Promise<(JsonObject | undefined)[]>;
   /** The stored responses with these ids, in order; undefined for one that is not (or no longer) stored. */
   load(token: string, ids: readonly string[]): Promise<(StoredResponse | undefined)[]>;
-  /** The ids of the stored responses whose output holds each of `itemIds`. */
-  itemOwners(token: string, itemIds: readonly string[]): Promise<(string | undefined)[]>;
+  /** The heads of the stored responses whose output holds each of `itemIds` (kept with the item since they were). */
+  itemHeads(token: string, itemIds: readonly string[]): Promise<(StoredHead | undefined)[]>;
   /** Deletes a response and its item index; false when there was none. */
   delete(token: string, id: string): Promise<boolean>;
   /** Deletes every response of a token; returns how many there were. */
@@ -84,13 +98,6 @@ export interface ResponseStoreOptions {
   /** Commits with bounded retries when other processes write the same KV (by default one that logs nothing). */
   writes?: KvWriter;
 }
-
-/** Bytes per atomic commit, below KV's 800 KiB. */
-const COMMIT_BYTES = 600_000;
-/** Writes per atomic commit, below KV's 1000 mutations. */
-const COMMIT_KEYS = 500;
-/** Keys per getMany, KV's limit. */
-const READ_KEYS = 10;
 
 const headKey = (token: string, id: string): Deno.KvKey => ["responses", token, id];
 const chainKey = (token: string, id: string): Deno.KvKey => ["responses", token, id, "chain"];
@@ -115,41 +122,7 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
   const ttl = options.days * 86_400_000;
   const kvWrites = options.writes ?? createKvWriter({ log: () => {} });
 
-  /** Every key's entry, by getMany batches sent together: one round trip's wait however many there are. */
-  async function getAll<T>(keys: readonly Deno.KvKey[]): Promise<Deno.KvEntryMaybe<T>[]> {
-    const batches: Promise<Deno.KvEntryMaybe<T>[]>[] = [];
-    for (let at = 0; at < keys.length; at += READ_KEYS) batches.push(kv.getMany<T[]>(keys.slice(at, at + READ_KEYS)));
-    return (await Promise.all(batches)).flat();
-  }
-
-  /** Sets (value) or deletes (undefined) keys in as few commits as KV's limits allow, in order. */
-  async function writeAll(writes: readonly [Deno.KvKey, unknown][]): Promise<void> {
-    const commits: [Deno.KvKey, unknown][][] = [];
-    let batch: [Deno.KvKey, unknown][] = [];
-    let bytes = 0;
-    for (const write of writes) {
-      const size = write[1] instanceof Uint8Array ? write[1].byteLength : 256;
-      if (batch.length > 0 && (batch.length >= COMMIT_KEYS || bytes + size > COMMIT_BYTES)) {
-        commits.push(batch);
-        batch = [];
-        bytes = 0;
-      }
-      batch.push(write);
-      bytes += size;
-    }
-    if (batch.length > 0) commits.push(batch);
-    // Each commit is retried while another process holds the KV file; one that gives up fails the whole write.
-    for (const commit of commits) {
-      await kvWrites.write("response_store", async () => {
-        const op = kv.atomic();
-        for (const [key, value] of commit) {
-          if (value === undefined) op.delete(key);
-          else op.set(key, value, { expireIn: ttl });
-        }
-        await op.commit();
-      });
-    }
-  }
+  const { getAll, writeAll } = kvBatches(kv, kvWrites, ttl);
 
   async function heads(
     token: string,
@@ -163,14 +136,19 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
     }
     const now = options.now();
     const keys = ids.map((id) => headKey(token, id));
-    const entries = await getAll<Head | string[]>(chains ? [...keys, ...ids.map((id) => chainKey(token, id))] : keys);
+    const entries = await getAll<Head | KeptChain>(chains ? [...keys, ...ids.map((id) => chainKey(token, id))] : keys);
     return ids.map((id, i) => {
       const kept = entries[i].value as Head | null;
       if (!kept || !(kept.expires_at > now)) return undefined;
-      const chain = chains && kept.turns ? entries[ids.length + i].value as string[] | null : undefined;
+      const chain = chains && kept.turns ? entries[ids.length + i].value as KeptChain | null : undefined;
       // The ids written with the head are gone before it: the chain expired a moment earlier.
       if (chain === null) return undefined;
-      return storedHead(id, kept, chain);
+      if (chain === undefined || Array.isArray(chain)) return storedHead(id, kept, chain);
+      const head = storedHead(id, kept, chain.ids);
+      head.earlier = chain.heads.map((earlier, n) =>
+        earlier.expires_at > now ? storedHead(chain.ids[n], earlier) : undefined
+      );
+      return head;
     });
   }
 
@@ -230,7 +208,11 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
       const id = String(record.response.id);
       const encoded = encodeRecord(record);
       const writes: [Deno.KvKey, unknown][] = encoded.chunks.map((chunk, n) => [[...headKey(token, id), n], chunk]);
-      if (record.chain.length > 0) writes.push([chainKey(token, id), record.chain]);
+      if (record.chain.length > 0) {
+        const { chain, chainHeads } = record;
+        const kept: KeptChain = chainHeads?.length === chain.length ? { ids: chain, heads: chainHeads } : chain;
+        writes.push([chainKey(token, id), kept]);
+      }
       const now = options.now();
       const head: Head = {
         chunks: encoded.chunks.length,
@@ -241,8 +223,10 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
         replay: encoded.replay,
         turns: record.chain.length,
       };
+      // The head is kept with each item, so a reference reads the answer without reading the head first.
+      const indexed: ItemIndex = { owner: id, head };
       for (const item of outputItems(record.response)) {
-        if (typeof item.id === "string") writes.push([itemKey(token, item.id), id]);
+        if (typeof item.id === "string") writes.push([itemKey(token, item.id), indexed]);
       }
       // The head goes last: until it is written, nothing of the response can be found.
       writes.push([headKey(token, id), head]);
@@ -252,13 +236,20 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
     records,
     answers,
     load,
-    async itemOwners(token, itemIds) {
+    async itemHeads(token, itemIds) {
       // An item id too long for a key was never stored.
       const asked = itemIds.filter(fitsKey);
-      const owners = (await getAll<string>(asked.map((item) => itemKey(token, item)))).map((entry) =>
-        entry.value ?? undefined
-      );
-      return itemIds.map((item) => fitsKey(item) ? owners.shift() : undefined);
+      const index = (await getAll<ItemIndex | string>(asked.map((item) => itemKey(token, item)))).map((e) => e.value);
+      // An item indexed before heads were kept with it names only its response: that head is read.
+      const older = [...new Set(index.filter((entry): entry is string => typeof entry === "string"))];
+      const olderHeads = new Map(older.length ? (await heads(token, older)).map((head, i) => [older[i], head]) : []);
+      const now = options.now();
+      const found = index.map((entry) => {
+        if (entry === null) return undefined;
+        if (typeof entry === "string") return olderHeads.get(entry);
+        return entry.head.expires_at > now ? storedHead(entry.owner, entry.head) : undefined;
+      });
+      return itemIds.map((item) => fitsKey(item) ? found.shift() : undefined);
     },
     async delete(token, id) {
       if (!fitsKey(id)) return false;
@@ -267,9 +258,10 @@ export function responseStore(kv: Deno.Kv, options: ResponseStoreOptions): Respo
       if (!head.value) return false;
       const [record] = await load(token, [id]);
       const items = record ? outputItems(record.response).map((item) => String(item.id)) : [];
-      const owners = await getAll<string>(items.map((item) => itemKey(token, item)));
+      const owners = await getAll<ItemIndex | string>(items.map((item) => itemKey(token, item)));
       const chunks = Array.from({ length: head.value.chunks }, (_, n): Deno.KvKey => [...key, n]);
-      const index = owners.filter((entry) => entry.value === id).map((entry) => entry.key);
+      const ownedBy = (value: ItemIndex | string | null) => typeof value === "string" ? value : value?.owner;
+      const index = owners.filter((entry) => ownedBy(entry.value) === id).map((entry) => entry.key);
       // The head goes first, so the response is gone at once even if the rest takes longer.
       const keys = [key, ...chunks, chainKey(token, id), ...index];
       await writeAll(keys.map((k): [Deno.KvKey, undefined] => [k, undefined]));

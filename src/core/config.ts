@@ -6,6 +6,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { BudgetSchema } from "./money.ts";
 import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
+import { parseRange } from "./addresses.ts";
 import { problemOf } from "./validation.ts";
 
 const Positive = z.number().int().positive();
@@ -62,6 +63,33 @@ const ResponsesStore = z.strictObject({
   max_chain_turns: z.number().int().min(1).max(1000).default(100),
 });
 
+const Console = z.strictObject({
+  /** A console session ends this long after signing in, however busy (absolute lifetime). */
+  session_max_ms: z.number().int().min(60_000).max(30 * 86_400_000).default(12 * 3_600_000),
+  /** ...and this long after its last page (idle lifetime). */
+  session_idle_ms: z.number().int().min(60_000).max(30 * 86_400_000).default(3_600_000),
+});
+
+const Audit = z.strictObject({
+  /** Days each audit record is kept (KV expireIn); the trail of changes made through the admin API, console or CLI. */
+  days: z.number().int().min(1).max(3660).default(365),
+});
+
+const ResponsesSocket = z.strictObject({
+  /** Serves `GET /v1/responses` with `Upgrade: websocket` (the Responses API's WebSocket mode). */
+  enabled: z.boolean().default(true),
+  /** A socket with no response running and no message from its client for this long is closed. */
+  idle_timeout_ms: z.number().int().min(100).default(10 * 60_000),
+  /** A socket is closed this long after it opened, once its responses have finished (OpenAI closes at 60 min). */
+  max_age_ms: z.number().int().min(100).default(60 * 60_000),
+  /** Sockets one token may hold open on this instance at once; another is refused with a 429. */
+  max_per_token: z.number().int().min(1).default(16),
+  /** Responses one socket may have running or waiting at once, over all its streams. */
+  max_pending: z.number().int().min(1).max(256).default(8),
+  /** Bytes of completed responses one socket keeps in memory for `previous_response_id` with `store: false`. */
+  memory_bytes: z.number().int().min(1024).default(16 * 1024 * 1024),
+});
+
 const RetryBudget = z.strictObject({
   /** Retries to one deployment per request it got in the window (0.2: one retry per five requests). */
   ratio: z.number().min(0).max(10).default(0.2),
@@ -112,6 +140,17 @@ const ConfigSchema = z.strictObject({
     host: z.string().min(1).default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8787),
   }).default({ host: "127.0.0.1", port: 8787 }),
+  /**
+   * The host names the console and the admin API answer for (the Host a browser or client sends, without its
+   * port); loopback names are always allowed while `listen.host` is a loopback address.
+   */
+  public_hosts: z.array(
+    z.string().regex(/^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|[0-9A-Fa-f:.]+)$/, "must be a host name or an address"),
+  ).default([]),
+  /** Addresses or ranges (CIDR) of the proxies whose X-Forwarded-For, -Host and -Proto headers are believed. */
+  trusted_proxies: z.array(
+    z.string().refine((text) => parseRange(text) !== undefined, "must be an address or a range such as 10.0.0.0/8"),
+  ).default([]),
   /** A file, ":memory:", a KV Connect URL, or "managed" for `Deno.openKv()` with no path (Deno Deploy). */
   kv_path: z.string().min(1).default("data/modelgate.kv"),
   /** The label of every price, cost and budget; amounts are never converted between currencies. */
@@ -133,6 +172,9 @@ const ConfigSchema = z.strictObject({
   usage: Usage.default(Usage.parse({})),
   limit_shares: LimitShares.default(LimitShares.parse({})),
   responses_store: ResponsesStore.default(ResponsesStore.parse({})),
+  responses_socket: ResponsesSocket.default(ResponsesSocket.parse({})),
+  audit: Audit.default(Audit.parse({})),
+  console: Console.default(Console.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
 });

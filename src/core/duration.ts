@@ -10,3 +10,8 @@ export function parseDuration(text: string): number {
   }
   return Number(match[1]) * UNITS[match[2]];
 }
+
+/** The start of a range given as a date (its midnight UTC) or as a duration back from `now`, in epoch ms. */
+export function sinceMs(since: string, now: Date): number {
+  return /^\d{4}-\d{2}-\d{2}$/.test(since) ? Date.parse(`${since}T00:00:00Z`) : now.getTime() - parseDuration(since);
+}

@@ -5,6 +5,7 @@
 import type { Price } from "./money.ts";
 import type { Principal } from "./principal.ts";
 import type { JsonObject, Protocol } from "./types.ts";
+import type { UpstreamConfig } from "./upstream_config.ts";
 
 /** Token counts as the upstream reported them; prompt total = input + cache_read + cache_creation. */
 export interface Usage {
@@ -23,6 +24,9 @@ export interface Attempt {
   request_id?: string;
 }
 
+/** How a request reached the gateway: its own HTTP request, or a `response.create` message on a Responses socket. */
+export type Transport = "http" | "websocket";
+
 /** Everything known about one request; filled by the app and the relay, handed to observers at the end. */
 export interface Exchange {
   request_id: string;
@@ -38,6 +42,8 @@ export interface Exchange {
   /** The `x-claude-code-session-id` header, when sent. */
   session_id?: string;
   stream: boolean;
+  /** Set for a response made on a Responses socket; unset for an HTTP request. */
+  transport?: Transport;
   /** The upstream that answered last, if any was tried; with `model`, the deployment that served the request. */
   upstream?: string;
   /** The price of the deployment that answered last; undefined when it has none (or none was tried). */
@@ -54,6 +60,39 @@ export interface Exchange {
   usage_complete?: boolean;
   /** The error kind when the request failed, before or during the stream. */
   error?: string;
+  /** Set when the gateway compacted the conversation: its summary call is part of this request's usage. */
+  compaction?: "gateway";
+  /** What the answer said of itself (its id, model and why it stopped), when it said it. */
+  answer?: AnswerFacts;
+  /** Set by the tracing observer at the start, only when tracing is on; the relay runs its calls under it. */
+  trace?: ExchangeTrace;
+}
+
+/** The upstream's own account of an answer, as far as it gave one. */
+export interface AnswerFacts {
+  id?: string;
+  model?: string;
+  finish_reasons?: string[];
+}
+
+/**
+ * The spans of one request. The relay runs the model call and each upstream attempt through it, so each attempt's
+ * fetch (and the `traceparent` it sends) happens inside the attempt's span; the spans end with the exchange.
+ */
+export interface ExchangeTrace {
+  /** The ids the request's log line carries. */
+  readonly traceId: string;
+  readonly spanId: string;
+  /** Runs the model call, with its span begun; `body` is read at once for the request's settings and not kept. */
+  call<T>(body: JsonObject, run: () => Promise<T>): Promise<T>;
+  /** Runs one attempt under its own span; the served attempt's span stays open until the exchange ends. */
+  attempt<T>(upstream: UpstreamConfig, passthrough: boolean, run: () => Promise<T>): Promise<T>;
+  /** Ends the running attempt's span with how it went (the served one only marks it). */
+  attempted(attempt: Attempt): void;
+  /** The relay waits out an upstream's retry-after before the next attempt. */
+  waiting(ms: number): void;
+  /** A whole answer that will be served, in the upstream's protocol (read at once, not kept). */
+  answered(body: JsonObject): void;
 }
 
 /** Something that watches exchanges. Every method is optional. */

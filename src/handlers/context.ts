@@ -4,10 +4,12 @@
  */
 import type { Operator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
+import type { Sealer } from "../conversations/seal.ts";
 import type { ResponseStore } from "../conversations/store.ts";
 import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
 import type { Config } from "../core/config.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
+import type { Peer } from "../core/peer.ts";
 import type { Principal } from "../core/principal.ts";
 import type { Protocol } from "../core/types.ts";
 import type { HealthBoard } from "../relay/health.ts";
@@ -15,6 +17,7 @@ import type { PinTable } from "../relay/pins.ts";
 import type { RetryBudget } from "../relay/retry_budget.ts";
 import type { RouteTable } from "../relay/routing.ts";
 import type { Watchdog } from "../core/watchdog.ts";
+import type { SocketBoard } from "./socket_board.ts";
 
 /** Everything the app depends on, passed in. */
 export interface Deps {
@@ -42,13 +45,17 @@ export interface Deps {
   /** Checks every upstream call's time limits (answer, silence, total, keep-alives) on one shared timer. */
   watchdog: Watchdog;
   /** The operator's endpoints outside /v1 (metrics, health); answers undefined for other requests. */
-  ops?(req: Request, path: string): Promise<Response | undefined>;
+  ops?(req: Request, path: string, address: string): Promise<Response | undefined>;
   /** Cached token lookups, limits, usage accounting and the admin key. */
   operator: Operator;
   /** Stored Responses answers; undefined when `responses_store.enabled` is false. */
   responses?: ResponseStore;
   /** Request-body bytes in flight in this process (max_inflight_body_bytes). */
   bodyBudget: BodyBudget;
+  /** The Responses sockets open in this process, per token. */
+  sockets: SocketBoard;
+  /** Seals the compaction items the gateway makes, under MODELGATE_COMPACTION_KEY. */
+  sealer: Sealer;
 }
 
 /** Per-request state handlers share with the error path. */
@@ -57,6 +64,8 @@ export interface RequestContext {
   requestId: string;
   /** Path parameters from the endpoint pattern. */
   params: Record<string, string>;
+  /** The client's address and the host it addressed, forwarded headers believed only from trusted proxies. */
+  peer: Peer;
   /** Set once the caller is known; decides the error shape on the models routes. */
   principal?: Principal;
   /** Authenticates the caller and remembers who it is. */
@@ -67,6 +76,8 @@ export interface RequestContext {
   deferFinish(): () => void;
   /** This request's share of the body budget, given back when the exchange is over. */
   holdBody(): BodyHold;
+  /** Serves a request made from a socket's message through the app, as an exchange of its own. */
+  dispatch(req: Request): Promise<Response>;
 }
 
 /** One HTTP endpoint. */
@@ -78,6 +89,8 @@ export interface Endpoint {
    * for the prefix and everything under it (the part after the prefix is `params.rest`).
    */
   path: string;
+  /** An operator's route (admin API, console): answered only for the host names in `public_hosts`. */
+  operator?: boolean;
   /** The protocol it speaks to its client, given what is known of the caller: its errors' shape and the logged one. */
   errors(req: Request, principal?: Principal): Protocol;
   handle(req: Request, ctx: RequestContext): Promise<Response>;

@@ -103,7 +103,7 @@ function asJsonArray(res: Response): Response {
 
 /** countTokens: the upstream's count, or the gateway's estimate where no upstream counts, as `{totalTokens}`. */
 async function countTokens(req: Request, ctx: RequestContext, model: string): Promise<Response> {
-  const res = await generate("gemini", "count_tokens", withModel(model, false, true))(req, ctx);
+  const res = await generate("gemini", "count_tokens", { reshape: withModel(model, false, true) })(req, ctx);
   if (!res.ok) return res;
   const body = await res.json();
   if (isObject(body) && "totalTokens" in body) return json(body);
@@ -118,10 +118,10 @@ export function geminiModelAction(req: Request, ctx: RequestContext): Promise<Re
   const action = colon === -1 ? "" : id.slice(colon + 1);
   switch (action) {
     case "generateContent":
-      return generate("gemini", "generate", withModel(model, false))(req, ctx);
+      return generate("gemini", "generate", { reshape: withModel(model, false) })(req, ctx);
     case "streamGenerateContent": {
       const sse = new URL(req.url).searchParams.get("alt") === "sse";
-      const answer = generate("gemini", "generate", withModel(model, true))(req, ctx);
+      const answer = generate("gemini", "generate", { reshape: withModel(model, true) })(req, ctx);
       return sse ? answer : answer.then((res) => res.ok && res.body ? asJsonArray(res) : res);
     }
     case "countTokens":

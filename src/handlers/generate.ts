@@ -8,17 +8,24 @@ import { checkBody, type Operation } from "../core/protocols.ts";
 import { isObject, type JsonObject, type Protocol } from "../core/types.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
+import type { RelayRequest } from "../relay/request.ts";
 import { resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
 import { sessionAffinity } from "../relay/session.ts";
+import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
 import { prepareResponses } from "./responses.ts";
 
 /**
- * A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay.
- * `reshape` puts into the body what the client said elsewhere (Gemini names the model and streaming in the path).
+ * A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. With
+ * `compact`, it is POST /v1/responses/compact: a Responses body answered with a compaction. `reshape` puts into the
+ * body what the client said elsewhere (Gemini names the model and streaming in the path).
  */
-export function generate(protocol: Protocol, operation: Operation, reshape?: (body: JsonObject) => JsonObject) {
+export function generate(
+  protocol: Protocol,
+  operation: Operation,
+  options: { compact?: boolean; reshape?: (body: JsonObject) => JsonObject } = {},
+) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
     const principal = await ctx.authenticate();
     const { config } = ctx.deps;
@@ -28,20 +35,21 @@ export function generate(protocol: Protocol, operation: Operation, reshape?: (bo
       hold: ctx.holdBody(),
       watchdog: ctx.deps.watchdog,
     });
-    const value = reshape ? reshape(sent) : sent;
+    const value = options.reshape ? options.reshape(sent) : sent;
     const { exchange } = ctx;
     // Only a model the group enables is recorded: anything else is client input of any size and content. It is
     // known before the body's check, so a body refused by it is recorded under its model.
     const named = isObject(value) ? value.model : undefined;
     if (typeof named === "string" && principal.group.models.includes(named)) exchange.model = named;
-    const body = checkBody(protocol, operation, value);
+    const body = checkBody(protocol, operation, options.compact ? compactBody(value) : value);
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
-    const { body: whole, size, watch } = protocol === "openai-responses"
+    const { body: whole, size, watch, plan } = protocol === "openai-responses"
       ? await prepareResponses(ctx, { principal, body, size: bytes.byteLength })
-      : { body, size: bytes.byteLength, watch: undefined };
+      : { body, size: bytes.byteLength, watch: undefined, plan: undefined };
+    const compaction: CompactionPlan | undefined = options.compact ? { kind: "compact" } : plan;
     for (const observer of ctx.deps.observers) await observer.admit?.(exchange, whole, principal);
     // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.
     const counts = (route: { protocol: string }) => route.protocol === "anthropic" || route.protocol === "gemini";
@@ -63,7 +71,7 @@ export function generate(protocol: Protocol, operation: Operation, reshape?: (bo
         ttlMs: settings.ttl_ms,
       })
       : undefined;
-    return await relay(ctx.deps, {
+    const call: RelayRequest = {
       routes: usable,
       client: protocol,
       operation,
@@ -82,7 +90,8 @@ export function generate(protocol: Protocol, operation: Operation, reshape?: (bo
       responseId,
       watch,
       affinity,
-    });
+    };
+    return compaction ? await relayCompacting(ctx, call, { plan: compaction, principal }) : await relay(ctx.deps, call);
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import { itemsBefore } from "../conversations/chain.ts";
 import type { Pending } from "../conversations/resolve.ts";
-import { resolveConversation, storedRecord } from "../conversations/resolve.ts";
+import { inputItems, resolveConversation, storedRecord } from "../conversations/resolve.ts";
 import type { StoredResponse } from "../conversations/store.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
@@ -13,13 +13,16 @@ import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
 import type { AnswerWatch } from "../relay/request.ts";
+import { type CompactionPlan, openCompaction } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
 
-/** A Responses request ready for the relay: its whole conversation, about its size, and what keeps its answer. */
+/** A Responses request ready for the relay: its whole conversation, about its size, what keeps its answer, and any
+ * compaction it asks for. */
 export interface PreparedResponses {
   body: JsonObject;
   size: number;
   watch?: AnswerWatch;
+  plan?: CompactionPlan;
 }
 
 /**
@@ -42,7 +45,11 @@ export async function prepareResponses(
     reserve: (bytes) => ctx.holdBody().grow(bytes),
   });
   const { pending } = conversation;
-  return { body: conversation.body, size: conversation.size, watch: pending && keeper(ctx, pending) };
+  // A trigger asks for this answer only; the conversation kept for later does not ask again.
+  if (pending) pending.input = pending.input.filter((item) => item.type !== "compaction_trigger");
+  const own = inputItems(body.input).length;
+  const { body: opened, plan } = await openCompaction(deps, { principal, body: conversation.body, own });
+  return { body: opened, size: conversation.size, watch: pending && keeper(ctx, pending), plan };
 }
 
 /** The terminal events whose response is kept: the API keeps a finished answer, not a failed or a cut one. */

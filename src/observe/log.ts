@@ -84,7 +84,7 @@ export function createLogger(settings: LogSettings, options: LoggerOptions): (li
  */
 export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>): LogLine {
   const failed = exchange.status >= 500 || (exchange.error !== undefined && exchange.status < 400);
-  return {
+  const line: LogLine = {
     level: failed ? "warn" : "info",
     event: "request",
     request_id: exchange.request_id,
@@ -98,8 +98,10 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     group: exchange.group,
     model: exchange.model === undefined || knownModels.has(exchange.model) ? exchange.model : "other",
     stream: exchange.stream,
+    transport: exchange.transport,
     upstream: exchange.upstream,
     affinity: exchange.affinity,
+    compaction: exchange.compaction,
     attempts: exchange.attempts.map(({ upstream, outcome, status, request_id }) =>
       request_id ? { upstream, outcome, status, request_id } : { upstream, outcome, status }
     ),
@@ -110,6 +112,13 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     usage_complete: exchange.usage_complete,
     error: exchange.error,
   };
+  // With tracing on, the line names the request's server span, so a backend links the two.
+  const trace = exchange.trace;
+  if (trace?.traceId) {
+    line.trace_id = trace.traceId;
+    line.span_id = trace.spanId;
+  }
+  return line;
 }
 
 /** An observer that logs every finished exchange through `log`. */
@@ -125,9 +134,11 @@ function prettyRequest(line: LogLine): string[] {
     ["model", line.model],
     ["via", line.upstream],
     ["pin", line.affinity],
+    ["compacted", line.compaction],
     ["in", line.input_tokens],
     ["out", line.output_tokens],
     ["stream", line.stream ? "yes" : undefined],
+    ["transport", line.transport],
     ["error", line.error],
     ["token", line.token_id],
     ["group", line.group],

@@ -21,6 +21,10 @@ export interface MetricsScope {
   limitShares?(): ShareStats;
   /** KV calls by kind, only while the round-trip test seam is on. */
   kvCalls?(): KvCalls;
+  /** Responses sockets open now, read at scrape time. */
+  openSockets?(): number;
+  /** Requests refused (429) for guessing credentials, by credential kind, read at scrape time. */
+  authThrottled?(): ReadonlyMap<string, number>;
 }
 
 /** A per-app metrics set: an observer that feeds it and the page it renders. */
@@ -99,10 +103,22 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     "modelgate_tokens_total",
     "Tokens reported by upstreams, by public model and type (input, output, cache_read, cache_creation)",
   );
+  const compactions = registry.counter(
+    "modelgate_compactions_total",
+    "Conversations the gateway compacted (a summary call sealed into a compaction item), by public model",
+  );
   const pins = registry.counter(
     "modelgate_affinity_total",
     "Requests with a session pin, by public model and how the pin turned out (kept, made, moved)",
   );
+  const responses = registry.counter(
+    "modelgate_responses_total",
+    "Responses API responses by transport: http (POST /v1/responses) or websocket (response.create on a socket)",
+  );
+  const openSockets = scope.openSockets;
+  if (openSockets) {
+    registry.gauge("modelgate_responses_sockets_open", "Responses WebSockets open now", () => [[{}, openSockets()]]);
+  }
 
   // Live exchanges are read at scrape time: an exchange is a stream once its handler says so.
   const live = new Set<Exchange>();
@@ -151,6 +167,15 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       () => [...kvCalls()].map(([call, count]) => [{ call }, count]),
     );
   }
+  const authThrottled = scope.authThrottled;
+  if (authThrottled) {
+    registry.collect(
+      "modelgate_auth_throttled_total",
+      "Requests refused with 429 because their address sent too many wrong credentials, by credential (admin_key, token)",
+      "counter",
+      () => [...authThrottled()].map(([credential, count]) => [{ credential }, count]),
+    );
+  }
 
   function finish(exchange: Exchange): void {
     live.delete(exchange);
@@ -170,7 +195,11 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       const next = exchange.attempts[i + 1];
       if (next && next.upstream !== attempt.upstream) failovers.inc({ upstream: name, model: modelLabel });
     });
+    if (exchange.compaction && exchange.status === 200) compactions.inc({ model: modelLabel });
     if (exchange.affinity) pins.inc({ model: modelLabel, outcome: exchange.affinity });
+    if (route === "/v1/responses" && exchange.method === "POST") {
+      responses.inc({ transport: exchange.transport ?? "http" });
+    }
     const usage = exchange.usage;
     if (usage) {
       const counts = {

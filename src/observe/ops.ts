@@ -4,8 +4,10 @@
  * upstreams).
  */
 import { readCredential, sameSecret } from "../access/auth.ts";
+import type { AuthGuard } from "../access/guard.ts";
 import type { Store } from "../access/store.ts";
 import type { Config } from "../core/config.ts";
+import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
 import { deploymentsByUpstream } from "../relay/routing.ts";
 import type { HealthBoard, UpstreamHealth } from "../relay/health.ts";
@@ -25,6 +27,8 @@ export interface OpsOptions {
   metrics: GatewayMetrics;
   /** Required as a bearer token on /metrics when set. */
   metricsKey?: string;
+  /** Slows wrong keys on /metrics as on the admin API: it is the same key. */
+  guard?: AuthGuard;
   /** Set when the config asks for a key that the environment lacks: /metrics then refuses everyone. */
   metricsKeyMissing?: boolean;
   /** Longest wait for KV before /readyz calls it unreachable. */
@@ -68,7 +72,7 @@ export function healthReport(deps: Pick<OpsDeps, "config" | "table" | "health">)
 export function opsRoutes(
   deps: OpsDeps,
   options: OpsOptions,
-): (req: Request, path: string) => Promise<Response | undefined> {
+): (req: Request, path: string, address: string) => Promise<Response | undefined> {
   const health = healthReport(deps);
 
   async function ready(): Promise<Response> {
@@ -90,24 +94,35 @@ export function opsRoutes(
     );
   }
 
-  async function metrics(req: Request): Promise<Response> {
+  async function metrics(req: Request, address: string): Promise<Response> {
     if (options.metricsKeyMissing) {
       return json({ error: "Metrics need the admin key, but MODELGATE_ADMIN_KEY is not set" }, { status: 503 });
     }
-    if (options.metricsKey !== undefined && !await sameSecret(readCredential(req.headers) ?? "", options.metricsKey)) {
-      return json({ error: "Metrics need the admin key as a bearer token" }, {
-        status: 401,
-        headers: { "www-authenticate": 'Bearer realm="modelgate metrics"' },
-      });
+    if (options.metricsKey !== undefined) {
+      const given = readCredential(req.headers);
+      let attempt;
+      try {
+        attempt = given === undefined ? undefined : options.guard?.attempt("admin_key", address);
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err;
+        return json({ error: err.message }, { status: err.status, headers: err.headers });
+      }
+      if (!await sameSecret(given ?? "", options.metricsKey)) {
+        attempt?.failed();
+        return json({ error: "Metrics need the admin key as a bearer token" }, {
+          status: 401,
+          headers: { "www-authenticate": 'Bearer realm="modelgate metrics"' },
+        });
+      }
     }
     return new Response(options.metrics.render(), {
       headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", ...NO_STORE },
     });
   }
 
-  return async function ops(req, path) {
+  return async function ops(req, path, address) {
     if (req.method !== "GET") return undefined;
-    if (path === "/metrics") return await metrics(req);
+    if (path === "/metrics") return await metrics(req, address);
     if (path === "/healthz") return json(health(), { headers: NO_STORE });
     if (path === "/readyz") return await ready();
     return undefined;

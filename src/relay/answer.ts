@@ -151,6 +151,7 @@ export function streamResponse(
       const untold = end.cancelled || deps.closing?.aborted;
       plan.report(untold ? "neutral" : end.error ? "model_failed" : "ok");
       exchange.usage = meter.usage();
+      exchange.answer = meter.answer();
       exchange.usage_complete = !end.error && !end.cancelled;
       done();
     },
@@ -196,9 +197,11 @@ export async function finishJson(
       return failed(route, new GatewayError("upstream", `Upstream "${name}" answered with a body that is not a reply`));
     }
     plan.report("ok");
+    call.exchange.trace?.answered(body);
     const meter = usageMeter(route.protocol, invalidUsage(deps, name));
     meter.body(body);
     call.exchange.usage = meter.usage();
+    call.exchange.answer = meter.answer();
     call.exchange.usage_complete = true;
     const translated = passthrough ? undefined : translation.response(body);
     if (translated && call.watch) await call.watch.body(translated);

@@ -181,6 +181,7 @@ function translateContext(deps: RelayDeps, call: RelayRequest, route: Route): Tr
     maxTokensField: route.upstream.max_tokens_field,
     reasoningEffort: route.upstream.reasoning_effort,
     nativeCustomTools: route.upstream.native_custom_tools,
+    leading: call.leading,
   };
 }
 

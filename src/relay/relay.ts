@@ -45,7 +45,14 @@ export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
 }
 
 /** The response to a request, after as many upstream attempts as the routing policy allows. */
-export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Response> {
+export function relay(deps: RelayDeps, call: RelayRequest): Promise<Response> {
+  // With tracing off there is no trace, and nothing below does span work.
+  const trace = call.exchange.trace;
+  if (!trace || call.operation !== "generate") return relayAttempts(deps, call);
+  return trace.call(call.body, () => relayAttempts(deps, call));
+}
+
+async function relayAttempts(deps: RelayDeps, call: RelayRequest): Promise<Response> {
   const keyed = call.routes.filter((route) => route.transport !== undefined);
   if (keyed.length === 0) {
     throw new GatewayError(
@@ -79,6 +86,7 @@ export async function relay(deps: RelayDeps, call: RelayRequest): Promise<Respon
     });
     if (!next) break;
     if (next.waitMs > 0) {
+      call.exchange.trace?.waiting(next.waitMs);
       if (!await deps.sleep(next.waitMs, call.req.signal)) break;
       waited = true;
     }
@@ -114,16 +122,23 @@ async function attemptDeployment(
     if (pauseMs !== undefined) health.pause(deployment, pauseMs);
     health.record(admission, event);
   };
+  const trace = call.exchange.trace;
+  const plan = { route, deadline, report };
   let result: AttemptResult;
   try {
-    result = await attemptUpstream(deps, call, { route, deadline, report });
+    result = await (trace
+      ? trace.attempt(route.upstream, call.client === route.protocol, () =>
+        attemptUpstream(deps, call, plan))
+      : attemptUpstream(deps, call, plan));
   } catch (err) {
     // A request the upstream never saw (a translation refused it) tells nothing about the deployment.
     report("neutral");
+    trace?.attempted({ upstream: route.upstream.name, outcome: err instanceof GatewayError ? err.kind : "internal" });
     throw err;
   }
   const attempt: Attempt = { upstream: route.upstream.name, outcome: result.outcome, status: result.status };
   if (result.requestId) attempt.request_id = result.requestId;
+  trace?.attempted(attempt);
   call.exchange.attempts.push(attempt);
   call.exchange.upstream = route.upstream.name;
   call.exchange.price = route.price;

@@ -55,6 +55,8 @@ export interface RelayRequest {
   watch?: AnswerWatch;
   /** The request's session, when the deployment that served it before should serve it again. */
   affinity?: SessionAffinity;
+  /** Output items a Responses answer starts with, before the model's own (a compaction made for it). */
+  leading?: JsonObject[];
 }
 
 /**

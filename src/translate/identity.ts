@@ -31,6 +31,8 @@ export interface TranslateContext {
   reasoningEffort?: boolean;
   /** Whether a chat upstream takes freeform (`custom`) tools as they are (OpenAI does); when not, they become functions. */
   nativeCustomTools?: boolean;
+  /** Output items a Responses answer starts with, before the model's own. */
+  leading?: readonly JsonObject[];
 }
 
 /** One request's translation; state shared between request, response and stream lives in its closure. */

@@ -81,7 +81,17 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
   function start(): SseMessage[] {
     if (started) return [];
     started = true;
-    return [emit("response.created", { response: response() }), emit("response.in_progress", { response: response() })];
+    const out = [
+      emit("response.created", { response: response() }),
+      emit("response.in_progress", { response: response() }),
+    ];
+    // Items made before the model answered (a compaction) come first, each already whole.
+    for (const item of ctx.leading ?? []) {
+      output.push(item);
+      const where = { output_index: output.length - 1, item };
+      out.push(emit("response.output_item.added", where), emit("response.output_item.done", where));
+    }
+    return out;
   }
   function add(next: Open): SseMessage[] {
     const out = start();

@@ -21,6 +21,8 @@ export interface RequestLogEntry {
   protocol: string;
   route: string;
   stream: boolean;
+  /** "websocket" for a response made on a Responses socket; absent for an HTTP request. */
+  transport?: "websocket";
   status: number;
   error: string | null;
   duration_ms: number | null;
@@ -118,6 +120,7 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     protocol: exchange.protocol,
     route: exchange.route,
     stream: exchange.stream,
+    ...exchange.transport === "websocket" ? { transport: "websocket" as const } : {},
     status: exchange.status,
     error: exchange.error ?? null,
     duration_ms: exchange.duration_ms ?? null,

@@ -3,7 +3,8 @@
  * stream's events as they pass (Anthropic usage is cumulative; OpenAI chat sends one usage chunk).
  */
 import { type ByteMarker, byteMarker } from "../core/byte_search.ts";
-import type { Usage } from "../core/exchange.ts";
+import type { AnswerFacts, Usage } from "../core/exchange.ts";
+import { saneId } from "../core/http.ts";
 import type { SseMessage } from "../core/sse.ts";
 import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
 import { upstreamEventError } from "../core/upstream_error.ts";
@@ -25,6 +26,8 @@ export interface UsageMeter {
   body(body: JsonObject): void;
   /** What has been seen so far, or undefined when nothing was. */
   usage(): Usage | undefined;
+  /** The answer's id, model and finish reasons, as far as what was read of it named them. */
+  answer(): AnswerFacts | undefined;
   /**
    * Byte strings one of which every event that can change this meter holds (its usage, its state); an event with
    * none of them may pass by unread.
@@ -76,6 +79,10 @@ function parse(data: string): JsonObject | undefined {
   }
 }
 
+const FINISH_REASON = /"finish_reason"\s*:\s*"([a-z_]{1,40})"/;
+const ANSWER_ID = /"id"\s*:\s*"([^"]{1,128})"/;
+const ANSWER_MODEL = /"model"\s*:\s*"([^"]{1,128})"/;
+
 /**
  * A meter for an upstream speaking `protocol`. A count that is not a whole number of tokens within the bound is cut
  * or read as 0 (see core/usage.ts); `invalid` hears the paths of each usage object that held one, so the caller can
@@ -91,12 +98,14 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
     if (fields && fields.length > 0) invalid(fields);
     return usage;
   }
+  let facts: AnswerFacts | undefined;
   function take(body: JsonObject): void {
     if (protocol === "anthropic") {
       // Later events overwrite earlier ones field by field, as the SDKs do.
       const message = isObject(body.message) ? body.message : body;
       const usage = isObject(message.usage) ? message.usage : body.usage;
       if (isObject(usage)) seen = seen ? mergeAnthropicUsage(seen, check(usage)) : usageFromAnthropic(check(usage));
+      note(message.id, message.model, isObject(body.delta) ? body.delta.stop_reason : message.stop_reason);
       return;
     }
     // Each Gemini chunk's usageMetadata stands for the whole answer so far.
@@ -105,6 +114,17 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
       return;
     }
     if (isObject(body.usage)) seen = usageFromChat(check(body.usage));
+    const choices = Array.isArray(body.choices) ? body.choices : [];
+    note(body.id, body.model, ...choices.map((choice) => isObject(choice) ? choice.finish_reason : undefined));
+  }
+  /** Keeps what an answer names of itself, when it looks like an id (it is exported with traces). */
+  function note(id: unknown, model: unknown, ...reasons: unknown[]): void {
+    const sane = (value: unknown) => typeof value === "string" ? saneId(value) : undefined;
+    facts ??= {};
+    facts.id = sane(id) ?? facts.id;
+    facts.model = sane(model) ?? facts.model;
+    const named = reasons.map(sane).filter((reason) => reason !== undefined);
+    if (named.length > 0) facts.finish_reasons = named;
   }
   return {
     event(message) {
@@ -115,9 +135,15 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
       }
       const body = parse(message.data);
       if (body) take(body);
+      else if (protocol === "openai-chat") {
+        // Chat chunks without usage are not parsed: the first names the answer, the finishing one its reason.
+        if (!facts?.id && !facts?.model) note(ANSWER_ID.exec(message.data)?.[1], ANSWER_MODEL.exec(message.data)?.[1]);
+        if (state === "finishing") note(undefined, undefined, FINISH_REASON.exec(message.data)?.[1]);
+      }
     },
     body: take,
     usage: () => seen && recordedUsage(seen),
+    answer: () => facts,
     state: () => state,
     markers: MARKERS[protocol],
   };

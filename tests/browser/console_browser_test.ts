@@ -1,8 +1,8 @@
 /**
  * @module The console in a real browser (Chromium from the system's packages, driven by puppeteer-core): sign in,
  * create a token and read its secret, use it through the gateway, find the request in usage and in the log, revoke
- * it, sign out; a token named like markup stays text. Screenshots of each page go to $MODELGATE_SCREENSHOTS when set,
- * else to a temporary folder removed at the end. Without Chromium it is skipped with the reason, unless CI is set or
+ * it, mint an operator key, find both in the audit trail, sign out; a token named like markup stays text. Screenshots of each page go to
+ * $MODELGATE_SCREENSHOTS when set, else to a temporary folder removed at the end. Without Chromium it is skipped with the reason, unless CI is set or
  * MODELGATE_CHROMIUM names a browser: then it fails (see _chromium.ts). .ci/run installs Chromium and sets CI.
  */
 import assert from "node:assert/strict";
@@ -199,6 +199,39 @@ async function browserTour(): Promise<void> {
     assert.match(await text(page, ".notice"), /Revoked/);
     assert.equal(await sendMessage(gw, secret), 401);
     assert.ok(!(await page.content()).includes(secret), "the secret is not shown again");
+
+    // An operator key minted in the page, its expiry typed in the operator's time zone; its secret is shown once.
+    await page.goto(`${gw.url}/ui/operators`);
+    await page.click("details.panel summary");
+    await page.type("input[name=name]", "carol@example.com");
+    await page.select("select[name=role]", "viewer");
+    await page.$eval(
+      "input[name=expires_local]",
+      (input) => void ((input as unknown as { value: string }).value = "2030-01-02T03:04"),
+    );
+    await follow(page, "form.grid button[type=submit]");
+    assert.equal(await text(page, "h1"), "Operator key minted");
+    const operatorSecret = await text(page, "#secret");
+    assert.match(operatorSecret, /^mgk-/);
+    const [carol] = (await (await gw.admin("GET", "/admin/operator-keys")).json()).data;
+    assert.deepEqual([carol.role, carol.expires_at], ["viewer", "2030-01-02T08:04:00.000Z"]);
+    await page.goto(`${gw.url}/ui/operators`);
+    assert.ok(!(await page.content()).includes(operatorSecret));
+    await shot("operators");
+
+    // The audit trail names the revoke, who made it and what it changed, and never the secret.
+    await page.goto(`${gw.url}/ui/audit`);
+    const audit = await page.$$eval(
+      "table tbody tr",
+      (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")),
+    );
+    const revoke = audit.find((cells) => cells[2] === "token.revoke");
+    assert.ok(revoke, JSON.stringify(audit));
+    assert.match(revoke[1], /^admin key\s*console/);
+    assert.equal(revoke[3], alice.id);
+    assert.match(revoke[4], /disabled: false → true/);
+    assert.ok(!(await page.content()).includes(secret) && !(await page.content()).includes(ADMIN_KEY));
+    await shot("audit");
 
     // Signed out, the pages ask for the key again.
     await follow(page, "form.signout button");

@@ -70,12 +70,31 @@ Deno.test("sign-in: a form without a session, 401 and the form again on a wrong 
   await away.body?.cancel();
 });
 
-Deno.test("the session cookie is Secure when the request came over https (through a proxy that says so)", async () => {
+Deno.test("over https (through a trusted proxy that says so) the session cookie is __Host- prefixed and Secure", async () => {
   await using upstream = fakeUpstream();
-  await using gw = await startGateway(upstream.url, { admin: true });
-  const res = await post(gw, "/ui/login", { key: ADMIN_KEY }, { "x-forwarded-proto": "https" });
+  await using gw = await startGateway(upstream.url, { admin: true, extraYaml: "trusted_proxies: [127.0.0.1]" });
+  const https = { "x-forwarded-proto": "https" };
+  const res = await post(gw, "/ui/login", { key: ADMIN_KEY }, https);
   await res.body?.cancel();
-  assert.match(res.headers.get("set-cookie")!, /; Secure$/);
+  const cookie = res.headers.get("set-cookie")!;
+  assert.match(cookie, /^__Host-modelgate_console=[A-Za-z0-9_-]{43}; /);
+  assert.match(cookie, /; Path=\/; HttpOnly; SameSite=Strict; Secure$/);
+  const pair = cookie.split(";")[0];
+  const page = (cookie: string) =>
+    fetch(`${gw.url}/ui/tokens`, { headers: { ...https, cookie } }).then((r) => r.text());
+  assert.match(await page(pair), /<h1>Tokens<\/h1>/);
+  // The same id under the plain name (which a sibling domain could set) opens nothing over https.
+  assert.match(await page(pair.replace("__Host-", "")), /<h1>Sign in<\/h1>/);
+  const out = await post(gw, "/ui/logout", {}, { ...https, cookie: pair });
+  await out.body?.cancel();
+  assert.match(out.headers.get("set-cookie")!, /^__Host-modelgate_console=; Max-Age=0;.*; Secure$/);
+  assert.match(await page(pair), /<h1>Sign in<\/h1>/);
+  // From an address that is no trusted proxy, the header is anyone's word and changes nothing.
+  await using plain = await startGateway(upstream.url, { admin: true });
+  const direct = await post(plain, "/ui/login", { key: ADMIN_KEY }, https);
+  await direct.body?.cancel();
+  const plainCookie = direct.headers.get("set-cookie")!;
+  assert.match(plainCookie, /^modelgate_console=[A-Za-z0-9_-]{43}; .*; Path=\/ui; HttpOnly; SameSite=Strict$/);
 });
 
 Deno.test("signing out ends the session: the same cookie then gets the sign-in form", async () => {
@@ -92,15 +111,39 @@ Deno.test("signing out ends the session: the same cookie then gets the sign-in f
   assert.doesNotMatch(after.text, /<h1>Groups/);
 });
 
-Deno.test("a session ends twelve hours after signing in", async () => {
+Deno.test("a session ends twelve hours after signing in, however busy", async () => {
   await using upstream = fakeUpstream();
-  let now = Date.parse("2026-03-04T05:06:07Z");
+  const start = Date.parse("2026-03-04T05:06:07Z");
+  let now = start;
   await using gw = await startGateway(upstream.url, { admin: true, now: () => new Date(now) });
   const cookie = await signIn(gw);
-  now += 12 * 3_600_000 - 1;
-  assert.match((await open(gw, "/ui/tokens", cookie)).text, /<h1>Tokens<\/h1>/);
+  while (now < start + 12 * 3_600_000 - 1) {
+    now = Math.min(now + 30 * 60_000, start + 12 * 3_600_000 - 1);
+    assert.match((await open(gw, "/ui/tokens", cookie)).text, /<h1>Tokens<\/h1>/);
+  }
   now += 1;
   assert.match((await open(gw, "/ui/tokens", cookie)).text, /<h1>Sign in<\/h1>/);
+});
+
+Deno.test("a session ends an idle lifetime after its last page (console.session_idle_ms), not after its first", async () => {
+  await using upstream = fakeUpstream();
+  let now = Date.parse("2026-03-04T05:06:07Z");
+  const extraYaml = "console: { session_idle_ms: 600000 }\n";
+  await using gw = await startGateway(upstream.url, { admin: true, extraYaml, now: () => new Date(now) });
+  const cookie = await signIn(gw);
+  for (let i = 0; i < 3; i++) {
+    now += 600_000 - 1;
+    assert.match((await open(gw, "/ui/tokens", cookie)).text, /<h1>Tokens<\/h1>/, `page ${i}`);
+  }
+  now += 600_000;
+  assert.match((await open(gw, "/ui/tokens", cookie)).text, /<h1>Sign in<\/h1>/);
+  // The default idle lifetime is an hour.
+  await using plain = await startGateway(upstream.url, { admin: true, now: () => new Date(now) });
+  const other = await signIn(plain);
+  now += 3_600_000 - 1;
+  assert.match((await open(plain, "/ui/tokens", other)).text, /<h1>Tokens<\/h1>/);
+  now += 3_600_000;
+  assert.match((await open(plain, "/ui/tokens", other)).text, /<h1>Sign in<\/h1>/);
 });
 
 Deno.test("changing the admin key ends every session, on every instance of the KV", async () => {
@@ -108,7 +151,10 @@ Deno.test("changing the admin key ends every session, on every instance of the K
   await using kv = await Deno.openKv(":memory:");
   await using before = await startGateway(upstream.url, { admin: true, kv });
   const cookie = await signIn(before);
-  await using after = await startGateway(upstream.url, { kv, env: { MODELGATE_ADMIN_KEY: "a-new-admin-key-0123" } });
+  await using after = await startGateway(upstream.url, {
+    kv,
+    env: { MODELGATE_ADMIN_KEY: "a-new-admin-key-0123456789-abcdefghij" },
+  });
   await using same = await startGateway(upstream.url, { admin: true, kv });
   assert.match((await open(same, "/ui/tokens", cookie)).text, /<h1>Tokens<\/h1>/, "another instance, same key");
   assert.match((await open(after, "/ui/tokens", cookie)).text, /<h1>Sign in<\/h1>/, "another key");

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { delayedKv } from "../../src/access/kv_delay.ts";
 import { flakyKv } from "../_flaky_kv.ts";
-import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { type FakeUpstream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import {
   anthropicMessage,
   fixture,
@@ -32,6 +32,15 @@ async function status(gw: TestGateway, secret: string, extra: Record<string, unk
   const res = await gw.post("/v1/messages", messagesBody(extra), { "x-api-key": secret });
   await res.body?.cancel();
   return res.status;
+}
+
+/**
+ * Streams answers of 9 input and 140 output tokens: far past the 100 a minute the tests' tokens may use and what a
+ * request takes from its share, known only at the stream's end.
+ */
+function answerPastTheShare(upstream: FakeUpstream): void {
+  const long = fixture("anthropic_text.sse").replace('"usage":{"output_tokens":3}', '"usage":{"output_tokens":140}');
+  upstream.routes.set("POST /anth/v1/messages", () => sseReply(long));
 }
 
 function minuteKey(id: string, at: number): Deno.KvKey {
@@ -168,9 +177,7 @@ Deno.test("a KV that fails: a share left still admits, an empty one is 503 with 
 
 Deno.test("a stream that crosses the budget is delivered whole, charged in full, and refuses the next on every instance", async () => {
   await using upstream = fakeUpstream();
-  // 9 input and 140 output tokens: far past the 100 a minute the token may use, known only at the stream's end.
-  const long = fixture("anthropic_text.sse").replace('"usage":{"output_tokens":3}', '"usage":{"output_tokens":140}');
-  upstream.routes.set("POST /anth/v1/messages", () => sseReply(long));
+  answerPastTheShare(upstream);
   const kv = await Deno.openKv(":memory:");
   const clock = movableClock();
   try {
@@ -191,4 +198,32 @@ Deno.test("a stream that crosses the budget is delivered whole, charged in full,
   } finally {
     kv.close();
   }
+});
+
+Deno.test("a debt KV refuses alone (a counter an older version rewrote as a number) is dropped; the others land", async () => {
+  await using upstream = fakeUpstream();
+  answerPastTheShare(upstream);
+  const clock = movableClock();
+  await using gw = await startGateway(upstream.url, { now: clock.now, extraYaml: SHARES_YAML });
+  const minute = new Date(clock.at).toISOString().slice(0, 16);
+  const keys: Deno.KvKey[] = [];
+  for (let i = 0; i < 2; i++) {
+    const { secret, record } = await gw.store.createToken({ group: "default" });
+    await gw.store.updateToken(record.id, { limits: { tokens_per_minute: 100 } });
+    const res = await gw.post("/v1/messages", messagesBody({ stream: true }), { "x-api-key": secret });
+    await readText(res);
+    keys.push(["limit", "token", record.id, "tokens", "minute", minute]);
+  }
+  await waitFor(() => gw.exchanges.length === 2 ? true : undefined);
+  await gw.store.kv.set(keys[0], 27);
+  await gw.deps.operator.limiter.sweep();
+  assert.equal(await limitCounter(gw.store.kv, keys[1]), 149n, "the other debt is written");
+  assert.equal((await gw.store.kv.get(keys[0])).value, 27);
+  const giveUps = gw.logs.filter((line) => line.event === "kv_write_gave_up" && line.operation === "limit_flush");
+  await gw.deps.operator.limiter.sweep();
+  assert.equal(
+    gw.logs.filter((line) => line.event === "kv_write_gave_up" && line.operation === "limit_flush").length,
+    giveUps.length,
+    "a dropped debt is not tried again every sweep",
+  );
 });

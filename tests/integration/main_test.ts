@@ -37,6 +37,22 @@ Deno.test("the example config starts with no keys set, names the missing keys an
   }
 });
 
+Deno.test("serve refuses to start with an admin key shorter than 32 characters, and says why", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const config = `${dir}/gateway.yaml`;
+    await Deno.writeTextFile(config, EXAMPLE.replace("port: 8787", "port: 0"));
+    const env = { MODELGATE_KV: `${dir}/gate.kv`, MODELGATE_ADMIN_KEY: "a".repeat(31) };
+    const refused = await runCommand(denoMain(dir, "serve", "--config", config), env, 30_000);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /MODELGATE_ADMIN_KEY is 31 characters long; it must be at least 32/);
+    assert.doesNotMatch(refused.stderr, /listening/);
+    assert.ok(!refused.stderr.includes("a".repeat(31)), "the key itself is not printed");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 async function streamingSetup(graceMs: number) {
   const dir = await Deno.makeTempDir();
   const upstream = fakeUpstream();

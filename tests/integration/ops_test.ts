@@ -110,7 +110,7 @@ Deno.test("GET /metrics needs the admin key when the config says so", async () =
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url, {
     extraYaml: "metrics: { require_admin_key: true }\n",
-    env: { MODELGATE_ADMIN_KEY: "admin-secret-1" },
+    env: { MODELGATE_ADMIN_KEY: "admin-secret-1-0123456789-abcdefghij" },
   });
   const attempts: Record<string, string>[] = [
     {},
@@ -122,7 +122,9 @@ Deno.test("GET /metrics needs the admin key when the config says so", async () =
     assert.equal(res.status, 401);
     await res.body?.cancel();
   }
-  const res = await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer admin-secret-1" } });
+  const res = await fetch(`${gw.url}/metrics`, {
+    headers: { authorization: "Bearer admin-secret-1-0123456789-abcdefghij" },
+  });
   assert.equal(res.status, 200);
   parsePrometheusText(await res.text());
 });

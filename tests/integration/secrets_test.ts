@@ -11,7 +11,7 @@ import { parsePrometheusText } from "../_prom_text.ts";
 Deno.test("tokens, upstream keys and upstream addresses appear in no log line, on /metrics or in the probes", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url, {
-    env: { MODELGATE_ADMIN_KEY: "admin-key-never-logged" },
+    env: { MODELGATE_ADMIN_KEY: "admin-key-never-logged-0123456789abcd" },
     failureThreshold: 10,
   });
   const token = gw.tokens.default;
@@ -70,7 +70,7 @@ Deno.test("tokens, upstream keys and upstream addresses appear in no log line, o
     revoked.secret,
     UPSTREAM_KEYS.TEST_ANTHROPIC_KEY,
     UPSTREAM_KEYS.TEST_OPENAI_KEY,
-    "admin-key-never-logged",
+    "admin-key-never-logged-0123456789abcd",
     upstream.url.replace("http://", ""),
   ];
   for (const secret of secrets) {

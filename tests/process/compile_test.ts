@@ -29,7 +29,7 @@ Deno.test({
       await Deno.writeTextFile(configFile, processConfigYaml());
       await using gateway = await startProcess({
         command: [binary, "serve", "--config", configFile],
-        env: { TEST_UP_KEY: "upstream-key-compiled", MODELGATE_ADMIN_KEY: "compiled-admin-key-0123456789" },
+        env: { TEST_UP_KEY: "upstream-key-compiled", MODELGATE_ADMIN_KEY: "compiled-admin-key-0123456789-abcdef" },
       });
       const res = await fetch(`${gateway.url}/healthz`);
       assert.equal(res.status, 200);

@@ -14,7 +14,7 @@ Deno.test("main.ts serves with no arguments, config from MODELGATE_CONFIG_YAML a
       // Locally the managed KV stands in as memory; on Deploy this variable is simply not set.
       MODELGATE_KV: ":memory:",
       TEST_UP_KEY: "upstream-key-on-deploy",
-      MODELGATE_ADMIN_KEY: "deploy-admin-key-0123456789",
+      MODELGATE_ADMIN_KEY: "deploy-admin-key-0123456789-abcdefgh",
     },
   });
   assert.ok(gateway.stderr.some((line) => line.includes("(config $MODELGATE_CONFIG_YAML)")), gateway.stderr.join("\n"));

@@ -64,9 +64,9 @@ Deno.test("estimateSeconds() counts a case measured at one concurrency once per 
   const options = { ...parseBenchArgs(["--no-floor", "--open-streams", "0"])!, warmup: 0, soak: 0 };
   const long = { name: "long_stream", stream: true, concurrency: 4, events: 2000 };
   const messages = { name: "messages", stream: false };
-  // Two sides (direct, gateway), two repeats, 10.3 s each, plus 15 s of start-up.
-  assert.equal(estimateSeconds(options, [long]), 2 * 2 * 10.3 + 15);
-  assert.equal(estimateSeconds(options, [messages]), 3 * 2 * 2 * 10.3 + 15);
+  // Two sides (direct, gateway), two repeats, 10.3 s each, plus 15 s of start-up and 10 s of the tool loop.
+  assert.equal(estimateSeconds(options, [long]), 2 * 2 * 10.3 + 15 + 10);
+  assert.equal(estimateSeconds(options, [messages]), 3 * 2 * 2 * 10.3 + 15 + 10);
 });
 
 Deno.test("parseBenchArgs() runs 1,000 open streams by default and none with --open-streams 0", () => {

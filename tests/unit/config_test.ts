@@ -94,6 +94,16 @@ const CASES = [
     want: /responses_store\.ttl: is not a known field$/,
   },
   {
+    name: "a socket limit of no sockets per token",
+    yaml: BASE + "responses_socket: { max_per_token: 0 }\n",
+    want: /responses_socket\.max_per_token/,
+  },
+  {
+    name: "an unknown socket key",
+    yaml: BASE + "responses_socket: { timeout: 3 }\n",
+    want: /responses_socket\.timeout: is not a known field$/,
+  },
+  {
     name: "an affinity pin life under a second",
     yaml: BASE + "routing: { affinity: { ttl_ms: 10 } }\n",
     want: /routing\.affinity\.ttl_ms/,

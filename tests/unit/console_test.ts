@@ -127,26 +127,36 @@ Deno.test("matchRoute() decodes parameters, tells a known path from an unknown o
 
 Deno.test("sameOrigin() wants the Origin of the host the request was sent to", () => {
   const request = (headers: Record<string, string>) => new Request("http://gw.internal:8787/ui/tokens", { headers });
-  assert.equal(sameOrigin(request({ origin: "http://gw.internal:8787" })), true);
-  assert.equal(sameOrigin(request({ origin: "https://gw.example", "x-forwarded-host": "gw.example" })), true);
-  assert.equal(sameOrigin(request({ origin: "http://gw.internal:9999" })), false);
-  assert.equal(sameOrigin(request({ origin: "https://evil.example", "x-forwarded-host": "gw.example" })), false);
-  assert.equal(sameOrigin(request({ origin: "null" })), false);
-  assert.equal(sameOrigin(request({})), false);
+  const direct = { authority: "gw.internal:8787" };
+  assert.equal(sameOrigin(request({ origin: "http://gw.internal:8787" }), direct), true);
+  assert.equal(sameOrigin(request({ origin: "http://gw.internal:9999" }), direct), false);
+  assert.equal(sameOrigin(request({ origin: "http://gw.internal:8787.evil" }), direct), false);
+  assert.equal(sameOrigin(request({ origin: "null" }), direct), false);
+  assert.equal(sameOrigin(request({}), direct), false);
 });
 
 Deno.test("the session cookie: read only in its own shape, set strict, Secure over https", () => {
   const id = "a".repeat(43);
   const req = (cookie: string) => new Request("http://h/ui/", { headers: { cookie } });
-  assert.equal(sessionIdOf(req(`other=1; modelgate_console=${id}`)), id);
-  assert.equal(sessionIdOf(req("modelgate_console=short")), undefined);
-  assert.equal(sessionIdOf(req(`modelgate_console=${id}x`)), undefined);
+  assert.equal(sessionIdOf(req(`other=1; modelgate_console=${id}`), false), id);
+  assert.equal(sessionIdOf(req("modelgate_console=short"), false), undefined);
+  assert.equal(sessionIdOf(req(`modelgate_console=${id}x`), false), undefined);
+  // Over https only the __Host- cookie counts: a plain one may have been planted by a sibling domain.
+  assert.equal(sessionIdOf(req(`modelgate_console=${id}`), true), undefined);
+  assert.equal(sessionIdOf(req(`__Host-modelgate_console=${id}`), true), id);
+  assert.equal(sessionIdOf(req(`__Host-modelgate_console=${id}`), false), undefined);
   const expires = new Date("2026-03-04T05:06:07Z");
+  const now = new Date(expires.getTime() - 43_200_000);
   assert.equal(
-    sessionCookie(new Request("https://h/ui/login"), { id, expires }),
-    `modelgate_console=${id}; Max-Age=43200; Expires=Wed, 04 Mar 2026 05:06:07 GMT; Path=/ui; HttpOnly; SameSite=Strict; Secure`,
+    sessionCookie({ id, expires, now }, true),
+    `__Host-modelgate_console=${id}; Max-Age=43200; Expires=Wed, 04 Mar 2026 05:06:07 GMT; Path=/; HttpOnly; SameSite=Strict; Secure`,
   );
-  assert.match(sessionCookie(new Request("http://h/ui/logout")), /^modelgate_console=; Max-Age=0; .*SameSite=Strict$/);
+  assert.equal(
+    sessionCookie({ id, expires, now }, false),
+    `modelgate_console=${id}; Max-Age=43200; Expires=Wed, 04 Mar 2026 05:06:07 GMT; Path=/ui; HttpOnly; SameSite=Strict`,
+  );
+  assert.match(sessionCookie(undefined, false), /^modelgate_console=; Max-Age=0; .*SameSite=Strict$/);
+  assert.match(sessionCookie(undefined, true), /^__Host-modelgate_console=; Max-Age=0; .*Path=\/; .*; Secure$/);
 });
 
 Deno.test("an upstream's address is shown without anything that could hold a secret", () => {

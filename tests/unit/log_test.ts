@@ -92,8 +92,10 @@ Deno.test("requestLine() carries every field an operator asks for", () => {
     group: "default",
     model: "claude-test",
     stream: true,
+    transport: undefined,
     upstream: "second",
     affinity: "moved",
+    compaction: undefined,
     attempts: [
       { upstream: "first", outcome: "overloaded", status: 529 },
       { upstream: "second", outcome: "ok", status: undefined },

@@ -4,7 +4,7 @@
  * refused before its records are read; and records kept in the older layout still read.
  */
 import assert from "node:assert/strict";
-import { resolveConversation, type ResolveOptions } from "../../src/conversations/resolve.ts";
+import { resolveConversation, type ResolveOptions, storedRecord } from "../../src/conversations/resolve.ts";
 import { jsonBytes } from "../../src/conversations/size.ts";
 import { responseStore, type StoredResponse } from "../../src/conversations/store.ts";
 import { GatewayError } from "../../src/core/errors.ts";
@@ -174,8 +174,31 @@ Deno.test("resolveConversation() reads item references together, and none whose 
   seen.calls = 0;
   const whole = await resolveConversation(body, options(kv, { reserve }));
   assert.deepEqual((whole.body.input as { id: string }[]).map((item) => item.id), ["msg_0", "msg_1", "msg_2"]);
-  // The owners, their heads, their answers: one getMany each.
-  assert.equal(seen.calls, 3);
+  // The index entries (which keep their responses' heads), then the answers: one getMany each, no head read alone.
+  assert.equal(seen.calls, 2);
+  assert.ok(!seen.keys.some((key) => /^\["responses","tok_a","resp_\d{32}"\]$/.test(key)), `${seen.keys}`);
   const reserveAt = seen.log.findIndex((line) => line.startsWith("reserve"));
   assert.ok(reserveAt !== -1 && reserveAt < seen.log.findIndex((line) => /,0\]$/.test(line)));
+});
+
+Deno.test("resolveConversation() reads no earlier head of a chain the gateway stored: two round trips, however deep", async () => {
+  using real = await Deno.openKv(":memory:");
+  const store = responseStore(real, { days: 1, now: () => 0 });
+  // Each turn made as the gateway makes it: resolved from the one before, then kept with what was read.
+  let previous: string | undefined;
+  for (let n = 0; n < 6; n++) {
+    const body = { model: "m", input: `Turn ${n}.`, ...previous ? { previous_response_id: previous } : {} };
+    const { pending } = await resolveConversation(body, options(real));
+    const id = idOf(n);
+    await store.save("tok_a", storedRecord(pending!, { id, object: "response", status: "completed", output: [] }));
+    previous = id;
+  }
+  const { kv, seen } = countingKv(real);
+  const body = { model: "m", previous_response_id: previous, input: "Go on.", store: false };
+  const whole = await resolveConversation(body, options(kv));
+  assert.equal((whole.body.input as unknown[]).length, 7);
+  const heads = seen.keys.filter((key) => /^\["responses","tok_a","resp_\d{32}"\]$/.test(key));
+  assert.deepEqual(heads, [JSON.stringify(["responses", "tok_a", previous])], "only the continued response's head");
+  // Its head and ids in one getMany, then the six records (one chunk each) in one round of getMany batches.
+  assert.equal(seen.keys.length, 2 + 6);
 });

@@ -1,0 +1,136 @@
+/**
+ * @module Slows credential guessing: a token bucket of wrong attempts per client address and credential kind, kept
+ * in this process's memory for a bounded number of addresses. Only the guessing address waits; another is not touched,
+ * and right credentials cost nothing.
+ */
+import { throttleKey } from "../core/addresses.ts";
+import { GatewayError } from "../core/errors.ts";
+
+/** What is being guessed: the admin key (admin API, console sign-in) or a client token (the /v1 routes). */
+export type CredentialKind = "admin_key" | "token";
+
+/** How many wrong attempts an address may make at once, and how fast it earns another. */
+export interface Allowance {
+  burst: number;
+  refillMs: number;
+}
+
+/**
+ * The admin key gets few tries: its one operator types it rarely. Tokens get more, since many people's clients may
+ * share one address (an office behind NAT) and a revoked token is retried by hand.
+ */
+export const ALLOWANCES: Record<CredentialKind, Allowance> = {
+  admin_key: { burst: 5, refillMs: 12_000 },
+  token: { burst: 20, refillMs: 3_000 },
+};
+
+/** Addresses tracked at most per kind; past it, full buckets go first, then the longest-tracked. */
+export const MAX_TRACKED_ADDRESSES = 10_000;
+
+/** One credential check that the guard let through. */
+export interface Attempt {
+  /** The credential was wrong: the address is charged one attempt. */
+  failed(): void;
+}
+
+/** The guard in front of every credential check. */
+export interface AuthGuard {
+  /**
+   * Lets a check go ahead, or throws a 429 with `retry-after` while the address has no attempt left. Right
+   * credentials cost nothing, so any number of a working client's requests may be in flight at once; wrong ones are
+   * charged when they fail, and guesses sent together all pass the gate but leave the address in debt, waiting until
+   * every one of them is paid for, so sending them at once gains nothing over time.
+   */
+  attempt(kind: CredentialKind, address: string): Attempt;
+  /** Refusals so far per kind, for the metrics page. */
+  refusals(): ReadonlyMap<CredentialKind, number>;
+  /** Addresses tracked now per kind. */
+  tracked(kind: CredentialKind): number;
+}
+
+/** Options for {@linkcode createAuthGuard}. */
+export interface AuthGuardOptions {
+  now(): number;
+  log(line: Record<string, unknown>): void;
+  allowances?: Record<CredentialKind, Allowance>;
+  maxAddresses?: number;
+}
+
+interface Bucket {
+  at: number;
+  /** Attempts left; below zero when guesses sent together overdrew it, and then the wait pays the debt. */
+  tokens: number;
+  /** True once a refusal was logged, until the bucket has an attempt again: one line per episode, not per guess. */
+  refusing: boolean;
+}
+
+/** A guard with empty tables. */
+export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
+  const allowances = options.allowances ?? ALLOWANCES;
+  const cap = options.maxAddresses ?? MAX_TRACKED_ADDRESSES;
+  const tables: Record<CredentialKind, Map<string, Bucket>> = { admin_key: new Map(), token: new Map() };
+  const refusals = new Map<CredentialKind, number>();
+
+  function refill(bucket: Bucket, allowance: Allowance, now: number): void {
+    bucket.tokens = Math.min(allowance.burst, bucket.tokens + (now - bucket.at) / allowance.refillMs);
+    bucket.at = now;
+  }
+
+  function makeRoom(table: Map<string, Bucket>, allowance: Allowance, now: number): void {
+    if (table.size < cap) return;
+    // A full bucket is what an untracked address has anyway, so forgetting it changes nothing.
+    for (const [key, bucket] of table) {
+      refill(bucket, allowance, now);
+      if (bucket.tokens >= allowance.burst) table.delete(key);
+    }
+    for (const key of table.keys()) {
+      if (table.size < cap) break;
+      table.delete(key);
+    }
+  }
+
+  function refuse(kind: CredentialKind, key: string, bucket: Bucket, allowance: Allowance): GatewayError {
+    const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) * allowance.refillMs / 1000));
+    refusals.set(kind, (refusals.get(kind) ?? 0) + 1);
+    if (!bucket.refusing) {
+      bucket.refusing = true;
+      options.log({ level: "warn", event: "auth_throttled", credential: kind, client: key, retry_after_s: retryAfter });
+    }
+    const what = kind === "admin_key" ? "admin keys" : "API keys";
+    return new GatewayError("rate_limit", `Too many wrong ${what} from this address; retry in ${retryAfter} s`, {
+      headers: { "retry-after": String(retryAfter) },
+    });
+  }
+
+  return {
+    attempt(kind, address) {
+      const allowance = allowances[kind];
+      const table = tables[kind];
+      const key = throttleKey(address);
+      const seen = table.get(key);
+      if (seen) {
+        refill(seen, allowance, options.now());
+        if (seen.tokens < 1) throw refuse(kind, key, seen, allowance);
+        seen.refusing = false;
+        // A bucket full again is what an address never seen has: it needs no memory.
+        if (seen.tokens >= allowance.burst) table.delete(key);
+      }
+      return {
+        failed() {
+          const now = options.now();
+          let bucket = table.get(key);
+          if (bucket) refill(bucket, allowance, now);
+          else {
+            // Only addresses that have sent a wrong credential are remembered.
+            makeRoom(table, allowance, now);
+            bucket = { tokens: allowance.burst, at: now, refusing: false };
+            table.set(key, bucket);
+          }
+          bucket.tokens -= 1;
+        },
+      };
+    },
+    refusals: () => refusals,
+    tracked: (kind) => tables[kind].size,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * @module Prompt and answer text in the GenAI conventions' message shape, for an operator who opted in to export it:
+ * each protocol's messages as `{role, parts}` with text, reasoning, tool calls and tool results (media is named by its
+ * type, never copied). Pure.
+ */
+import { isObject, type JsonObject, type Protocol } from "../core/types.ts";
+
+/** One part of a message: `{type, ...}` as the conventions name them. */
+type Part = Record<string, unknown>;
+
+/** One message: a role and its parts. */
+interface Message {
+  role: string;
+  parts: Part[];
+  finish_reason?: string;
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function text(content: string): Part {
+  return { type: "text", content };
+}
+
+/** An Anthropic content block (or a Responses content part) as a part. */
+function blockPart(block: unknown): Part | undefined {
+  if (typeof block === "string") return text(block);
+  if (!isObject(block)) return undefined;
+  const type = String(block.type);
+  if (typeof block.text === "string") return text(block.text);
+  if (type === "thinking" && typeof block.thinking === "string") return { type: "reasoning", content: block.thinking };
+  if (type === "tool_use") return { type: "tool_call", id: block.id, name: block.name, arguments: block.input };
+  if (type === "tool_result") {
+    const response = typeof block.content === "string" ? block.content : list(block.content).map(blockPart);
+    return { type: "tool_call_response", id: block.tool_use_id, response };
+  }
+  // Images, documents and other media are named, never copied: they may be megabytes.
+  return { type };
+}
+
+function parts(content: unknown): Part[] {
+  if (typeof content === "string") return [text(content)];
+  return list(content).map(blockPart).filter((part) => part !== undefined);
+}
+
+/** A chat message's parts: its content, its tool calls, or the tool result it carries. */
+function chatMessage(message: JsonObject): Message {
+  const role = String(message.role);
+  if (role === "tool") {
+    return { role, parts: [{ type: "tool_call_response", id: message.tool_call_id, response: message.content }] };
+  }
+  const calls = list(message.tool_calls).filter(isObject).map((call) => {
+    const fn = isObject(call.function) ? call.function : {};
+    return { type: "tool_call", id: call.id, name: fn.name, arguments: fn.arguments };
+  });
+  return { role, parts: [...parts(message.content), ...calls] };
+}
+
+/** A Responses input item as a message. */
+function responsesItem(item: unknown): Message | undefined {
+  if (typeof item === "string") return { role: "user", parts: [text(item)] };
+  if (!isObject(item)) return undefined;
+  if (item.type === "function_call") {
+    return {
+      role: "assistant",
+      parts: [{ type: "tool_call", id: item.call_id, name: item.name, arguments: item.arguments }],
+    };
+  }
+  if (item.type === "function_call_output") {
+    return { role: "tool", parts: [{ type: "tool_call_response", id: item.call_id, response: item.output }] };
+  }
+  return typeof item.role === "string" ? { role: item.role, parts: parts(item.content) } : undefined;
+}
+
+/** The request's system instructions and messages, as the conventions' JSON strings. */
+export function inputContent(protocol: Protocol, body: JsonObject): Record<string, string> {
+  let system: Part[] = [];
+  let messages: Message[] = [];
+  if (protocol === "anthropic") {
+    system = parts(body.system);
+    messages = list(body.messages).filter(isObject).map((m) => ({ role: String(m.role), parts: parts(m.content) }));
+  } else if (protocol === "openai-chat") {
+    const all = list(body.messages).filter(isObject).map(chatMessage);
+    system = all.filter((m) => m.role === "system" || m.role === "developer").flatMap((m) => m.parts);
+    messages = all.filter((m) => m.role !== "system" && m.role !== "developer");
+  } else {
+    system = parts(body.instructions);
+    const input = typeof body.input === "string" ? [body.input] : list(body.input);
+    messages = input.map(responsesItem).filter((m) => m !== undefined);
+  }
+  const out: Record<string, string> = { "gen_ai.input.messages": JSON.stringify(messages) };
+  if (system.length > 0) out["gen_ai.system_instructions"] = JSON.stringify(system);
+  return out;
+}
+
+/** A whole answer in the upstream's protocol (an Anthropic message or a chat completion), as output messages. */
+export function outputContent(body: JsonObject): Record<string, string> {
+  const messages: Message[] = Array.isArray(body.choices)
+    ? body.choices.filter(isObject).map((choice) => ({
+      ...chatMessage(isObject(choice.message) ? choice.message : { role: "assistant" }),
+      finish_reason: String(choice.finish_reason),
+    }))
+    : [{ role: "assistant", parts: parts(body.content), finish_reason: String(body.stop_reason) }];
+  return { "gen_ai.output.messages": JSON.stringify(messages) };
+}
