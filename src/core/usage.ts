@@ -40,8 +40,9 @@ export function tokenCount(value: unknown): number {
 /** True when `value`, found under `name`, is a count that {@linkcode tokenCount} has to change or drop. */
 function malformed(name: string, value: unknown): boolean {
   if (typeof value === "number") return absurd(value) || value < 0 || !Number.isInteger(value);
-  // Usage objects hold other fields too (Anthropic's `service_tier`); only a count's name ends so.
-  return name.endsWith("_tokens") && value !== null && value !== undefined;
+  // Usage objects hold other fields too (Anthropic's `service_tier`, Gemini's `trafficType`); only a count's name ends
+  // so (Gemini's `usageMetadata` says `promptTokenCount`).
+  return (name.endsWith("_tokens") || name.endsWith("TokenCount")) && value !== null && value !== undefined;
 }
 
 /**

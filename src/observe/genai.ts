@@ -4,7 +4,7 @@
  */
 import type { AnswerFacts, Exchange } from "../core/exchange.ts";
 import { formatMoney } from "../core/money.ts";
-import type { JsonObject } from "../core/types.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import type { UpstreamConfig } from "../core/upstream_config.ts";
 import { costOf } from "../usage/cost.ts";
 
@@ -56,11 +56,15 @@ export function upstreamAttributes(upstream: UpstreamConfig, passthrough: boolea
 /** The request's settings the conventions name, read from the client's body (numbers only, never text). */
 export function requestAttributes(body: JsonObject): TraceAttributes {
   const out: TraceAttributes = {};
+  // Gemini's settings sit in its generationConfig, under names of its own.
+  const gemini = isObject(body.generationConfig) ? body.generationConfig : {};
   // Messages and Chat say max_tokens (Chat's reasoning models max_completion_tokens), Responses max_output_tokens.
-  const max = body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens;
+  const max = body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens ?? gemini.maxOutputTokens;
   if (typeof max === "number" && Number.isInteger(max)) out["gen_ai.request.max_tokens"] = int(max);
-  if (typeof body.temperature === "number") out["gen_ai.request.temperature"] = body.temperature;
-  if (typeof body.top_p === "number") out["gen_ai.request.top_p"] = body.top_p;
+  const temperature = body.temperature ?? gemini.temperature;
+  if (typeof temperature === "number") out["gen_ai.request.temperature"] = temperature;
+  const topP = body.top_p ?? gemini.topP;
+  if (typeof topP === "number") out["gen_ai.request.top_p"] = topP;
   return out;
 }
 

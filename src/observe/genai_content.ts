@@ -73,6 +73,28 @@ function responsesItem(item: unknown): Message | undefined {
   return typeof item.role === "string" ? { role: item.role, parts: parts(item.content) } : undefined;
 }
 
+/** A Gemini part as a part; a thought signature is left out (it is opaque, and large). */
+function geminiPart(part: unknown): Part | undefined {
+  if (!isObject(part)) return undefined;
+  if (typeof part.text === "string") {
+    return part.thought === true ? { type: "reasoning", content: part.text } : text(part.text);
+  }
+  const call = part.functionCall;
+  if (isObject(call)) return { type: "tool_call", id: call.id, name: call.name, arguments: call.args };
+  const result = part.functionResponse;
+  if (isObject(result)) return { type: "tool_call_response", id: result.id, response: result.response };
+  // Inline data and files are named by their kind, never copied.
+  const kind = Object.keys(part).find((key) => key !== "thoughtSignature" && key !== "thought");
+  return kind ? { type: kind } : undefined;
+}
+
+/** A Gemini content (`{role, parts}`) as a message; Gemini's `model` is the conventions' `assistant`. */
+function geminiContent(content: unknown): Message {
+  const c = isObject(content) ? content : {};
+  const role = c.role === "model" || c.role === undefined ? "assistant" : String(c.role);
+  return { role, parts: list(c.parts).map(geminiPart).filter((part) => part !== undefined) };
+}
+
 /** The request's system instructions and messages, as the conventions' JSON strings. */
 export function inputContent(protocol: Protocol, body: JsonObject): Record<string, string> {
   let system: Part[] = [];
@@ -84,6 +106,9 @@ export function inputContent(protocol: Protocol, body: JsonObject): Record<strin
     const all = list(body.messages).filter(isObject).map(chatMessage);
     system = all.filter((m) => m.role === "system" || m.role === "developer").flatMap((m) => m.parts);
     messages = all.filter((m) => m.role !== "system" && m.role !== "developer");
+  } else if (protocol === "gemini") {
+    system = isObject(body.systemInstruction) ? geminiContent(body.systemInstruction).parts : [];
+    messages = list(body.contents).map(geminiContent);
   } else {
     system = parts(body.instructions);
     const input = typeof body.input === "string" ? [body.input] : list(body.input);
@@ -94,8 +119,18 @@ export function inputContent(protocol: Protocol, body: JsonObject): Record<strin
   return out;
 }
 
-/** A whole answer in the upstream's protocol (an Anthropic message or a chat completion), as output messages. */
+/**
+ * A whole answer in the upstream's protocol (an Anthropic message, a chat completion or a Gemini answer), as output
+ * messages.
+ */
 export function outputContent(body: JsonObject): Record<string, string> {
+  if (Array.isArray(body.candidates)) {
+    const messages = body.candidates.filter(isObject).map((candidate) => ({
+      ...geminiContent(candidate.content ?? { role: "model" }),
+      finish_reason: String(candidate.finishReason),
+    }));
+    return { "gen_ai.output.messages": JSON.stringify(messages) };
+  }
   const messages: Message[] = Array.isArray(body.choices)
     ? body.choices.filter(isObject).map((choice) => ({
       ...chatMessage(isObject(choice.message) ? choice.message : { role: "assistant" }),

@@ -79,9 +79,19 @@ function parse(data: string): JsonObject | undefined {
   }
 }
 
-const FINISH_REASON = /"finish_reason"\s*:\s*"([a-z_]{1,40})"/;
-const ANSWER_ID = /"id"\s*:\s*"([^"]{1,128})"/;
-const ANSWER_MODEL = /"model"\s*:\s*"([^"]{1,128})"/;
+/** What a chunk that is not parsed names of its answer, by protocol: its id, its model and its finish reason. */
+const NAMES: Partial<Record<UpstreamProtocol, { id: RegExp; model: RegExp; finish: RegExp }>> = {
+  "openai-chat": {
+    id: /"id"\s*:\s*"([^"]{1,128})"/,
+    model: /"model"\s*:\s*"([^"]{1,128})"/,
+    finish: /"finish_reason"\s*:\s*"([a-z_]{1,40})"/,
+  },
+  gemini: {
+    id: /"responseId"\s*:\s*"([^"]{1,128})"/,
+    model: /"modelVersion"\s*:\s*"([^"]{1,128})"/,
+    finish: /"finishReason"\s*:\s*"([A-Z_]{1,40})"/,
+  },
+};
 
 /**
  * A meter for an upstream speaking `protocol`. A count that is not a whole number of tokens within the bound is cut
@@ -93,6 +103,7 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
   let state: StreamState = "open";
   const terminal = TERMINAL[protocol];
   const finishing = FINISHING[protocol];
+  const names = NAMES[protocol];
   function check(usage: JsonObject): JsonObject {
     const fields = invalid && invalidCounts(usage);
     if (fields && fields.length > 0) invalid(fields);
@@ -111,6 +122,8 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
     // Each Gemini chunk's usageMetadata stands for the whole answer so far.
     if (protocol === "gemini") {
       if (isObject(body.usageMetadata)) seen = usageFromGemini(check(body.usageMetadata));
+      const candidates = Array.isArray(body.candidates) ? body.candidates : [];
+      note(body.responseId, body.modelVersion, ...candidates.map((c) => isObject(c) ? c.finishReason : undefined));
       return;
     }
     if (isObject(body.usage)) seen = usageFromChat(check(body.usage));
@@ -135,10 +148,10 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
       }
       const body = parse(message.data);
       if (body) take(body);
-      else if (protocol === "openai-chat") {
-        // Chat chunks without usage are not parsed: the first names the answer, the finishing one its reason.
-        if (!facts?.id && !facts?.model) note(ANSWER_ID.exec(message.data)?.[1], ANSWER_MODEL.exec(message.data)?.[1]);
-        if (state === "finishing") note(undefined, undefined, FINISH_REASON.exec(message.data)?.[1]);
+      else if (names) {
+        // Chat and Gemini chunks without usage are not parsed: the first names the answer, the finishing one its reason.
+        if (!facts?.id && !facts?.model) note(names.id.exec(message.data)?.[1], names.model.exec(message.data)?.[1]);
+        if (state === "finishing") note(undefined, undefined, names.finish.exec(message.data)?.[1]);
       }
     },
     body: take,

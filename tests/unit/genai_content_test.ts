@@ -72,6 +72,35 @@ const INPUTS = [
       ],
     },
   },
+  {
+    name: "Gemini",
+    protocol: "gemini" as const,
+    body: {
+      systemInstruction: { parts: [{ text: "Be brief." }] },
+      contents: [
+        { role: "user", parts: [{ text: "Hi" }, { inlineData: { mimeType: "image/png", data: "AAAA" } }] },
+        {
+          role: "model",
+          parts: [{ text: "hm", thought: true }, {
+            functionCall: { name: "look", args: { q: 1 } },
+            thoughtSignature: "c2ln",
+          }],
+        },
+        { role: "user", parts: [{ functionResponse: { name: "look", response: { found: true } } }] },
+      ],
+    },
+    want: {
+      system: [{ type: "text", content: "Be brief." }],
+      messages: [
+        { role: "user", parts: [{ type: "text", content: "Hi" }, { type: "inlineData" }] },
+        {
+          role: "assistant",
+          parts: [{ type: "reasoning", content: "hm" }, { type: "tool_call", name: "look", arguments: { q: 1 } }],
+        },
+        { role: "user", parts: [{ type: "tool_call_response", response: { found: true } }] },
+      ],
+    },
+  },
 ];
 for (const c of INPUTS) {
   Deno.test(`inputContent() gives a ${c.name} request's messages and system instructions apart`, () => {
@@ -109,6 +138,11 @@ const OUTPUTS = [
     name: "a chat completion",
     body: { choices: [{ message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }] },
     want: [{ role: "assistant", parts: [{ type: "text", content: "Hello" }], finish_reason: "stop" }],
+  },
+  {
+    name: "a Gemini answer",
+    body: { candidates: [{ content: { role: "model", parts: [{ text: "Hello" }] }, finishReason: "STOP" }] },
+    want: [{ role: "assistant", parts: [{ type: "text", content: "Hello" }], finish_reason: "STOP" }],
   },
 ];
 for (const c of OUTPUTS) {

@@ -27,6 +27,12 @@ const PROVIDERS = [
   { protocol: "openai", want: "openai", extra: { base_url: "http://127.0.0.1:8000/v1", api_key_env: "K" } },
   { protocol: "anthropic-bedrock", want: "aws.bedrock", extra: { region: "us-east-1" } },
   { protocol: "anthropic-vertex", want: "gcp.vertex_ai", extra: { project: "p", region: "us-east5" } },
+  {
+    protocol: "gemini",
+    want: "gcp.gemini",
+    extra: { base_url: "https://generativelanguage.googleapis.com/v1beta", api_key_env: "K" },
+  },
+  { protocol: "gemini-vertex", want: "gcp.vertex_ai", extra: { project: "p", region: "us-central1" } },
 ];
 for (const c of PROVIDERS) {
   Deno.test(`upstreamAttributes() names the ${c.protocol} upstream's provider as ${c.want}`, () => {
@@ -53,6 +59,11 @@ const SETTINGS = [
   { name: "Messages", body: { max_tokens: 64, temperature: 0.2 }, want: { max: 64n, temperature: 0.2 } },
   { name: "Chat (reasoning)", body: { max_completion_tokens: 32 }, want: { max: 32n, temperature: undefined } },
   { name: "Responses", body: { max_output_tokens: 8, temperature: 1 }, want: { max: 8n, temperature: 1 } },
+  {
+    name: "Gemini",
+    body: { generationConfig: { maxOutputTokens: 16, temperature: 0.7 } },
+    want: { max: 16n, temperature: 0.7 },
+  },
   { name: "text in a number's place", body: { max_tokens: "64", temperature: "hot" }, want: {} },
 ];
 for (const c of SETTINGS) {
@@ -147,6 +158,22 @@ const ANSWERS = [
     want: { id: "c-1", model: "gpt-x", finish_reasons: ["length"] },
   },
   {
+    name: "a Gemini stream, usage only on its last chunk",
+    protocol: "gemini" as const,
+    sse: 'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hi"}]}}],"modelVersion":"gemini-x",' +
+      '"responseId":"r-1"}\r\n\r\ndata: {"candidates":[{"content":{"role":"model","parts":[{"text":"!"}]},' +
+      '"finishReason":"MAX_TOKENS"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2},' +
+      '"modelVersion":"gemini-x","responseId":"r-1"}\r\n\r\n',
+    want: { id: "r-1", model: "gemini-x", finish_reasons: ["MAX_TOKENS"] },
+  },
+  {
+    name: "a Gemini stream without usage",
+    protocol: "gemini" as const,
+    sse: 'data: {"candidates":[{"content":{"parts":[{"text":"Hi"}]}}],"modelVersion":"gemini-x","responseId":"r-2"}' +
+      '\n\ndata: {"candidates":[{"content":{"parts":[]},"finishReason":"STOP"}],"modelVersion":"gemini-x"}\n\n',
+    want: { id: "r-2", model: "gemini-x", finish_reasons: ["STOP"] },
+  },
+  {
     name: "a chat stream whose id looks like a secret",
     protocol: "openai-chat" as const,
     sse: 'data: {"id":"sk-secret","model":"gpt-x","choices":[]}\n\n',
@@ -165,6 +192,17 @@ Deno.test("usageMeter().answer() reads a whole chat completion's finish reasons"
   const meter = usageMeter("openai-chat");
   meter.body({ id: "c-2", model: "gpt-y", choices: [{ finish_reason: "stop" }, { finish_reason: "length" }] });
   assert.deepEqual(meter.answer(), { id: "c-2", model: "gpt-y", finish_reasons: ["stop", "length"] });
+});
+
+Deno.test("usageMeter().answer() reads a whole Gemini answer's id, model version and finish reasons", () => {
+  const meter = usageMeter("gemini");
+  meter.body({
+    candidates: [{ finishReason: "STOP" }, { finishReason: "SAFETY" }],
+    usageMetadata: { promptTokenCount: 1 },
+    modelVersion: "gemini-y",
+    responseId: "r-3",
+  });
+  assert.deepEqual(meter.answer(), { id: "r-3", model: "gemini-y", finish_reasons: ["STOP", "SAFETY"] });
 });
 
 const SWITCH = [

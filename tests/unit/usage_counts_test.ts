@@ -1,6 +1,8 @@
 /** @module tokenCount() and invalidCounts(): what an upstream's token counts are read as, and which are reported. */
 import assert from "node:assert/strict";
+import { SseParser } from "../../src/core/sse.ts";
 import { invalidCounts, MAX_TOKEN_COUNT, tokenCount } from "../../src/core/usage.ts";
+import { usageMeter } from "../../src/usage/meter.ts";
 
 const COUNTS: { name: string; value: unknown; want: number }[] = [
   { name: "a whole count", value: 12, want: 12 },
@@ -39,4 +41,28 @@ Deno.test("invalidCounts() names every count cut or dropped, nested ones by path
   ]);
   assert.deepEqual(invalidCounts({ input_tokens: 5, output_tokens: 2 }), []);
   assert.deepEqual(invalidCounts("not an object"), []);
+});
+
+Deno.test("invalidCounts() reads Gemini's usageMetadata by its own names, arrays of details left alone", () => {
+  const usage = {
+    promptTokenCount: 2 ** 53,
+    candidatesTokenCount: "many",
+    thoughtsTokenCount: 4,
+    cachedContentTokenCount: -1,
+    totalTokenCount: 6,
+    trafficType: "ON_DEMAND",
+    promptTokensDetails: [{ modality: "TEXT", tokenCount: 2 }],
+  };
+  assert.deepEqual(invalidCounts(usage), ["promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount"]);
+});
+
+Deno.test("a Gemini stream's absurd usageMetadata is reported and read as 0", () => {
+  const reported: string[][] = [];
+  const meter = usageMeter("gemini", (fields) => reported.push(fields));
+  const usage = { promptTokenCount: 1e20, candidatesTokenCount: 2, totalTokenCount: 1e20 };
+  const sse = `data: ${JSON.stringify({ candidates: [{ finishReason: "STOP" }], usageMetadata: usage })}\n\n`;
+  for (const message of new SseParser().push(sse)) meter.event(message);
+  assert.deepEqual(reported, [["promptTokenCount", "totalTokenCount"]]);
+  assert.equal(meter.usage()?.input_tokens, 0);
+  assert.equal(meter.usage()?.output_tokens, 2);
 });
