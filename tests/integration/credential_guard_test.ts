@@ -1,6 +1,6 @@
 /**
  * @module Credential guessing is slowed per client address, on every route that checks a credential: console
- * sign-in, the admin API and the /v1 routes. Client addresses come from X-Forwarded-For through a trusted proxy
+ * sign-in, the admin API, the /v1 routes and the Gemini routes. Client addresses come from X-Forwarded-For through a trusted proxy
  * (the test itself, on 127.0.0.1), so one test can speak as several clients.
  */
 import assert from "node:assert/strict";
@@ -128,6 +128,47 @@ Deno.test("wrong tokens on /v1 are slowed per address in the route's protocol; a
   assert.equal(served.status, 200);
   await served.body?.cancel();
   assert.equal(upstream.requests.length, 1, "no guess reached the upstream");
+});
+
+Deno.test("wrong Google keys on the Gemini routes are charged as /v1 tokens, and no key in the URL is logged", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using gw = await startGateway(upstream.url, { extraYaml: BEHIND_PROXY, ...FROZEN });
+  const contents = { contents: [{ role: "user", parts: [{ text: "Hi" }] }] };
+  const generate = "/models/claude-test:generateContent";
+  // Guesses by header and by the key parameter, on each prefix and on the Gemini listing, share one bucket.
+  const guess = (i: number) =>
+    i % 3 === 0
+      ? gw.post(`/v1beta${generate}`, contents, { "x-goog-api-key": `sk-guess-h${i}`, "x-api-key": "", ...ATTACKER })
+      : i % 3 === 1
+      ? gw.post(`/v1${generate}?key=sk-guess-q${i}`, contents, { "x-api-key": "", ...ATTACKER })
+      : fetch(`${gw.url}/v1alpha/models?key=sk-guess-q${i}`, { headers: ATTACKER });
+  const statuses: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const res = await guess(i);
+    statuses.push(res.status);
+    if (i < 20) await res.body?.cancel();
+    else {
+      assert.equal(res.headers.get("retry-after"), "3");
+      assert.equal((await res.json()).error.status, "RESOURCE_EXHAUSTED");
+    }
+  }
+  assert.deepEqual(statuses, [...Array(20).fill(401), 429]);
+  const messages = await gw.post("/v1/messages", messagesBody(), ATTACKER);
+  assert.equal(messages.status, 429, "the Gemini guesses emptied the address's bucket for every /v1 route");
+  await messages.body?.cancel();
+  const served = await gw.post(`/v1beta${generate}?key=${gw.tokens.default}`, contents, {
+    "x-api-key": "",
+    ...OPERATOR,
+  });
+  assert.equal(served.status, 200, await served.clone().text());
+  await served.body?.cancel();
+  assert.equal(upstream.requests.length, 1, "no guess reached the upstream");
+  const logged = JSON.stringify(gw.logs);
+  for (const secret of [gw.tokens.default, "sk-guess-q", "sk-guess-h", "key="]) {
+    assert.ok(!logged.includes(secret), `${secret} reached a log line`);
+  }
+  assert.ok(gw.exchanges.every((exchange) => !JSON.stringify(exchange).includes("sk-guess")));
 });
 
 Deno.test("a Responses WebSocket is a /v1 client: wrong tokens at its handshake are charged, and its turns wait with its address", async () => {
