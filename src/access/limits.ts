@@ -49,10 +49,12 @@ export function totalTokens(usage: Usage | undefined): number {
 
 /**
  * What a request may use, reserved against limits before the call: about four characters per prompt token, and
- * the output cap the client asked for. The real usage replaces it after the call.
+ * the output cap the client asked for (a Gemini client asks in `generationConfig.maxOutputTokens`). The real usage
+ * replaces it after the call.
  */
 export function estimateRequest(body: JsonObject): TokenEstimate {
-  const cap = [body.max_tokens, body.max_completion_tokens, body.max_output_tokens]
+  const gemini = isObject(body.generationConfig) ? body.generationConfig.maxOutputTokens : undefined;
+  const cap = [body.max_tokens, body.max_completion_tokens, body.max_output_tokens, gemini]
     .find((value) => typeof value === "number" && Number.isFinite(value) && value > 0) as number | undefined;
   return { prompt: estimatePromptTokens(body), output: Math.ceil(cap ?? 0) };
 }

@@ -48,6 +48,15 @@ const ESTIMATES = [
     min: 110,
     max: 120,
   },
+  {
+    name: "reads Gemini contents and generationConfig.maxOutputTokens",
+    body: {
+      contents: [{ role: "user", parts: [{ text: "z".repeat(400) }] }],
+      generationConfig: { maxOutputTokens: 50 },
+    },
+    min: 150,
+    max: 170,
+  },
   { name: "ignores a bad cap", body: { messages: [], max_tokens: -5 }, min: 1, max: 10 },
 ];
 
