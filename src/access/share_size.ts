@@ -65,15 +65,20 @@ export function wanted(needed: bigint, taken: bigint, claimedAt: number, now: nu
 }
 
 /**
- * What a claim is granted on a counter holding `value` of `limit`: at most `want` and a `1/fairShare` part of what is
- * left, in whole requests of the size that asked (`first`), never less than that one request. An idle window grants
- * the first request whatever it needs, so no request is refused for good. The caller refuses when `value > 0` and
- * less than `first` is left.
+ * What a claim is granted on a counter holding `value` of `limit` when its share lacks `lacking` (what a request of
+ * `unit` needs beyond what the share holds, a debt included): at least that, and beyond it at most `want` and a
+ * `1/fairShare` part of what is left, in whole requests of `unit`, so the share ends on a whole number of them. An idle
+ * window grants the first request whatever it needs, so no request is refused for good. Undefined when KV has no room
+ * for what is lacking; 0 when nothing is.
  */
-export function grantOf(c: { value: bigint; limit: bigint; first: bigint; want: bigint; fairShare: number }): bigint {
+export function grantOf(
+  c: { value: bigint; limit: bigint; lacking: bigint; unit: bigint; want: bigint; fairShare: number },
+): bigint | undefined {
+  if (c.lacking <= 0n) return 0n;
   const room = c.limit - c.value;
-  if (c.value === 0n && c.first > c.limit) return c.first;
+  if (c.value === 0n && c.lacking > c.limit) return c.lacking;
+  if (room < c.lacking) return undefined;
   const fair = minOf(c.want, minOf(room, room / BigInt(c.fairShare)));
-  if (c.first === 0n) return fair;
-  return maxOf(c.first, fair / c.first * c.first);
+  if (fair <= c.lacking || c.unit === 0n) return c.lacking;
+  return c.lacking + (fair - c.lacking) / c.unit * c.unit;
 }

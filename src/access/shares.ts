@@ -108,8 +108,8 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
   }
 
   /**
-   * One checked commit that adds a grant to the counter. It commits on the entry last seen and reads only when that
-   * is stale. An idle window grants the first request whatever it needs, so no request is refused for good.
+   * One checked commit that adds a grant to the counter, enough for a request of `first` with what the share holds
+   * (see share_size.ts). It commits on the entry last seen and reads only when that is stale.
    */
   async function claim(share: Share, first: bigint, background: boolean): Promise<void> {
     const { counter } = share;
@@ -123,8 +123,21 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
         share.seen = { value: counterValue(entry.value), versionstamp: entry.versionstamp ?? "" };
       }
       const { value, versionstamp } = share.seen;
-      const room = counter.limit - value;
-      if (value > 0n && room < first) {
+      // What the next request lacks is decided now (settled usage may have changed it while this claim waited); a
+      // refresh of a share that still covers it tops up by one request more, and is no refusal when that does not fit.
+      const need = first - share.left;
+      const topUp = background && need <= 0n;
+      const lacking = topUp ? first : need;
+      const grant = grantOf({
+        value,
+        limit: counter.limit,
+        lacking,
+        unit: first,
+        want,
+        fairShare: settings.fairShare,
+      });
+      if (grant === 0n || (grant === undefined && topUp)) return;
+      if (grant === undefined) {
         share.refusedUntil = options.now() + settings.recheckMs;
         share.refusedUsed = value;
         share.refusedLimit = counter.limit;
@@ -132,7 +145,6 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
         share.seen = undefined;
         return;
       }
-      const grant = grantOf({ value, limit: counter.limit, first, want, fairShare: settings.fairShare });
       const op = kv.atomic();
       op.check({ key: counter.key, versionstamp: versionstamp || null });
       op.set(counter.key, new Deno.KvU64(value + grant), { expireIn: expireIn(counter, now) });
@@ -184,7 +196,7 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
 
   /** Tops a share up before it runs out, so a steady stream of requests never waits at a refresh. */
   function refreshSoon(share: Share, amount: bigint, now: number): void {
-    if (share.claiming || share.refusedUntil > now) return;
+    if (amount === 0n || share.claiming || share.refusedUntil > now) return;
     const low = maxOf(amount, share.lastGrant / 3n);
     if (share.left >= low && share.expiresAt - now > settings.leaseMs / 4) return;
     claimFor(share, amount, true).catch(() => {
@@ -208,8 +220,11 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
         }
         return undefined;
       }
+      // KV had no room when last asked; while that is fresh, a request lacking more than that room is refused from
+      // memory (one lacking less, since usage came back into the share, asks again).
       const refused = held.findIndex(({ share, amount }) =>
-        share.left < amount && share.refusedUntil > now && share.refusedLimit === share.counter.limit
+        share.left < amount && share.refusedUntil > now && share.refusedLimit === share.counter.limit &&
+        amount - share.left > share.counter.limit - share.refusedUsed
       );
       if (refused >= 0) return { index: refused, used: held[refused].share.refusedUsed };
       const expired = lacking.filter(({ share, amount }) => share.left >= amount);

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { delayedKv } from "../../src/access/kv_delay.ts";
+import { estimateRequestTokens } from "../../src/access/limits.ts";
 import { flakyKv } from "../_flaky_kv.ts";
 import { type FakeUpstream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import {
@@ -225,5 +226,33 @@ Deno.test("a debt KV refuses alone (a counter an older version rewrote as a numb
     gw.logs.filter((line) => line.event === "kv_write_gave_up" && line.operation === "limit_flush").length,
     giveUps.length,
     "a dropped debt is not tried again every sweep",
+  );
+});
+
+Deno.test("one instance admits a token budget's requests while what is left covers each estimate, share and KV together", async () => {
+  await using upstream = fakeUpstream();
+  // Each answer uses 10 tokens, less than its estimate: what it did not use stays in the share, less than a request.
+  upstream.routes.set(
+    "POST /anth/v1/messages",
+    () => jsonReply({ ...anthropicMessage(), usage: { input_tokens: 5, output_tokens: 5 } }),
+  );
+  const clock = movableClock();
+  await using gw = await startGateway(upstream.url, { now: clock.now, extraYaml: SHARES_YAML });
+  const { secret, record } = await gw.store.createToken({ group: "default" });
+  await gw.store.updateToken(record.id, { limits: { tokens_per_day: 100 } });
+  const estimate = estimateRequestTokens(messagesBody());
+  const statuses: number[] = [];
+  for (let i = 0; i < 12; i++) {
+    statuses.push(await status(gw, secret));
+    await waitFor(() => gw.exchanges.length === i + 1 ? true : undefined);
+  }
+  // Admitted while 100 less what was used covers the estimate: the share's remainder and KV's room count together.
+  const admitted = Math.floor((100 - estimate) / 10) + 1;
+  assert.deepEqual(statuses, [...Array(admitted).fill(200), ...Array(12 - admitted).fill(429)]);
+  await gw.deps.operator.limiter.settled();
+  const day = new Date(clock.at).toISOString().slice(0, 10);
+  assert.equal(
+    await limitCounter(gw.store.kv, ["limit", "token", record.id, "tokens", "day", day]),
+    BigInt(admitted * 10),
   );
 });
