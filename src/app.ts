@@ -169,6 +169,15 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
       async authenticate() {
         // Gemini clients send the key their own way; the key query parameter never reaches a log (only the route does).
         const gemini = exchange.protocol === "gemini";
+        // The runtime's server span records the URL before the gateway sees it, and a span attribute cannot be taken
+        // back: while tracing is on, a key in the URL is refused, so no client keeps sending it (docs/operating.md).
+        if (gemini && deps.urlTraced && new URL(req.url).searchParams.has("key")) {
+          throw new GatewayError(
+            "authentication",
+            "The key query parameter is refused here because request URLs are traced: send the API key as the " +
+              "x-goog-api-key header instead",
+          );
+        }
         const credential = (gemini ? readGoogleCredential(req) : undefined) ?? readCredential(req.headers);
         if (!credential && gemini) {
           throw new GatewayError("authentication", "Missing API key: send it as x-goog-api-key or the key parameter");

@@ -134,6 +134,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
       })
       : undefined,
     sealer: options.sealer ?? sealerFromEnv(options.env).sealer,
+    urlTraced: tracingEnabled(options.env),
     bodyBudget: createBodyBudget(config.max_inflight_body_bytes, {
       waitMs: BODY_BUDGET_WAIT_MS,
       sleep: options.sleep ?? sleep,

@@ -2,6 +2,10 @@
  * @module A Gemini API on the shared fake upstream: answers scripted turns, and refuses what the real API refuses
  * (a wrong key, roles other than user and model, unknown body fields, schema keywords outside its subset, and a
  * function call of the current turn without the thought signature the API gave it).
+ *
+ * One check is stricter than the real API's: the stand-in signature passes only for calls this fake did not make (a
+ * history from another model), so a test sees it when a signature the fake gave, on the call or on another part of
+ * the step, was lost on the way.
  */
 import type { Responder, SeenRequest } from "./_fake_upstream.ts";
 
@@ -91,8 +95,20 @@ function badKeyword(schema: unknown, path: string): string | undefined {
   return undefined;
 }
 
+/** What identifies a step the fake answered with calls: its first call. */
+function stepKey(call: unknown): string {
+  const { name, args } = (call ?? {}) as Obj;
+  return JSON.stringify([name, args ?? {}]);
+}
+
+/** The signatures the fake gave: every one, and the one of each step with calls, by its first call. */
+interface Given {
+  all: Set<string>;
+  steps: Map<string, string>;
+}
+
 /** What the real API checks of a request, as a refusal, or undefined when it passes. */
-function check(seen: SeenRequest, given: Set<string>, vertex: boolean): Response | undefined {
+function check(seen: SeenRequest, given: Given, vertex: boolean): Response | undefined {
   // Vertex takes the service account's token instead, which its fake has checked already.
   if (!vertex && seen.headers.get("x-goog-api-key") !== GEMINI_KEY) {
     return refuse("API key not valid. Please pass a valid API key.", 400);
@@ -127,13 +143,15 @@ function check(seen: SeenRequest, given: Set<string>, vertex: boolean): Response
   });
   for (const [i, content] of contents.entries()) {
     if (i < start || content.role !== "model") continue;
-    const first = (content.parts as Obj[]).find((p) => p.functionCall);
+    const parts = content.parts as Obj[];
+    const first = parts.find((p) => p.functionCall);
     if (!first) continue;
     const signature = first.thoughtSignature;
-    if (signature === undefined) {
+    const mine = given.steps.get(stepKey(first.functionCall));
+    if (signature === undefined || (mine && !parts.some((p) => p.thoughtSignature === mine))) {
       return refuse(`Function call is missing a thought_signature in functionCall parts. (contents[${i}])`);
     }
-    if (signature !== "skip_thought_signature_validator" && !given.has(String(signature))) {
+    if (signature !== "skip_thought_signature_validator" && !given.all.has(String(signature))) {
       return refuse(`Corrupted thought signature. (contents[${i}])`);
     }
   }
@@ -145,14 +163,17 @@ function check(seen: SeenRequest, given: Set<string>, vertex: boolean): Response
  * each request; on Vertex with `vertex`.
  */
 export function geminiResponder(turns: GeminiTurn[] | ((body: Obj) => GeminiTurn), vertex = false): Responder {
-  const given = new Set<string>();
+  const given: Given = { all: new Set(), steps: new Map() };
   let next = 0;
   return (seen) => {
     const refused = check(seen, given, vertex);
     if (refused) return refused;
     if (seen.path.endsWith(":countTokens")) return Response.json({ totalTokens: 42 });
     const turn = typeof turns === "function" ? turns(seen.body ?? {}) : turns[Math.min(next++, turns.length - 1)];
-    for (const part of turn.parts) if (typeof part.thoughtSignature === "string") given.add(part.thoughtSignature);
+    for (const part of turn.parts) if (typeof part.thoughtSignature === "string") given.all.add(part.thoughtSignature);
+    const call = turn.parts.find((p) => p.functionCall);
+    const signed = turn.parts.find((p) => typeof p.thoughtSignature === "string");
+    if (call && signed) given.steps.set(stepKey(call.functionCall), String(signed.thoughtSignature));
     const usageMetadata = turn.usageMetadata ?? { promptTokenCount: 20, candidatesTokenCount: 5, totalTokenCount: 25 };
     const finishReason = turn.finishReason ?? "STOP";
     const chunk = (parts: Obj[], last: boolean) => ({

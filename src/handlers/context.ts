@@ -56,6 +56,8 @@ export interface Deps {
   sockets: SocketBoard;
   /** Seals the compaction items the gateway makes, under MODELGATE_COMPACTION_KEY. */
   sealer: Sealer;
+  /** True when the runtime records each request's URL in a trace (OTEL_DENO on): no credential may ride in it. */
+  urlTraced?: boolean;
 }
 
 /** Per-request state handlers share with the error path. */

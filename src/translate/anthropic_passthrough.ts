@@ -5,9 +5,11 @@
  */
 import { isObject, type JsonObject } from "../core/types.ts";
 import { identity, logDrop, type TranslateContext, type Translation } from "./identity.ts";
+import { textSignatureIn } from "./messages_gemini_request.ts";
 
-/** True for a thinking block the real API cannot verify. */
+/** True for a thinking block the real API cannot verify, or one that carries a Gemini signature. */
 function unsigned(block: unknown): boolean {
+  if (textSignatureIn(block) !== undefined) return true;
   return isObject(block) && block.type === "thinking" &&
     (typeof block.signature !== "string" || block.signature === "");
 }

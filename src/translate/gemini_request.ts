@@ -89,16 +89,19 @@ function responseText(response: unknown): { text: string; error: boolean } {
 interface OpenCalls {
   take(name: string, id: unknown): string;
   add(name: string, id: string): void;
+  /** The ids a user turn answers by id: its responses without one must not take those calls. */
+  reserve(ids: readonly string[]): void;
 }
 
 function openCalls(): OpenCalls {
   const open: { name: string; id: string }[] = [];
+  let reserved = new Set<string>();
   return {
     add: (name, id) => open.push({ name, id }),
+    reserve: (ids) => void (reserved = new Set(ids.map((id) => sanitizeToolId(id, "")))),
     take(name, id) {
-      const at = open.findIndex((
-        c,
-      ) => (typeof id === "string" && id ? c.id === sanitizeToolId(id, "") : c.name === name));
+      const byId = typeof id === "string" && id;
+      const at = open.findIndex((c) => byId ? c.id === sanitizeToolId(id, "") : c.name === name && !reserved.has(c.id));
       if (at === -1) return sanitizeToolId(id, `toolu_${name}`);
       return open.splice(at, 1)[0].id;
     },
@@ -125,6 +128,10 @@ function blocksOf(
       thoughts.push(block);
     }
   };
+  if (!model) {
+    const answered = parts.map((p) => isObject(p) && isObject(p.functionResponse) ? p.functionResponse.id : undefined);
+    at.calls.reserve(answered.filter((id): id is string => typeof id === "string" && id !== ""));
+  }
   parts.forEach((raw, i) => {
     const path = `${at.path}.parts[${i}]`;
     if (!isObject(raw)) throw unsupported(path, "must be an object");

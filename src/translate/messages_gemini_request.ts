@@ -27,6 +27,26 @@ export function signatureInId(id: unknown): string | undefined {
   return b64 ? b64 + "=".repeat((4 - b64.length % 4) % 4) : undefined;
 }
 
+/** What marks a thinking block's signature, or a redacted_thinking block's data, as a Gemini text part's signature. */
+const TEXT_SIGNATURE_MARK = "modelgate-gemini-text-signature:";
+
+/**
+ * The block that carries the signature Gemini put on an answer's text: the answer's thinking block (as its signature),
+ * else a redacted_thinking block, which clients send back as they got it and do not show.
+ */
+export function textSignatureBlock(signature: string, thinking: string | undefined): JsonObject {
+  const carried = TEXT_SIGNATURE_MARK + signature;
+  return thinking ? { type: "thinking", thinking, signature: carried } : { type: "redacted_thinking", data: carried };
+}
+
+/** The text signature a block from {@linkcode textSignatureBlock} carries, or undefined. */
+export function textSignatureIn(block: unknown): string | undefined {
+  if (!isObject(block)) return undefined;
+  const carried = block.type === "thinking" ? block.signature : block.type === "redacted_thinking" ? block.data : "";
+  if (typeof carried !== "string" || !carried.startsWith(TEXT_SIGNATURE_MARK)) return undefined;
+  return carried.slice(TEXT_SIGNATURE_MARK.length) || undefined;
+}
+
 /** A user block as a Gemini part, or undefined when Gemini cannot take it. */
 function userPart(block: JsonObject, ctx: TranslateContext): JsonObject | undefined {
   if (block.type === "text") return typeof block.text === "string" && block.text ? { text: block.text } : undefined;
@@ -64,6 +84,7 @@ function contentsOf(messages: unknown, ctx: TranslateContext, names: ToolNames):
       : [];
     const parts: JsonObject[] = [];
     let signed = false;
+    let textSignature: string | undefined;
     for (const block of blocks) {
       if (model && block.type === "tool_use") {
         const name = names.toUpstream(String(block.name));
@@ -78,6 +99,7 @@ function contentsOf(messages: unknown, ctx: TranslateContext, names: ToolNames):
         if (typeof block.text === "string" && block.text) parts.push({ text: block.text });
       } else if (model) {
         // Thinking from an upstream cannot be verified by Gemini: its own state travels in the signatures.
+        textSignature ??= textSignatureIn(block);
         continue;
       } else if (block.type === "tool_result") parts.push(functionResponse(block, calls, ctx));
       else {
@@ -85,6 +107,9 @@ function contentsOf(messages: unknown, ctx: TranslateContext, names: ToolNames):
         if (part) parts.push(part);
       }
     }
+    // Gemini put it on the answer's final text part (see docs/protocols.md, "Anthropic Messages client, Gemini upstream").
+    const lastText = textSignature ? parts.findLast((part) => typeof part.text === "string") : undefined;
+    if (lastText && !lastText.thoughtSignature) lastText.thoughtSignature = textSignature;
     if (parts.length === 0) continue;
     const role = model ? "model" : "user";
     const last = contents.at(-1);

@@ -9,7 +9,7 @@ import { NO_USAGE, tokenCount, type TokenCounts, usageFromGemini } from "../core
 import { chatViaMessages } from "./chat_messages_response.ts";
 import { throughMessages } from "./compose.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
-import { idWithSignature, messagesToGeminiRequest } from "./messages_gemini_request.ts";
+import { idWithSignature, messagesToGeminiRequest, textSignatureBlock } from "./messages_gemini_request.ts";
 import { responsesViaMessages } from "./responses_response.ts";
 import { answerToolId, anthropicUsage, type ToolNames, toolNames } from "./shared.ts";
 import { readGeminiChunk } from "./upstream_events.ts";
@@ -61,19 +61,38 @@ function toolUse(part: JsonObject, b: Builder): JsonObject {
   };
 }
 
+/** The first thought signature on a part that is not a function call (text, thought, or an empty text part). */
+function signatureOffCalls(parts: readonly JsonObject[]): string | undefined {
+  const signed = parts.find((p) => !isObject(p.functionCall) && typeof p.thoughtSignature === "string");
+  return signed?.thoughtSignature as string | undefined;
+}
+
+/**
+ * The answer's calls with the signature Gemini put on another part of the step (a trailing empty text part, as it
+ * does in streams) moved onto the first call when that has none: the call is where the API checks it.
+ */
+function signedCalls(calls: readonly JsonObject[], offCalls: string | undefined): JsonObject[] {
+  if (calls.length === 0 || !offCalls || typeof calls[0].thoughtSignature === "string") return [...calls];
+  return [{ ...calls[0], thoughtSignature: offCalls }, ...calls.slice(1)];
+}
+
 /** A whole Gemini answer as an Anthropic message. */
 export function geminiToMessagesResponse(body: JsonObject, b: Builder): JsonObject {
   const { parts, finish, blocked } = partsOf(body);
   const content: JsonObject[] = [];
   const thought = parts.filter((p) => p.thought === true).map((p) => String(p.text ?? "")).join("");
-  // Thinking leads the answer, as Anthropic clients require; it has no signature Anthropic could verify.
-  if (thought) content.push({ type: "thinking", thinking: thought, signature: "" });
+  const offCalls = signatureOffCalls(parts);
+  const calls = signedCalls(parts.filter((p) => isObject(p.functionCall)), offCalls);
+  // Thinking leads the answer, as Anthropic clients require; it has no signature Anthropic could verify. An answer
+  // without calls keeps its text's signature there, for the next turn.
+  if (offCalls && calls.length === 0) content.push(textSignatureBlock(offCalls, thought || undefined));
+  else if (thought) content.push({ type: "thinking", thinking: thought, signature: "" });
   for (const part of parts.filter((p) => p.thought !== true)) {
     const last = content.at(-1);
     if (typeof part.text === "string" && part.text) {
       if (last?.type === "text") last.text = String(last.text) + part.text;
       else content.push({ type: "text", text: part.text });
-    } else if (isObject(part.functionCall)) content.push(toolUse(part, b));
+    } else if (isObject(part.functionCall)) content.push(toolUse(calls.shift()!, b));
   }
   return {
     id: `msg_${String(body.responseId ?? b.ctx.requestId)}`,
@@ -100,6 +119,9 @@ export function geminiToMessagesStream(b: Builder): StreamStep {
   let finish: unknown;
   let blocked = false;
   let anything = false;
+  /** Calls wait for the end: the step's signature may come on a later part (see signedCalls). */
+  const held: JsonObject[] = [];
+  let offCalls: string | undefined;
   const close = (): SseMessage[] => {
     if (!open) return [];
     open = undefined;
@@ -128,6 +150,9 @@ export function geminiToMessagesStream(b: Builder): StreamStep {
       if (parts.finish) finish = parts.finish;
       blocked ||= parts.blocked;
       for (const part of parts.parts) {
+        if (!isObject(part.functionCall) && typeof part.thoughtSignature === "string") {
+          offCalls ??= part.thoughtSignature;
+        }
         if (part.thought === true) {
           // Thinking after the answer has begun would come too late for Anthropic clients; it is left out.
           if (anything || typeof part.text !== "string" || !part.text) continue;
@@ -141,12 +166,7 @@ export function geminiToMessagesStream(b: Builder): StreamStep {
           out.push(event({ type: "content_block_delta", index, delta: { type: "text_delta", text: part.text } }));
         } else if (isObject(part.functionCall)) {
           anything = true;
-          out.push(...close());
-          const { input, ...block } = toolUse(part, b);
-          index++;
-          out.push(event({ type: "content_block_start", index, content_block: { ...block, input: {} } }));
-          const delta = { type: "input_json_delta", partial_json: JSON.stringify(input) };
-          out.push(event({ type: "content_block_delta", index, delta }), event({ type: "content_block_stop", index }));
+          held.push(part);
         }
       }
       return out;
@@ -155,8 +175,16 @@ export function geminiToMessagesStream(b: Builder): StreamStep {
       if (finish === undefined && !blocked) {
         throw new GatewayError("upstream", "Upstream stream ended before its finishReason");
       }
+      const calls: SseMessage[] = [...close()];
+      for (const part of signedCalls(held, offCalls)) {
+        const { input, ...block } = toolUse(part, b);
+        index++;
+        calls.push(event({ type: "content_block_start", index, content_block: { ...block, input: {} } }));
+        const delta = { type: "input_json_delta", partial_json: JSON.stringify(input) };
+        calls.push(event({ type: "content_block_delta", index, delta }), event({ type: "content_block_stop", index }));
+      }
       return [
-        ...close(),
+        ...calls,
         event({
           type: "message_delta",
           delta: { stop_reason: stopOf(finish, b.calls, blocked && !anything), stop_sequence: null },

@@ -91,3 +91,29 @@ Deno.test("a stream that fails after its start ends with Google's error: an SSE 
   const array = JSON.parse(await readText(await gemini(gw, "/v1beta/models/claude-test:streamGenerateContent", ASK)));
   assert.equal(array.at(-1).error.status, "UNAVAILABLE");
 });
+
+Deno.test("while tracing is on, a key in the URL is refused as UNAUTHENTICATED and the header still works", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(ANTH, () => jsonReply(JSON.parse(fixture("anthropic/text.json"))));
+  await using gw = await startGateway(upstream.url, { env: { OTEL_DENO: "true" } });
+  const token = gw.tokens.default;
+  const urls = [
+    `/v1beta/models/claude-test:generateContent?key=${token}`,
+    `/v1/models/claude-test:generateContent?key=${token}`,
+    `/v1alpha/models?key=${token}`,
+    `/v1/models?key=${token}`,
+  ];
+  // Refused alone and beside the header: either way the URL has been recorded.
+  for (const [i, path] of urls.entries()) {
+    const res = await gemini(gw, path, path.includes(":") ? ASK : undefined, i % 2 ? {} : { "x-goog-api-key": "" });
+    const text = await readText(res);
+    assert.equal(res.status, 401, path);
+    const error = JSON.parse(text).error;
+    assert.deepEqual([error.code, error.status], [401, "UNAUTHENTICATED"], path);
+    assert.match(error.message, /x-goog-api-key/, path);
+    assert.ok(!text.includes(token), text);
+  }
+  assert.equal(upstream.requests.length, 0);
+  const res = await gemini(gw, "/v1beta/models/claude-test:generateContent", ASK, { "x-goog-api-key": token });
+  assert.equal(res.status, 200, await readText(res));
+});
