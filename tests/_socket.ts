@@ -111,3 +111,12 @@ export async function rawHandshake(
     conn.close();
   }
 }
+
+/** A `response.create` event for the test config's Anthropic model, store: false, with `extra` fields. */
+export const create = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  type: "response.create",
+  model: "claude-test",
+  input: "Hi",
+  store: false,
+  ...extra,
+});

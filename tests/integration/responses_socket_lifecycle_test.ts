@@ -6,17 +6,9 @@ import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, sseReply } from "../_fake_upstream.ts";
 import { firstEvent, fixture, startGateway, waitFor, within } from "../_helpers.ts";
 import { parsePrometheusText, sampleValue } from "../_prom_text.ts";
-import { openSocket } from "../_socket.ts";
+import { create, openSocket } from "../_socket.ts";
 
 const MESSAGES_PATH = "POST /anth/v1/messages";
-
-const create = (extra: Record<string, unknown> = {}) => ({
-  type: "response.create",
-  model: "claude-test",
-  input: "Hi",
-  store: false,
-  ...extra,
-});
 
 Deno.test("a client that closes mid-response cancels the upstream request, and its usage is still recorded", async () => {
   await using upstream = fakeUpstream();

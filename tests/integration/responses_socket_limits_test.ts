@@ -6,17 +6,9 @@
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, sseReply } from "../_fake_upstream.ts";
 import { fixture, startGateway, waitFor } from "../_helpers.ts";
-import { openSocket, rawHandshake } from "../_socket.ts";
+import { create, openSocket, rawHandshake } from "../_socket.ts";
 
 const MESSAGES_PATH = "POST /anth/v1/messages";
-
-const create = (extra: Record<string, unknown> = {}) => ({
-  type: "response.create",
-  model: "claude-test",
-  input: "Hi",
-  store: false,
-  ...extra,
-});
 
 /** The text of the first user message the upstream got. */
 function asked(body: Record<string, unknown> | undefined): string {

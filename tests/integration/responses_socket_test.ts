@@ -6,18 +6,10 @@
 import assert from "node:assert/strict";
 import { chatCompletion, fakeUpstream, sseReply } from "../_fake_upstream.ts";
 import { deadlineFetch, fixture, readSse, startGateway } from "../_helpers.ts";
-import { openSocket, rawHandshake } from "../_socket.ts";
+import { create, openSocket, rawHandshake } from "../_socket.ts";
 
 const MESSAGES_PATH = "POST /anth/v1/messages";
 const CHAT_PATH = "POST /oai/v1/chat/completions";
-
-const create = (extra: Record<string, unknown> = {}) => ({
-  type: "response.create",
-  model: "claude-test",
-  input: "Hi",
-  store: false,
-  ...extra,
-});
 
 Deno.test("response.create on a socket sends the events of POST /v1/responses' stream, one message each", async () => {
   await using upstream = fakeUpstream();
