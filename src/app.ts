@@ -116,15 +116,18 @@ function unknownHost(hostname: string): GatewayError {
 export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerInfo) => Promise<Response> {
   const trusted = rangesMatcher(deps.config.trusted_proxies);
   const publicHost = publicHostRule(deps.config.public_hosts, deps.config.listen.host);
-  return (req: Request, info?: Deno.ServeHandlerInfo) => handle(req, peerOf(req, remoteAddress(info), trusted));
+  return (req: Request, info?: Deno.ServeHandlerInfo) => {
+    // Parsed once: the peer's host and the route both read it.
+    const url = new URL(req.url);
+    return handle(req, peerOf(req, remoteAddress(info), trusted, url), false, url);
+  };
 
   /**
    * Serves one request from `peer`. A request made from a socket's message is served exactly as an HTTP one and says
    * so; its peer is the socket's, found at the handshake (the made request has no connection of its own).
    */
-  async function handle(req: Request, peer: Peer, socket = false): Promise<Response> {
+  async function handle(req: Request, peer: Peer, socket = false, url = new URL(req.url)): Promise<Response> {
     const requestId = requestIdFrom(req.headers);
-    const url = new URL(req.url);
     // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
     const ops = await deps.ops?.(req, url.pathname, peer.address);
     if (ops) {

@@ -27,8 +27,12 @@ export function remoteAddress(info: Deno.ServeHandlerInfo | undefined): string |
  * then X-Forwarded-For is read from its right end (the entry the nearest proxy added) past every trusted proxy,
  * since entries further left were written by whoever sent the request and may be anything.
  */
-export function peerOf(req: Request, remote: string | undefined, trusted: (address: string) => boolean): Peer {
-  const url = new URL(req.url);
+export function peerOf(
+  req: Request,
+  remote: string | undefined,
+  trusted: (address: string) => boolean,
+  url: URL = new URL(req.url),
+): Peer {
   let address = remote ?? "unknown";
   let authority = url.host;
   let https = url.protocol === "https:";
