@@ -29,9 +29,7 @@ function pageStart(models: readonly ModelInfo[], token: string | null): number {
   if (!token) return 0;
   let id: string;
   try {
-    id = new TextDecoder().decode(
-      Uint8Array.from(atob(token.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0)),
-    );
+    id = new TextDecoder().decode(Uint8Array.fromBase64(token, { alphabet: "base64url" }));
   } catch {
     throw invalidField("pageToken", "is not a page token this listing gave");
   }
@@ -41,9 +39,7 @@ function pageStart(models: readonly ModelInfo[], token: string | null): number {
 }
 
 function pageToken(id: string): string {
-  const bytes = new TextEncoder().encode(id);
-  return btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join("")).replace(/\+/g, "-").replace(/\//g, "_")
-    .replace(/=+$/, "");
+  return new TextEncoder().encode(id).toBase64({ alphabet: "base64url", omitPadding: true });
 }
 
 /** GET .../models in Gemini's shape: `pageSize` (default 50, at most 1000) and `pageToken`. */

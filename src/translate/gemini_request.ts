@@ -13,16 +13,14 @@ import { sanitizeToolId, thinkingFromEffort, unsupported } from "./shared.ts";
 
 /** A Gemini `thoughtSignature` (base64, as the API's bytes fields are) holding an Anthropic thinking block. */
 export function thoughtSignatureFor(block: JsonObject): string {
-  const bytes = new TextEncoder().encode(sealThinking(block));
-  return btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
+  return new TextEncoder().encode(sealThinking(block)).toBase64();
 }
 
 /** The thinking block a signature from {@linkcode thoughtSignatureFor} holds, or undefined for any other. */
 export function thinkingFromSignature(signature: unknown): JsonObject | undefined {
   if (typeof signature !== "string" || signature === "") return undefined;
   try {
-    const binary = atob(signature);
-    return unsealThinking(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
+    return unsealThinking(new TextDecoder().decode(Uint8Array.fromBase64(signature)));
   } catch {
     return undefined;
   }
@@ -38,7 +36,7 @@ function systemText(system: unknown): string {
 /** Base64 text as UTF-8, or undefined when it is not base64. */
 function decodeBase64Text(data: string): string | undefined {
   try {
-    return new TextDecoder().decode(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
+    return new TextDecoder().decode(Uint8Array.fromBase64(data));
   } catch {
     return undefined;
   }
