@@ -26,6 +26,8 @@ export interface CreateTokenOptions {
   name?: string;
   expiresAt?: Date;
   limits?: Limits;
+  /** The person it belongs to, see {@linkcode TokenRecord.owner}. */
+  owner?: string;
   now?: Date;
 }
 
@@ -143,7 +145,7 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
     kv,
     writes,
     kvCalls: options.kvCalls,
-    createToken({ group, name, expiresAt, limits, now = new Date() }) {
+    createToken({ group, name, expiresAt, limits, owner, now = new Date() }) {
       return writes.write("token_create", async () => {
         const groupEntry = await kv.get(["group", group]);
         if (!groupEntry.value) {
@@ -161,6 +163,7 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
           disabled: false,
         };
         if (limits) record.limits = { ...limits };
+        if (owner !== undefined) record.owner = owner;
         // The group must still be there when the token lands; a lost check (or an id taken) tries again.
         const done = await commit(
           kv.atomic().check(groupEntry).check({ key: ["token", id], versionstamp: null })

@@ -11,6 +11,10 @@ const Name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 letters
 const Label = z.string().min(1).max(100);
 const Listing = z.enum(["anthropic", "openai", "auto"]);
 const Models = z.array(z.string().min(1)).max(1000);
+/** A person's email, as a token's owner; lower-cased so one person is one owner. */
+const Email = z.string().max(254).regex(/^[^\s@]+@[^\s@]+$/, "must be an email address").transform((text) =>
+  text.toLowerCase()
+);
 
 /** POST /admin/tokens */
 export const TokenCreate = z.strictObject({
@@ -18,6 +22,7 @@ export const TokenCreate = z.strictObject({
   name: Label.optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
   limits: LimitsSchema.optional(),
+  owner: Email.optional(),
 });
 
 /** PATCH /admin/tokens/{id}; `null` clears expires_at or limits. */

@@ -119,6 +119,7 @@ export function adminService(ctx: AdminContext) {
         name: body.name,
         expiresAt,
         limits: body.limits,
+        owner: body.owner,
         now: ctx.now(),
       });
       await record("token.create", token.id, null, token);

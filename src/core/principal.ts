@@ -11,6 +11,8 @@ export interface TokenRecord {
   disabled: boolean;
   /** Caps on this token alone; absent when it has none. */
   limits?: Limits;
+  /** The person the token belongs to (a signed-in person's email); absent for tokens made by an operator for others. */
+  owner?: string;
 }
 
 /** A group as stored: the models it enables and its listing shape. */

@@ -50,6 +50,14 @@ const BAD: { name: string; method: string; path: string; body?: unknown; param: 
     param: "limits.tokens_per_day",
   },
   {
+    name: "owner that is no email",
+    method: "POST",
+    path: "/admin/tokens",
+    body: { group: "default", owner: "carol" },
+    param: "owner",
+    says: /email/,
+  },
+  {
     name: "unknown limit",
     method: "POST",
     path: "/admin/tokens",
@@ -281,4 +289,14 @@ Deno.test("a day that just ended is read afresh until its last requests can no l
   // Hours later the day is closed: read once more from KV, then kept.
   now += 3 * 3_600_000;
   assert.deepEqual(await read(), [["tok_late", 2]]);
+});
+
+Deno.test("a token made for a person keeps its owner, lower-cased, and a token made without one has none", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { admin: true });
+  const made = await (await gw.admin("POST", "/admin/tokens", { group: "default", owner: "Carol@Example.com" })).json();
+  assert.equal(made.token.owner, "carol@example.com");
+  assert.equal((await (await gw.admin("GET", `/admin/tokens/${made.token.id}`)).json()).owner, "carol@example.com");
+  const plain = await (await gw.admin("POST", "/admin/tokens", { group: "default" })).json();
+  assert.equal("owner" in plain.token, false);
 });
