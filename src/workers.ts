@@ -81,9 +81,16 @@ export function workerCount(
   return count;
 }
 
-/** A worker running src/worker.ts; an error nothing in it caught ends it and is reported, not the process's end. */
-export function spawnWorker(index: number, events: WorkerEvents): WorkerHandle {
-  const worker = new Worker(new URL("./worker.ts", import.meta.url), {
+/**
+ * A worker running src/worker.ts (tests give another module); an error nothing in it caught ends it and is reported,
+ * not the process's end.
+ */
+export function spawnWorker(
+  index: number,
+  events: WorkerEvents,
+  module = new URL("./worker.ts", import.meta.url),
+): WorkerHandle {
+  const worker = new Worker(module, {
     type: "module",
     name: `modelgate worker ${index}`,
   });

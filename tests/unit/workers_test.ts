@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import {
   type FromSupervisor,
+  spawnWorker,
   superviseWorkers,
   type ToSupervisor,
   workerCount,
@@ -136,4 +137,12 @@ Deno.test("superviseWorkers: a start that fails prints its reason once, ends eve
   assert.deepEqual(fake.steps.filter((step) => step.startsWith("err")), ['err: Cannot open KV "/x/y.kv": no folder']);
   assert.ok(!fake.steps.includes("write dropped"));
   assert.deepEqual([...new Set(fake.terminated)].sort(), [1, 2]);
+});
+
+Deno.test("spawnWorker: an error nothing in a worker caught is reported as its crash, and the process goes on", async () => {
+  const crashed = Promise.withResolvers<string>();
+  const module = new URL(`data:application/javascript,${encodeURIComponent('throw new Error("boom")')}`);
+  const handle = spawnWorker(1, { message() {}, crash: crashed.resolve }, module);
+  assert.match(await crashed.promise, /boom/);
+  handle.terminate();
 });
