@@ -2,7 +2,7 @@
  * @module A real `serve --workers 2` gateway on a KV file for process tests, requests each on a connection of its
  * own (so the kernel may hand it to either worker), and which worker answered, read from the request log.
  */
-import { denoMain, type GatewayProcess, startProcess } from "./_process.ts";
+import { cliToken, denoMain, type GatewayProcess, processConfigYaml, startProcess } from "./_process.ts";
 import { readText } from "./_reads.ts";
 
 /** The number of workers these tests run. */
@@ -21,6 +21,30 @@ export async function startWorkers(
     env,
   });
   return { gateway, configFile };
+}
+
+/** The environment of these gateways and of the CLI beside them. */
+export const WORKERS_ENV = { TEST_UP_KEY: "upstream-key-for-workers" };
+
+/**
+ * Starts a 2-worker gateway whose model m1 is served by the fake upstream at `upstreamUrl` (under /up/v1), on a KV
+ * file in `dir`, with `extraYaml` appended to its config, and creates a token of the default group with `tokenFlags`.
+ */
+export async function workersWithToken(
+  dir: string,
+  upstreamUrl: string,
+  options: { extraYaml?: string; tokenFlags?: string[] } = {},
+): Promise<{ gateway: GatewayProcess; configFile: string; token: string; tokenId: string }> {
+  const yaml = processConfigYaml(`${dir}/shared.kv`).replace("http://127.0.0.1:9/v1", `${upstreamUrl}/up/v1`) +
+    (options.extraYaml ?? "");
+  const { gateway, configFile } = await startWorkers(dir, yaml, WORKERS_ENV);
+  try {
+    const { token, tokenId } = await cliToken(dir, configFile, WORKERS_ENV, "default", options.tokenFlags);
+    return { gateway, configFile, token, tokenId };
+  } catch (err) {
+    await gateway.stop();
+    throw err;
+  }
 }
 
 /**

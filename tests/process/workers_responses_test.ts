@@ -6,8 +6,7 @@
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage } from "../_helpers.ts";
-import { cliToken, processConfigYaml } from "../_process.ts";
-import { answeredBy, freshFetch, startWorkers, workersIn } from "../_workers.ts";
+import { answeredBy, freshFetch, workersIn, workersWithToken } from "../_workers.ts";
 
 const ROUNDS = 16;
 
@@ -16,11 +15,8 @@ Deno.test("2 workers: a stored response and a sealed compaction item made on one
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /up/v1/messages", () => jsonReply(anthropicMessage()));
   try {
-    const env = { TEST_UP_KEY: "upstream-key-for-workers" };
-    const yaml = processConfigYaml(`${dir}/shared.kv`).replace("http://127.0.0.1:9/v1", `${upstream.url}/up/v1`);
-    const { gateway, configFile } = await startWorkers(dir, yaml, env);
+    const { gateway, token } = await workersWithToken(dir, upstream.url);
     await using _ = gateway;
-    const { token } = await cliToken(dir, configFile, env);
     const respond = (body: Record<string, unknown>) =>
       freshFetch(`${gateway.url}/v1/responses`, {
         method: "POST",

@@ -7,7 +7,15 @@ import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody } from "../_helpers.ts";
 import { cliToken, denoMain, processConfigYaml, runCommand } from "../_process.ts";
-import { answeredBy, freshFetch, startWorkers, WORKERS, workersIn } from "../_workers.ts";
+import {
+  answeredBy,
+  freshFetch,
+  startWorkers,
+  WORKERS,
+  WORKERS_ENV,
+  workersIn,
+  workersWithToken,
+} from "../_workers.ts";
 
 const BURST = 50;
 const LIMIT = 10;
@@ -29,15 +37,13 @@ Deno.test("2 workers on one KV file under a 50-request burst: exactly the limit 
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /up/v1/messages", () => jsonReply(anthropicMessage()));
   try {
-    const yaml = processConfigYaml(`${dir}/shared.kv`).replace("http://127.0.0.1:9/v1", `${upstream.url}/up/v1`) +
-      "usage: { flush_ms: 50 }\n";
-    const env = { TEST_UP_KEY: "upstream-key-for-workers" };
-    const { gateway, configFile } = await startWorkers(dir, yaml, env);
+    const env = WORKERS_ENV;
+    // Usage is flushed every 50 ms, so both workers write their batches while the other one does too.
+    const { gateway, configFile, token: secret, tokenId } = await workersWithToken(dir, upstream.url, {
+      extraYaml: "usage: { flush_ms: 50 }\n",
+      tokenFlags: ["--requests-per-minute", String(LIMIT)],
+    });
     await using _ = gateway;
-    const { token: secret, tokenId } = await cliToken(dir, configFile, env, "default", [
-      "--requests-per-minute",
-      String(LIMIT),
-    ]);
     await notAtMinuteEnd();
     const statuses = await Promise.all(Array.from({ length: BURST }, async () => {
       const res = await freshFetch(`${gateway.url}/v1/messages`, {
@@ -66,6 +72,15 @@ Deno.test("2 workers on one KV file under a 50-request burst: exactly the limit 
   }
 });
 
+/** Polls `check` every 10 ms until it is true; throws after `limitMs`. */
+async function within(limitMs: number, what: string, check: () => Promise<boolean>): Promise<void> {
+  const started = performance.now();
+  while (!(await check())) {
+    if (performance.now() - started > limitMs) throw new Error(`${what} did not happen within ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** Sends `count` requests to /v1/models with `token`, each on its own connection; answers their statuses. */
 async function modelsStatuses(url: string, token: string, count: number): Promise<number[]> {
   return await Promise.all(Array.from({ length: count }, async () => {
@@ -82,7 +97,7 @@ async function untilAll(url: string, token: string, status: number, limitMs: num
   }
 }
 
-Deno.test("2 workers: a token works on both, and once revoked both refuse it within a second", async () => {
+Deno.test("2 workers: a token works on both, and once revoked both refuse it within three polls of the token cache", async () => {
   const dir = await Deno.makeTempDir({ prefix: "modelgate-workers-revoke-" });
   try {
     const env = { TEST_UP_KEY: "upstream-key-for-workers" };
@@ -94,9 +109,9 @@ Deno.test("2 workers: a token works on both, and once revoked both refuse it wit
     const revoked = await runCommand(denoMain(dir, "token", "revoke", tokenId, "--config", configFile), env);
     assert.equal(revoked.code, 0, revoked.stderr);
     const revokedAt = performance.now();
-    // The token cache polls every 500 ms; a second, as for two instances (instances_test.ts), leaves room for a round
-    // of fresh connections on a busy machine.
-    await untilAll(gateway.url, token, 401, 1000);
+    // Each worker's token cache polls every 500 ms, so each refuses the token within 500 ms and the time its poll takes;
+    // three polls' worth leaves room for rounds of eight fresh connections on a busy machine.
+    await untilAll(gateway.url, token, 401, 1500);
     const tookMs = performance.now() - revokedAt;
     const after = await modelsStatuses(gateway.url, token, 16);
     assert.deepEqual(countOf(after), { 401: 16 }, `every connection refused the token (after ${tookMs} ms)`);
@@ -150,6 +165,38 @@ groups:
       .reduce((a, b) => a + b, 0);
     const bad = upstream.requests.filter((seen) => seen.path.startsWith("/bad/")).length;
     assert.equal(bad, expected, "each worker tried the failing deployment until its own breaker tripped");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("2 workers: SIGTERM lets the requests in flight on both workers finish, then the gateway exits 0", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "modelgate-workers-stop-" });
+  await using upstream = fakeUpstream();
+  const release = Promise.withResolvers<void>();
+  upstream.routes.set("POST /up/v1/messages", async () => {
+    await release.promise;
+    return jsonReply(anthropicMessage());
+  });
+  try {
+    const { gateway, token } = await workersWithToken(dir, upstream.url);
+    await using _ = gateway;
+    const inFlight = Array.from({ length: 12 }, () =>
+      freshFetch(`${gateway.url}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": token, "content-type": "application/json" },
+        body: JSON.stringify(messagesBody({ model: "m1" })),
+      }));
+    await within(5000, "every request reaching the upstream", () => Promise.resolve(upstream.requests.length === 12));
+    const stopped = gateway.stop();
+    // The stop has reached the workers once one says so; the answers are held until then.
+    await within(5000, "the stopping line", () => Promise.resolve(gateway.stderr.some((l) => l.includes("stopping"))));
+    release.resolve();
+    const answers = await Promise.all(inFlight);
+    assert.deepEqual(answers.map((answer) => answer.status), Array(12).fill(200));
+    assert.equal(await stopped, 0);
+    assert.deepEqual(workersIn(answeredBy(gateway, "/v1/messages")), [1, 2], "both workers had requests in flight");
+    assert.equal(gateway.stderr.filter((line) => line.includes("modelgate stopping")).length, 1, "said once");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
