@@ -232,6 +232,9 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     sealer,
   });
   const port = worker ? await worker.ready() ?? config.listen.port : config.listen.port;
+  // A shared port would also take in another gateway started on it by mistake, and split its traffic silently: the
+  // first worker makes sure nothing holds the port (a plain bind fails beside any listener) before the workers share it.
+  if (worker?.index === 1 && port !== 0) Deno.listen({ hostname: config.listen.host, port }).close();
   const server = Deno.serve({
     hostname: config.listen.host,
     port,

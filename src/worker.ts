@@ -7,31 +7,39 @@ import { serve } from "./server.ts";
 import type { FromSupervisor, ToSupervisor } from "./workers.ts";
 
 const post = (message: ToSupervisor) => self.postMessage(message);
-const listen = Promise.withResolvers<number | undefined>();
-const stopped = Promise.withResolvers<void>();
 
-self.onmessage = (event: MessageEvent<FromSupervisor>) => {
-  const message = event.data;
-  if (message.type === "listen") listen.resolve(message.port);
-  else if (message.type === "stop") stopped.resolve();
-  else void run(message.configFlag, message.index, message.sealerSecret);
-};
+/** Waits for the supervisor's start message, then serves as it directs: listen when told, stop when told. */
+function workerMain(): void {
+  const listen = Promise.withResolvers<number | undefined>();
+  const stopped = Promise.withResolvers<void>();
+  self.onmessage = (event: MessageEvent<FromSupervisor>) => {
+    const message = event.data;
+    if (message.type === "listen") listen.resolve(message.port);
+    else if (message.type === "stop") stopped.resolve();
+    else void run(message, listen.promise, stopped.promise);
+  };
+}
 
-async function run(configFlag: string | undefined, index: number, sealerSecret: Uint8Array): Promise<void> {
+/** Runs the gateway as worker `start.index`; tells the supervisor how it ended. */
+async function run(
+  start: FromSupervisor & { type: "start" },
+  listen: Promise<number | undefined>,
+  stopped: Promise<void>,
+): Promise<void> {
   try {
-    const code = await serve(configFlag, {
+    const code = await serve(start.configFlag, {
       err: (text) => console.error(text),
       env: (name) => Deno.env.get(name),
       worker: {
-        index,
-        sealerSecret,
+        index: start.index,
+        sealerSecret: start.sealerSecret,
         ready: () => {
           post({ type: "ready" });
-          return listen.promise;
+          return listen;
         },
         listening: (address) => post({ type: "listening", ...address }),
         // A stop that came before the server was up still stops it once it is.
-        onStop: (stop) => void stopped.promise.then(stop),
+        onStop: (stop) => void stopped.then(stop),
       },
     });
     post({ type: "done", code });
@@ -40,3 +48,5 @@ async function run(configFlag: string | undefined, index: number, sealerSecret: 
   }
   // The supervisor ends this worker once it has the message.
 }
+
+workerMain();

@@ -201,3 +201,27 @@ Deno.test("2 workers: SIGTERM lets the requests in flight on both workers finish
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("2 workers: a second gateway started on the same port is refused, instead of sharing the port", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "modelgate-workers-port-" });
+  try {
+    const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const { port } = probe.addr as Deno.NetAddr;
+    probe.close();
+    const yaml = processConfigYaml(`${dir}/shared.kv`).replace("port: 0", `port: ${port}`);
+    const { gateway } = await startWorkers(dir, yaml, WORKERS_ENV);
+    await using _ = gateway;
+    assert.equal(gateway.url, `http://127.0.0.1:${port}`);
+    const second = await runCommand(
+      denoMain(dir, "serve", "--config", `${dir}/gateway.yaml`, "--workers", "2"),
+      WORKERS_ENV,
+      30_000,
+    );
+    assert.equal(second.code, 1);
+    assert.match(second.stderr, /in use/i);
+    assert.doesNotMatch(second.stderr, /listening on/);
+    assert.equal(await gateway.stop(), 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
