@@ -160,9 +160,9 @@ groups:
     const served = answeredBy(gateway, "/v1/messages");
     assert.equal(served.length, 24);
     // The documented rule, per worker: failure_threshold failures in a row cool the deployment on that worker.
-    const expected = [...Array(WORKERS).keys()]
-      .map((i) => Math.min(3, served.filter((line) => line.worker === i + 1).length))
-      .reduce((a, b) => a + b, 0);
+    const perWorker = [...Array(WORKERS).keys()].map((i) => served.filter((line) => line.worker === i + 1).length);
+    assert.ok(perWorker.every((n) => n >= 3), `each worker served enough to trip its breaker: ${perWorker}`);
+    const expected = perWorker.map((n) => Math.min(3, n)).reduce((a, b) => a + b, 0);
     const bad = upstream.requests.filter((seen) => seen.path.startsWith("/bad/")).length;
     assert.equal(bad, expected, "each worker tried the failing deployment until its own breaker tripped");
   } finally {
