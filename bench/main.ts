@@ -7,6 +7,7 @@ import { canPin, pinSelf, processSet, readMachineStat } from "./processes.ts";
 import { CASES, prepareGateway, probe, ROOT, startFloor, startGateway, startUpstream } from "./setup.ts";
 import { measure } from "./run.ts";
 import { toolLoop, toolLoopTable } from "./tool_loop.ts";
+import { measureWorkers, workersSeconds, workersTable } from "./workers.ts";
 
 async function wrkVersion(): Promise<string | undefined> {
   try {
@@ -45,7 +46,7 @@ async function main(): Promise<number> {
       ? "Pinning: on (fake upstream, wrk and this runner on core 0; gateway and floor proxy on core 1)"
       : `Pinning: off (${options.pin ? "taskset or a second core is missing" : "--no-pin"})`,
   );
-  const budget = estimateSeconds(options, cases);
+  const budget = estimateSeconds(options, cases) + workersSeconds(options);
   console.log(
     `Time budget: at most about ${Math.round(budget)} s; the run stops itself after ${Math.round(budget * 2)} s`,
   );
@@ -128,14 +129,17 @@ async function main(): Promise<number> {
     });
     // A graceful stop, so that --cpu-prof writes its profile.
     await processes.stop(serving.gateway.process);
+    const workers = await measureWorkers({ processes, pinned, dir, options });
     const seconds = Math.round((Date.now() - started) / 1000);
     const machineAfter = await readMachineStat();
     const stealPct = (100 * (machineAfter.stealTicks - machineBefore.stealTicks)) /
       (machineAfter.totalTicks - machineBefore.totalTicks);
     console.log(
-      `\n${[result.text, ...toolLoopTable(loop)].join("\n")}\n\nRun took ${seconds} s; load average before ${
-        loadBefore.join(" ")
-      }, after ${Deno.loadavg().join(" ")}; CPU time taken by the hypervisor (steal) ${
+      `\n${
+        [result.text, ...toolLoopTable(loop), ...workersTable(workers)].join("\n")
+      }\n\nRun took ${seconds} s; load average before ${loadBefore.join(" ")}, after ${
+        Deno.loadavg().join(" ")
+      }; CPU time taken by the hypervisor (steal) ${
         stealPct.toFixed(1)
       }% (a few % is usual; far more slows every figure)`,
     );
@@ -152,7 +156,16 @@ async function main(): Promise<number> {
       stealPct,
     };
     console.log(`Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.os}, deno ${machine.deno}, ${machine.wrk}`);
-    const json = { date: new Date().toISOString(), seconds, machine, pinned, options, ...result.json, toolLoop: loop };
+    const json = {
+      date: new Date().toISOString(),
+      seconds,
+      machine,
+      pinned,
+      options,
+      ...result.json,
+      toolLoop: loop,
+      workers,
+    };
     await Deno.writeTextFile(out, JSON.stringify(json, null, 2) + "\n");
     console.log(`Result written to ${out}`);
     if (options.profileDir) {

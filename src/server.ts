@@ -6,7 +6,7 @@ import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
 import { adminKeyFrom, createOperator } from "./access/operator.ts";
 import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
-import { COMPACTION_KEY_ENV, type Sealer, sealerFromEnv } from "./conversations/seal.ts";
+import { COMPACTION_KEY_ENV, createSealer, type Sealer, sealerFromEnv } from "./conversations/seal.ts";
 import { responseStore } from "./conversations/store.ts";
 import { isLoopback } from "./core/addresses.ts";
 import { type Config, loadConfigFrom } from "./core/config.ts";
@@ -35,6 +35,24 @@ const BODY_BUDGET_WAIT_MS = 2000;
 export interface ServeIo extends KvOpenIo {
   err(text: string): void;
   env(name: string): string | undefined;
+  /** Set when this gateway is one serving worker of `serve --workers N` (src/worker.ts); else it runs alone. */
+  worker?: WorkerRole;
+}
+
+/**
+ * What differs for one of several serving workers on one port: its supervisor (src/workers.ts) says when to listen
+ * and on which port, prints the listen line once for all, and passes SIGINT/SIGTERM on as a stop.
+ */
+export interface WorkerRole {
+  /** The worker's number, from 1; every log line carries it as `worker`. */
+  index: number;
+  /** Resolves with the port to listen on (undefined: the config's) once every worker has its KV open. */
+  ready(): Promise<number | undefined>;
+  listening(address: { hostname: string; port: number; source: string }): void;
+  /** Takes the gateway's stop, which the supervisor calls on SIGINT/SIGTERM. */
+  onStop(stop: () => void): void;
+  /** One sealer secret for all workers when MODELGATE_COMPACTION_KEY is unset, so every worker opens the others' items. */
+  sealerSecret: Uint8Array;
 }
 
 /** Options for {@linkcode buildDeps}. */
@@ -163,30 +181,35 @@ export function publicHostsWarning(config: Config, adminKey: string | undefined)
     "host name; list the names they are reached by in public_hosts";
 }
 
-/** Runs the gateway until SIGINT/SIGTERM; returns the exit code. */
+/** Runs the gateway until SIGINT/SIGTERM (or its supervisor's stop, as a worker); returns the exit code. */
 export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
+  const { worker } = io;
+  // Workers after the first would repeat the first one's start warnings word for word.
+  const warn = worker && worker.index > 1 ? () => {} : io.err;
   const { config, source } = await loadConfigFrom(configFlag, io.env);
   // A key too short to be safe stops the start before anything is opened.
   const hostsWarning = publicHostsWarning(config, adminKeyFrom(io.env));
-  if (hostsWarning) io.err(hostsWarning);
+  if (hostsWarning) warn(hostsWarning);
   // console.log writes each batch whole and in order, on a terminal, in a pipe and on Deno Deploy alike.
   const lines = batchedWriter((text) => console.log(text));
-  const log = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
+  const logger = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
+  const log = worker ? (line: Record<string, unknown>) => logger({ worker: worker.index, ...line }) : logger;
   const store = await openKvStore(config.kv_path, source, { ...io, log });
   await seedGroups(store, config.groups);
   const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date(), { writes: store.writes });
   const closing = new AbortController();
   const stopping = new AbortController();
   const transports = upstreamTransports(config, { env: io.env, log });
-  const { sealer, fromEnv } = sealerFromEnv(io.env);
-  if (!fromEnv) {
-    io.err(
+  const fromEnv = sealerFromEnv(io.env);
+  const sealer = worker && !fromEnv.fromEnv ? createSealer(worker.sealerSecret) : fromEnv.sealer;
+  if (!fromEnv.fromEnv) {
+    warn(
       `warning: ${COMPACTION_KEY_ENV} is not set; compaction items this gateway makes open only until it stops, ` +
         "and only on this instance",
     );
   }
   for (const [name, { problem }] of transports) {
-    if (problem) io.err(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
+    if (problem) warn(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
   // Deno wires the API to its exporter when OTEL_DENO is on; off, no observer is made and no request sees a trace.
   const tracing = tracingEnabled(io.env)
@@ -208,15 +231,24 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     firstServed,
     sealer,
   });
+  const port = worker ? await worker.ready() ?? config.listen.port : config.listen.port;
+  // A shared port would also take in another gateway started on it by mistake, and split its traffic silently: the
+  // first worker makes sure nothing holds the port (a plain bind fails beside any listener) before the workers share it.
+  if (worker?.index === 1 && port !== 0) Deno.listen({ hostname: config.listen.host, port }).close();
   const server = Deno.serve({
     hostname: config.listen.host,
-    port: config.listen.port,
-    onListen: ({ hostname, port }) => io.err(`modelgate listening on http://${hostname}:${port} (config ${source})`),
+    port,
+    // Workers share the port; the kernel spreads connections over them (src/workers.ts says why threads).
+    reusePort: worker !== undefined,
+    onListen: ({ hostname, port }) =>
+      worker
+        ? worker.listening({ hostname, port, source })
+        : io.err(`modelgate listening on http://${hostname}:${port} (config ${source})`),
   }, createApp(deps));
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
   const stop = () => {
     if (graceTimer !== undefined) return;
-    io.err(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
+    warn(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
     // The runtime closes idle keep-alive connections at once; answers still to come say the connection ends.
     stopping.abort();
     let shut = false;
@@ -234,12 +266,15 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     void deps.sockets.drained().then(shutdown);
   };
   const signals: Deno.Signal[] = [];
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    try {
-      Deno.addSignalListener(signal, stop);
-      signals.push(signal);
-    } catch {
-      // A platform without signal listeners (Deno Deploy) stops the process itself.
+  if (worker) worker.onStop(stop);
+  else {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      try {
+        Deno.addSignalListener(signal, stop);
+        signals.push(signal);
+      } catch {
+        // A platform without signal listeners (Deno Deploy) stops the process itself.
+      }
     }
   }
   await server.finished;

@@ -132,15 +132,19 @@ groups:
 `;
 }
 
-/** Creates a token in `group` with the CLI, as an operator would; returns its secret and its id. */
+/**
+ * Creates a token in `group` with the CLI, as an operator would, with `flags` such as limits; returns its secret and
+ * its id.
+ */
 export async function cliToken(
   writeDir: string,
   configFile: string,
   env: Record<string, string>,
   group = "default",
+  flags: string[] = [],
 ): Promise<{ token: string; tokenId: string }> {
   const created = await runCommand(
-    denoMain(writeDir, "token", "create", "--group", group, "--config", configFile),
+    denoMain(writeDir, "token", "create", "--group", group, ...flags, "--config", configFile),
     env,
   );
   if (created.code !== 0) throw new Error(`token create failed:\n${created.stderr}`);

@@ -1,5 +1,6 @@
 /** @module The CLI's entry: help for each command, `serve`, and dispatch to the operator commands. */
 import { serve } from "../server.ts";
+import { spawnWorker, stopSignals, superviseWorkers, workerCount } from "../workers.ts";
 import { groupCommand, responseCommand, tokenCommand } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
 import { auditCommand } from "./audit_command.ts";
@@ -28,9 +29,11 @@ Commands:
 Every command takes --config PATH (else $MODELGATE_CONFIG_YAML, the whole config; else $MODELGATE_CONFIG; else
 config/gateway.yaml; else the example), --help, and --json where it prints data.
 KV path: $MODELGATE_KV, else the config's kv_path.`,
-  serve: `Usage: modelgate serve [--config PATH]
+  serve: `Usage: modelgate serve [--config PATH] [--workers N|auto]
 
 Runs the gateway on the config's listen address. KV path: $MODELGATE_KV, else the config's kv_path.
+--workers N (else $MODELGATE_WORKERS; default 1) runs N serving workers on that one port, auto one per core
+(Linux only); each keeps its own caches and /metrics, all share the KV (see docs/scaling.md).
 The admin API under /admin is on when $MODELGATE_ADMIN_KEY is set.`,
   token: `Usage: modelgate token <create|list|get|update|revoke> [options]
 
@@ -84,6 +87,19 @@ Totals are per UTC day and written about once a second; the log keeps the last u
 COST is in the config's currency at each deployment's price; UNPRICED counts requests whose deployment has none.`,
 };
 
+/** `serve`: one gateway, or several serving workers on one port with `--workers`. */
+async function serveCommand(args: Args, io: Io): Promise<number> {
+  const configFlag = args.flags.config as string | undefined;
+  const count = workerCount(args.flags.workers, io.env, { os: Deno.build.os, cores: navigator.hardwareConcurrency });
+  if (count === 1) return await serve(configFlag, io);
+  return await superviseWorkers(count, configFlag, {
+    err: io.err,
+    spawn: spawnWorker,
+    onKvOpen: io.onKvOpen,
+    onSignal: stopSignals,
+  });
+}
+
 /** Runs one command line; returns the exit code. */
 export async function runCli(args: Args, io: Io): Promise<number> {
   const command = args.words[0] ?? "";
@@ -92,7 +108,7 @@ export async function runCli(args: Args, io: Io): Promise<number> {
     (command === "" && !args.flags.help ? io.err : io.out)(HELP[topic] ?? HELP[""]);
     return command === "" && !args.flags.help ? 2 : 0;
   }
-  if (command === "serve") return await serve(args.flags.config as string | undefined, io);
+  if (command === "serve") return await serveCommand(args, io);
   if (command === "token") return await tokenCommand(args, io, HELP.token);
   if (command === "group") return await groupCommand(args, io, HELP.group);
   if (command === "usage") return await usageCommand(args, io);

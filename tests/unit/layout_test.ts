@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 
 /**
- * Folders of src/ by layer, lowest first ("." is the composition root: app.ts, server.ts, runtime.ts). A file may
- * import its own folder and any folder of a lower layer, never one of the same or a higher layer. A new folder
- * gets a layer here and a line in docs/development.md.
+ * Folders of src/ by layer, lowest first ("." is the composition root: app.ts, server.ts, runtime.ts, and workers.ts
+ * and worker.ts for `serve --workers`). A file may import its own folder and any folder of a lower layer, never one
+ * of the same or a higher layer. A new folder gets a layer here and a line in docs/development.md.
  */
 const LAYERS: Record<string, number> = {
   core: 0,
@@ -25,7 +25,7 @@ const LAYERS: Record<string, number> = {
   ".": 6,
   cli: 7,
 };
-const ROOT_FILES = new Set(["app.ts", "server.ts", "runtime.ts"]);
+const ROOT_FILES = new Set(["app.ts", "server.ts", "runtime.ts", "workers.ts", "worker.ts"]);
 /** What a pure translator must not touch: the network and Deno's APIs (KV, files, environment). */
 const IMPURE = /\bfetch\s*\(|\bDeno\./;
 
