@@ -41,6 +41,18 @@ export interface AdminContext {
   usageDays?: DayCache;
 }
 
+/** What a usage query asks, once parsed. */
+type UsageQueryInput = ReturnType<typeof UsageQuery.parse>;
+
+/** Usage totals as the service answers them. */
+export interface UsageAnswer {
+  by: string;
+  since: string;
+  until: string;
+  currency: string;
+  data: UsageRow[];
+}
+
 /** How far the clocks of instances sharing a KV may disagree, as far as closing a day goes. */
 const CLOCK_SKEW_MS = 5 * 60_000;
 
@@ -106,7 +118,22 @@ export function adminService(ctx: AdminContext) {
     }
   }
 
-  return {
+  /** Usage totals as asked, over every token or only `tokens`; by owner, each person's tokens added up. */
+  async function usageOf(query: UsageQueryInput, tokens?: ReadonlySet<string>): Promise<UsageAnswer> {
+    const now = ctx.now();
+    const since = sinceDay(query.since, now);
+    const until = query.until ?? now.toISOString().slice(0, 10);
+    if (until < since) throw invalidField("until", "must not be before since");
+    const closed = ctx.usageDays && { cache: ctx.usageDays, openSince: openSince(now.getTime(), lateMs(ctx.config)) };
+    const owners = query.by === "owner"
+      ? new Map((await store.listTokens()).flatMap((token) => token.owner ? [[token.id, token.owner]] : []))
+      : undefined;
+    const options = { by: query.by, since, until, name: query.name, perDay: !!query.per, owners, tokens };
+    const data = await usageTotals(store.kv, options, closed);
+    return { by: query.by, since, until, currency: ctx.config.currency, data };
+  }
+
+  const service = {
     mayChange,
     ...operatorOps({ ctx, mayChange, record }),
     async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {
@@ -227,19 +254,7 @@ export function adminService(ctx: AdminContext) {
       await record("response.purge", token.id, null, { deleted });
       return { token: token.id, deleted };
     },
-    async usage(
-      input: unknown,
-    ): Promise<{ by: string; since: string; until: string; currency: string; data: UsageRow[] }> {
-      const query = parseInput(UsageQuery, input);
-      const now = ctx.now();
-      const since = sinceDay(query.since, now);
-      const until = query.until ?? now.toISOString().slice(0, 10);
-      if (until < since) throw invalidField("until", "must not be before since");
-      const closed = ctx.usageDays && { cache: ctx.usageDays, openSince: openSince(now.getTime(), lateMs(ctx.config)) };
-      const options = { by: query.by, since, until, name: query.name, perDay: !!query.per };
-      const data = await usageTotals(store.kv, options, closed);
-      return { by: query.by, since, until, currency: ctx.config.currency, data };
-    },
+    usage: (input: unknown): Promise<UsageAnswer> => usageOf(parseInput(UsageQuery, input)),
     /** The audit trail, newest first, a page at a time. */
     async audit(input: unknown): Promise<{ data: AuditRecord[]; next_cursor: string | null }> {
       const query = parseInput(AuditQuery, input);
@@ -257,6 +272,7 @@ export function adminService(ctx: AdminContext) {
       const data = await requestLog(store.kv, {
         since,
         token_id: query.token,
+        owner: query.owner,
         group: query.group,
         model: query.model,
         session_id: query.session,
@@ -268,6 +284,7 @@ export function adminService(ctx: AdminContext) {
       return { currency: ctx.config.currency, data };
     },
   };
+  return service;
 }
 
 /** The service's type, for callers that receive one. */

@@ -1,5 +1,5 @@
 /**
- * @module The usage page: totals by token, group, model, session or day over a chosen range of UTC days, as a
+ * @module The usage page: totals by token, owner, group, model, session or day over a chosen range of UTC days, as a
  * table and as a chart per day, and the same numbers as a CSV download, all read through the admin service.
  */
 import { formatMoney, parseMoney } from "../core/money.ts";
@@ -13,7 +13,7 @@ import { pageResponse } from "./page.ts";
 import { tokenLink } from "./token_detail.ts";
 import { pricing, select, usageTable } from "./widgets.ts";
 
-const BY = ["token", "group", "model", "session", "day"];
+const BY = ["token", "owner", "group", "model", "session", "day"];
 /** The chart's longest axis; a longer range is charted for its latest days (the table covers it all). */
 const CHART_DAYS = 92;
 
@@ -121,7 +121,7 @@ async function usagePage(c: ConsoleRequest): Promise<Response> {
 <label>By ${select("by", BY, query.by)}</label>
 <label>From <input type="date" name="since" value="${range.since}"></label>
 <label>To <input type="date" name="until" value="${range.until}"></label>
-<label>Only <input name="name" value="${query.name ?? ""}" placeholder="a token id, group, model..."></label>
+<label>Only <input name="name" value="${query.name ?? ""}" placeholder="a token id, owner, group, model..."></label>
 <label>Chart ${select("metric", priced ? ["tokens", "requests", "cost"] : ["tokens", "requests"], metric)}</label>
 <button type="submit">Show</button> <span class="quick">${quick}</span></form>`;
   const body = html`
