@@ -2,8 +2,8 @@
  * @module The operations on tokens, groups and usage that the admin API, the console and the CLI share: inputs are
  * checked with the admin schemas, failures are GatewayErrors (400 naming the field, 403, 404, 409), results are plain
  * JSON. Every change is refused to a viewer and recorded in the audit trail, with its actor and the values before and
- * after. Stored Responses can be deleted one by one or a token's all at once, whether or not the gateway still keeps
- * new ones. Groups defined in the config file are read-only here: the config rewrites them at every start.
+ * after; a member gets the service scoped to their own tokens (see member_scope.ts). Stored Responses can be deleted
+ * one by one or a token's all at once, whether or not the gateway still keeps new ones. Groups defined in the config file are read-only here: the config rewrites them at every start.
  */
 import type { GroupPatch, Store, TokenPatch } from "../access/store.ts";
 import { responseStore } from "../conversations/store.ts";
@@ -16,6 +16,7 @@ import { type DayCache, openSince } from "../usage/day_cache.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/log_entry.ts";
 import { type Actor, type AuditRecord, auditTrail } from "./audit.ts";
+import { type Member, scopeToMember } from "./member_scope.ts";
 import { operatorOps } from "./operator_ops.ts";
 import {
   AuditQuery,
@@ -284,7 +285,16 @@ export function adminService(ctx: AdminContext) {
       return { currency: ctx.config.currency, data };
     },
   };
-  return service;
+  const member = memberOf(ctx.actor);
+  return member ? scopeToMember(service, member, { usageOf }) : service;
+}
+
+/** The member an actor is, when its role is member: the service then answers only for their own tokens. */
+function memberOf(actor: Actor): Member | undefined {
+  const person = actor as Actor & { email?: string; token_groups?: string[] };
+  return (person.role as string) === "member" && person.email
+    ? { email: person.email, token_groups: person.token_groups ?? [] }
+    : undefined;
 }
 
 /** The service's type, for callers that receive one. */
