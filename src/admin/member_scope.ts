@@ -6,12 +6,20 @@ import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
 import { invalidField } from "../core/validation.ts";
+import type { Actor } from "./audit.ts";
 import { parseInput, TokenCreate, UsageQuery } from "./schemas.ts";
 
 /** A signed-in person whose role is member: who they are, and the groups they may create tokens in. */
 export interface Member {
   email: string;
   token_groups: readonly string[];
+}
+
+/** The member an actor is, when its role is member: the service then answers only for their own tokens. */
+export function memberOf(actor: Actor): Member | undefined {
+  if (actor.role !== "member") return undefined;
+  // A member without an email owns nothing: they see no token and may create none for anyone.
+  return { email: actor.email ?? "", token_groups: actor.email ? actor.token_groups ?? [] : [] };
 }
 
 /** What the scope needs of the full service: its operations, and usage counted over only some tokens. */

@@ -16,7 +16,7 @@ import { type DayCache, openSince } from "../usage/day_cache.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/log_entry.ts";
 import { type Actor, type AuditRecord, auditTrail } from "./audit.ts";
-import { type Member, scopeToMember } from "./member_scope.ts";
+import { memberOf, scopeToMember } from "./member_scope.ts";
 import { operatorOps } from "./operator_ops.ts";
 import {
   AuditQuery,
@@ -92,12 +92,13 @@ export function adminService(ctx: AdminContext) {
   });
   const audit = auditTrail(store.kv, { days: ctx.config.audit.days, writes: store.writes });
 
-  /** Refuses a change to a role that may only read, and to a member (whose own changes go elsewhere). */
+  /**
+   * Refuses a change to a role that may only read. A member never reaches the operations below unscoped: the
+   * service they get (scopeToMember, at the end) decides each of their changes and refuses all others.
+   */
   function mayChange(): void {
-    const { role, name } = ctx.actor;
-    if (role === "viewer" || role === "member") {
-      const may = role === "viewer" ? "read but not change anything" : "change only their own tokens";
-      throw new GatewayError("permission", `The role "${role}" of "${name}" may ${may}`);
+    if (ctx.actor.role === "viewer") {
+      throw new GatewayError("permission", `The role "viewer" of "${ctx.actor.name}" may read but not change anything`);
     }
   }
   /** Records a change that was made. */
@@ -289,14 +290,6 @@ export function adminService(ctx: AdminContext) {
   };
   const member = memberOf(ctx.actor);
   return member ? scopeToMember(service, member, { usageOf }) : service;
-}
-
-/** The member an actor is, when its role is member: the service then answers only for their own tokens. */
-function memberOf(actor: Actor): Member | undefined {
-  const person = actor as Actor & { email?: string; token_groups?: string[] };
-  return (person.role as string) === "member" && person.email
-    ? { email: person.email, token_groups: person.token_groups ?? [] }
-    : undefined;
 }
 
 /** The service's type, for callers that receive one. */

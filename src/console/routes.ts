@@ -16,6 +16,9 @@ import { html } from "./html.ts";
 import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
 import { pageResponse, redirect, secure } from "./page.ts";
+import { MEMBER_NAV, MY_TOKENS } from "./member_nav.ts";
+import { MEMBER_TOKEN_ROUTES } from "./member_tokens.ts";
+import { MEMBER_USAGE_ROUTES } from "./member_usage.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
 import {
   endSession,
@@ -42,6 +45,8 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   ...UPSTREAM_ROUTES,
   ...OPERATOR_ROUTES,
   ...AUDIT_ROUTES,
+  ...MEMBER_TOKEN_ROUTES,
+  ...MEMBER_USAGE_ROUTES,
 ];
 
 /** The route for a method and path, with its parameters decoded; a malformed %-escape matches nothing. */
@@ -147,16 +152,20 @@ function refusedOrigin(): Response {
 }
 
 /** An error a page did not handle itself, as a page: the message for refusals, a generic line otherwise. */
-function errorPage(err: unknown, ctx: RequestContext): Response {
+function errorPage(err: unknown, ctx: RequestContext, actor?: Actor): Response {
   const error = err instanceof GatewayError ? err : undefined;
   if (!error || error.status >= 500) {
     ctx.deps.log({ request_id: ctx.requestId, event: "internal_error", error: String((err as Error)?.stack ?? err) });
   }
   const text = error && error.status < 500 ? error.message : `Something went wrong (request ${ctx.requestId}).`;
-  const body = html`<p><a href="/ui/">Back to the overview</a></p>`;
+  // A member is shown only their own pages, here as everywhere.
+  const member = actor?.role === "member";
+  const body = member
+    ? html`<p><a href="${MY_TOKENS}">Back to my tokens</a></p>`
+    : html`<p><a href="/ui/">Back to the overview</a></p>`;
   // The error's own headers go too: a 408's `connection: close`, a busy store's `retry-after`.
   return pageResponse(
-    { title: "Not done", nav: "", body, notice: { text, tone: "bad" } },
+    { title: "Not done", nav: "", links: member ? MEMBER_NAV : undefined, body, notice: { text, tone: "bad" } },
     error?.status ?? 500,
     error?.headers,
   );
@@ -193,23 +202,26 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     const done = url.searchParams.get("done") === "signed-out";
     return signInPage(200, next, done ? { text: "Signed out.", tone: "ok" } : undefined);
   }
+  const actor = consoleActor(req, ctx, session);
   const { route, params, pathKnown } = matchRoute(CONSOLE_ROUTES, method, path);
   if (!route) {
     await req.body?.cancel();
     const text = pathKnown ? `Method ${req.method} is not allowed here` : `No console page at ${url.pathname}`;
-    return errorPage(new GatewayError("not_found", text, { status: pathKnown ? 405 : 404 }), ctx);
+    return errorPage(new GatewayError("not_found", text, { status: pathKnown ? 405 : 404 }), ctx, actor);
   }
-  const actor = consoleActor(req, ctx, session);
+  // A member's home is their own tokens.
+  if (actor.role === "member" && path === "/") return redirect(`${MY_TOKENS}${url.search}`);
   const forbidden = roleRefusal(actor, route);
   if (forbidden) {
     await req.body?.cancel();
-    return errorPage(forbidden, ctx);
+    return errorPage(forbidden, ctx, actor);
   }
   return await route.handle({
     req,
     url,
     deps: ctx.deps,
     service: serviceOf(ctx.deps, actor),
+    actor,
     params,
     now: ctx.deps.now(),
   });

@@ -8,7 +8,7 @@ import { overrideKey, personTag, type RoleOverride } from "../../src/access/peop
 import { CONSOLE_ROUTES } from "../../src/console/routes.ts";
 import { open, PAGES, post, signInAs } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
-import { startGateway } from "../_helpers.ts";
+import { deadlineFetch, startGateway } from "../_helpers.ts";
 
 /** A role an admin-key operator gave `email` in KV, as the people pages write it. */
 function override(email: string, role: RoleOverride["role"]): RoleOverride {
@@ -39,7 +39,12 @@ Deno.test("a member is refused (403) every console route not marked for members"
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url, { admin: true });
   const cookie = await signInAs(gw, { email: "max@example.com", role: "member", token_groups: ["default"] });
-  for (const route of CONSOLE_ROUTES.filter((route) => !route.member)) {
+  // The overview's address is a member's way home: it sends them to their own tokens.
+  const home = await deadlineFetch()(`${gw.url}/ui/`, { redirect: "manual", headers: { cookie } });
+  await home.body?.cancel();
+  assert.equal(home.status, 303);
+  assert.equal(home.headers.get("location"), "/ui/my/tokens");
+  for (const route of CONSOLE_ROUTES.filter((route) => !route.member && route.path !== "/")) {
     const res = route.method === "GET"
       ? await open(gw, concrete(route.path), cookie)
       : await post(gw, concrete(route.path), {}, { cookie }).then(async (r) => ({

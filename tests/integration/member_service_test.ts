@@ -21,7 +21,7 @@ function alice(): Actor {
     via: "console",
     email: ALICE,
     token_groups: ["default", "capped"],
-  } as unknown as Actor;
+  };
 }
 
 /** A gateway with a token of Alice's, one of Bob's and the operator's own, each having made one request. */
