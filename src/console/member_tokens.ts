@@ -20,22 +20,22 @@ function createForm(c: ConsoleRequest, groups: Group[], values: URLSearchParams 
   if (groups.length === 0) {
     return html`<p class="panel muted">You may not create tokens: your role names no group for them. Ask an operator.</p>`;
   }
-  const caps = groups.map((group) =>
-    html`
-      <li><strong>${group.name}</strong>: ${limitsText(group.limits, currency)}</li>
-    `
-  );
+  const capped = groups.filter((group) => group.limits && Object.keys(group.limits).length > 0);
+  const caps = capped.length === 0
+    ? "None of your groups sets limits."
+    : `A group's limits apply to every token in it, and a limit of your own may only be lower: ${
+      capped.map((group) => `${group.name}: ${limitsText(group.limits, currency)}`).join("; ")
+    }.`;
   return html`
     <details class="panel" ${open ? "open" : ""}>
       <summary>New token</summary>
+      <p class="muted">It will be yours: it names you as its owner. ${caps}</p>
       <form method="post" action="${MY_TOKENS}" class="grid">
     <label>Group ${select("group", groups.map((group) => group.name), values?.get("group") ?? groups[0].name)}</label>
     <label>Name <span class="muted">(optional)</span><input name="name" maxlength="100" value="${values?.get("name") ??
       ""}"></label>
     ${expiryInput(undefined, false)}
     ${limitInputs(values, undefined, currency)}
-    <div class="muted small">Your group's limits apply to every token in it; a limit of your own may only be lower:
-      <ul>${caps}</ul></div>
     <div class="actions"><button type="submit" class="primary">Create token</button></div></form>
     </details>
   `;
@@ -77,8 +77,8 @@ async function listPage(c: ConsoleRequest, failed?: { values?: URLSearchParams; 
   });
   const head = ["Name and ID", "Group", "Status", "Created", "Expires", "Limits", "Requests", "Tokens"];
   const body = html`${createForm(c, groups, failed?.values, failed?.values !== undefined || tokens.length === 0)}
-<p class="muted">Requests, tokens${
-    priced ? " and cost" : ""
+<p class="muted">${
+    priced ? "Requests, tokens and cost" : "Requests and tokens"
   } are the last 7 days; <a href="${MY_USAGE}">more in My usage</a>.</p>
 ${
     table(
