@@ -6,25 +6,16 @@
  * is set or MODELGATE_CHROMIUM names a browser (see _chromium.ts).
  */
 import assert from "node:assert/strict";
-import puppeteer, { type Page } from "puppeteer-core";
+import puppeteer from "puppeteer-core";
 import { signInAs } from "../_console.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, startGateway, type TestGateway } from "../_helpers.ts";
 import { CHROMIUM_FLAGS, chromiumOnThisMachine } from "./_chromium.ts";
+import { follow, text } from "./_page.ts";
 
 const CHROMIUM = chromiumOnThisMachine();
 const ALICE = { email: "alice@example.com", role: "member" as const, token_groups: ["default", "auto", "capped"] };
 const CAPPED = "  - { name: capped, listing: anthropic, models: [claude-test], limits: { tokens_per_day: 100000 } }";
-
-/** The text of the first element `selector` finds. */
-function text(page: Page, selector: string): Promise<string> {
-  return page.$eval(selector, (element) => element.textContent ?? "");
-}
-
-/** Clicks and waits for the page it leads to. */
-async function follow(page: Page, selector: string): Promise<void> {
-  await Promise.all([page.waitForNavigation(), page.click(selector)]);
-}
 
 /** Sends one message with `secret` through the gateway; answers the status. */
 async function sendMessage(gw: TestGateway, secret: string): Promise<number> {
