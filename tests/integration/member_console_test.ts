@@ -1,13 +1,15 @@
 /**
  * @module A member in the console: they land on My tokens, see only their own tokens and usage, create a token in a
  * group they may use (its secret shown once) and revoke it, are refused another's token and every other page, and
- * are shown no link to any page but their own; an operator opening a member's page is sent to the operator's.
+ * are shown no link to any page but their own; an operator opening a member's page is sent to the operator's; and the
+ * same through a real OpenID provider on 127.0.0.1.
  */
 import assert from "node:assert/strict";
 import { CONSOLE_ROUTES } from "../../src/console/routes.ts";
-import { open, post, signIn, signInAs } from "../_console.ts";
+import { oidcSignIn, open, post, signIn, signInAs } from "../_console.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, deadlineFetch, messagesBody, startGateway, type TestGateway } from "../_helpers.ts";
+import { startOidcProvider } from "../_oidc_provider.ts";
 
 const fetchWithDeadline = deadlineFetch();
 const ALICE = { email: "alice@example.com", role: "member" as const, token_groups: ["default", "auto"] };
@@ -135,4 +137,40 @@ Deno.test("an operator who opens a member's page is sent to the operator's page,
   assert.equal(made.headers.get("location"), "/ui/tokens");
   await made.body?.cancel();
   assert.equal((await gw.store.listTokens()).length, before);
+});
+
+Deno.test("a member signed in through a real OpenID provider lands on their tokens, mints one and sees their usage", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using provider = await startOidcProvider({ alice: { email: "Alice@Example.com" } });
+  await using gw = await startGateway(upstream.url, {
+    admin: true,
+    env: { OIDC_CLIENT_SECRET: provider.clientSecret },
+    extraYaml: `auth:
+  oidc:
+    issuer: "${provider.issuer}"
+    client_id: ${provider.clientId}
+    client_secret_env: OIDC_CLIENT_SECRET
+    roles:
+      - { domain: example.com, role: member, token_groups: [default] }
+`,
+  });
+  const ids = await twoPeople(gw);
+  const signedIn = await oidcSignIn(gw, provider, "alice");
+  assert.equal(signedIn.status, 303);
+  const home = await fetchWithDeadline(`${gw.url}${signedIn.location}`, {
+    redirect: "manual",
+    headers: { cookie: signedIn.cookie! },
+  });
+  await home.body?.cancel();
+  assert.equal(home.headers.get("location"), "/ui/my/tokens");
+  const tokens = await open(gw, "/ui/my/tokens", signedIn.cookie);
+  assert.ok(tokens.text.includes(ids.mine) && !tokens.text.includes(ids.theirs));
+  const made = await post(gw, "/ui/my/tokens", { group: "default", name: "via-sso" }, { cookie: signedIn.cookie! });
+  assert.equal(made.status, 201);
+  const secret = (await made.text()).match(/sk-[A-Za-z0-9_-]+/)![0];
+  assert.equal((await gw.store.findToken(secret))!.owner, ALICE.email);
+  const usage = await open(gw, "/ui/my/usage", signedIn.cookie);
+  assert.match(usage.text, /<div class="value">1 request<\/div>/);
+  assert.ok(!usage.text.includes("bob-laptop"));
 });
