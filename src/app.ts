@@ -192,6 +192,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
           now: deps.now(),
         });
         exchange.token_id = ctx.principal.token.id;
+        exchange.owner = ctx.principal.token.owner;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;
       },

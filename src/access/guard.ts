@@ -6,8 +6,11 @@
 import { throttleKey } from "../core/addresses.ts";
 import { GatewayError } from "../core/errors.ts";
 
-/** What is being guessed: the admin key (admin API, console sign-in) or a client token (the /v1 routes). */
-export type CredentialKind = "admin_key" | "token";
+/**
+ * What is being guessed: the admin key (admin API, console sign-in), a client token (the /v1 routes), or a sign-in
+ * through the identity provider (the console's OIDC callback: a forged state, code or id_token).
+ */
+export type CredentialKind = "admin_key" | "token" | "sign_in";
 
 /** How many wrong attempts an address may make at once, and how fast it earns another. */
 export interface Allowance {
@@ -22,6 +25,8 @@ export interface Allowance {
 export const ALLOWANCES: Record<CredentialKind, Allowance> = {
   admin_key: { burst: 5, refillMs: 12_000 },
   token: { burst: 20, refillMs: 3_000 },
+  // A person may fail a few sign-ins in a row (a stale tab, a second window); a script replaying callbacks may not.
+  sign_in: { burst: 10, refillMs: 6_000 },
 };
 
 /** Addresses tracked at most per kind; past it, full buckets go first, then the longest-tracked. */
@@ -68,7 +73,11 @@ interface Bucket {
 export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
   const allowances = options.allowances ?? ALLOWANCES;
   const cap = options.maxAddresses ?? MAX_TRACKED_ADDRESSES;
-  const tables: Record<CredentialKind, Map<string, Bucket>> = { admin_key: new Map(), token: new Map() };
+  const tables: Record<CredentialKind, Map<string, Bucket>> = {
+    admin_key: new Map(),
+    token: new Map(),
+    sign_in: new Map(),
+  };
   const refusals = new Map<CredentialKind, number>();
 
   function refill(bucket: Bucket, allowance: Allowance, now: number): void {
@@ -96,7 +105,7 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
       bucket.refusing = true;
       options.log({ level: "warn", event: "auth_throttled", credential: kind, client: key, retry_after_s: retryAfter });
     }
-    const what = kind === "admin_key" ? "admin keys" : "API keys";
+    const what = { admin_key: "admin keys", token: "API keys", sign_in: "sign-ins" }[kind];
     return new GatewayError("rate_limit", `Too many wrong ${what} from this address; retry in ${retryAfter} s`, {
       headers: { "retry-after": String(retryAfter) },
     });

@@ -12,7 +12,7 @@ const Label = z.string().min(1).max(100);
 const Listing = z.enum(["anthropic", "openai", "auto"]);
 const Models = z.array(z.string().min(1)).max(1000);
 /** A person's email, as a token's owner; lower-cased so one person is one owner. */
-const Email = z.string().max(254).regex(/^[^\s@]+@[^\s@]+$/, "must be an email address").transform((text) =>
+export const Email = z.string().max(254).regex(/^[^\s@]+@[^\s@]+$/, "must be an email address").transform((text) =>
   text.toLowerCase()
 );
 
@@ -61,7 +61,8 @@ const Since = z.union([Day, z.string().regex(/^[1-9]\d{0,4}[smhdw]$/)], {
 
 /** GET /admin/usage query. */
 export const UsageQuery = z.strictObject({
-  by: z.enum(["token", "group", "model", "session", "day"]).default("token"),
+  /** "owner" sums each person's tokens (tokens without an owner are left out). */
+  by: z.enum(["token", "owner", "group", "model", "session", "day"]).default("token"),
   since: Since.default("7d"),
   until: Day.optional(),
   name: KeyText.optional(),
@@ -72,6 +73,7 @@ export const UsageQuery = z.strictObject({
 /** GET /admin/requests query. */
 export const LogQuery = z.strictObject({
   token: KeyText.optional(),
+  owner: Email.optional(),
   group: KeyText.optional(),
   model: KeyText.optional(),
   session: KeyText.optional(),

@@ -2,8 +2,8 @@
  * @module The operations on tokens, groups and usage that the admin API, the console and the CLI share: inputs are
  * checked with the admin schemas, failures are GatewayErrors (400 naming the field, 403, 404, 409), results are plain
  * JSON. Every change is refused to a viewer and recorded in the audit trail, with its actor and the values before and
- * after. Stored Responses can be deleted one by one or a token's all at once, whether or not the gateway still keeps
- * new ones. Groups defined in the config file are read-only here: the config rewrites them at every start.
+ * after; a member gets the service scoped to their own tokens (see member_scope.ts). Stored Responses can be deleted
+ * one by one or a token's all at once, whether or not the gateway still keeps new ones. Groups defined in the config file are read-only here: the config rewrites them at every start.
  */
 import type { GroupPatch, Store, TokenPatch } from "../access/store.ts";
 import { responseStore } from "../conversations/store.ts";
@@ -16,6 +16,7 @@ import { type DayCache, openSince } from "../usage/day_cache.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/log_entry.ts";
 import { type Actor, type AuditRecord, auditTrail } from "./audit.ts";
+import { memberOf, scopeToMember } from "./member_scope.ts";
 import { operatorOps } from "./operator_ops.ts";
 import {
   AuditQuery,
@@ -39,6 +40,18 @@ export interface AdminContext {
   actor: Actor;
   /** Where a long-running gateway keeps closed days' usage totals; without it every read goes to KV. */
   usageDays?: DayCache;
+}
+
+/** What a usage query asks, once parsed. */
+type UsageQueryInput = ReturnType<typeof UsageQuery.parse>;
+
+/** Usage totals as the service answers them. */
+export interface UsageAnswer {
+  by: string;
+  since: string;
+  until: string;
+  currency: string;
+  data: UsageRow[];
 }
 
 /** How far the clocks of instances sharing a KV may disagree, as far as closing a day goes. */
@@ -79,7 +92,10 @@ export function adminService(ctx: AdminContext) {
   });
   const audit = auditTrail(store.kv, { days: ctx.config.audit.days, writes: store.writes });
 
-  /** Refuses a change to a role that may only read. */
+  /**
+   * Refuses a change to a role that may only read. A member never reaches the operations below unscoped: the
+   * service they get (scopeToMember, at the end) decides each of their changes and refuses all others.
+   */
   function mayChange(): void {
     if (ctx.actor.role === "viewer") {
       throw new GatewayError("permission", `The role "viewer" of "${ctx.actor.name}" may read but not change anything`);
@@ -106,7 +122,22 @@ export function adminService(ctx: AdminContext) {
     }
   }
 
-  return {
+  /** Usage totals as asked, over every token or only `tokens`; by owner, each person's tokens added up. */
+  async function usageOf(query: UsageQueryInput, tokens?: ReadonlySet<string>): Promise<UsageAnswer> {
+    const now = ctx.now();
+    const since = sinceDay(query.since, now);
+    const until = query.until ?? now.toISOString().slice(0, 10);
+    if (until < since) throw invalidField("until", "must not be before since");
+    const closed = ctx.usageDays && { cache: ctx.usageDays, openSince: openSince(now.getTime(), lateMs(ctx.config)) };
+    const owners = query.by === "owner"
+      ? new Map((await store.listTokens()).flatMap((token) => token.owner ? [[token.id, token.owner]] : []))
+      : undefined;
+    const options = { by: query.by, since, until, name: query.name, perDay: !!query.per, owners, tokens };
+    const data = await usageTotals(store.kv, options, closed);
+    return { by: query.by, since, until, currency: ctx.config.currency, data };
+  }
+
+  const service = {
     mayChange,
     ...operatorOps({ ctx, mayChange, record }),
     async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {
@@ -227,19 +258,7 @@ export function adminService(ctx: AdminContext) {
       await record("response.purge", token.id, null, { deleted });
       return { token: token.id, deleted };
     },
-    async usage(
-      input: unknown,
-    ): Promise<{ by: string; since: string; until: string; currency: string; data: UsageRow[] }> {
-      const query = parseInput(UsageQuery, input);
-      const now = ctx.now();
-      const since = sinceDay(query.since, now);
-      const until = query.until ?? now.toISOString().slice(0, 10);
-      if (until < since) throw invalidField("until", "must not be before since");
-      const closed = ctx.usageDays && { cache: ctx.usageDays, openSince: openSince(now.getTime(), lateMs(ctx.config)) };
-      const options = { by: query.by, since, until, name: query.name, perDay: !!query.per };
-      const data = await usageTotals(store.kv, options, closed);
-      return { by: query.by, since, until, currency: ctx.config.currency, data };
-    },
+    usage: (input: unknown): Promise<UsageAnswer> => usageOf(parseInput(UsageQuery, input)),
     /** The audit trail, newest first, a page at a time. */
     async audit(input: unknown): Promise<{ data: AuditRecord[]; next_cursor: string | null }> {
       const query = parseInput(AuditQuery, input);
@@ -257,6 +276,7 @@ export function adminService(ctx: AdminContext) {
       const data = await requestLog(store.kv, {
         since,
         token_id: query.token,
+        owner: query.owner,
         group: query.group,
         model: query.model,
         session_id: query.session,
@@ -268,6 +288,8 @@ export function adminService(ctx: AdminContext) {
       return { currency: ctx.config.currency, data };
     },
   };
+  const member = memberOf(ctx.actor);
+  return member ? scopeToMember(service, member, { usageOf }) : service;
 }
 
 /** The service's type, for callers that receive one. */

@@ -92,8 +92,8 @@ function printTokens(io: Io, args: Args, tokens: TokenRecord[]): number {
   if (args.flags.json) return io.out(JSON.stringify(tokens.length === 1 ? tokens[0] : tokens, null, 2)), 0;
   const rows = tokens.map((
     t,
-  ) => [t.id, t.name, t.group, t.created_at, t.expires_at ?? "-", status(t), formatLimits(t.limits)]);
-  io.out(table([["ID", "NAME", "GROUP", "CREATED", "EXPIRES", "STATUS", "LIMITS"], ...rows]));
+  ) => [t.id, t.name, t.group, t.owner ?? "-", t.created_at, t.expires_at ?? "-", status(t), formatLimits(t.limits)]);
+  io.out(table([["ID", "NAME", "GROUP", "OWNER", "CREATED", "EXPIRES", "STATUS", "LIMITS"], ...rows]));
   return 0;
 }
 
@@ -110,6 +110,7 @@ export async function tokenCommand(args: Args, io: Io, help: string): Promise<nu
         const input = {
           group: flag(args, "group"),
           name: flag(args, "name"),
+          owner: flag(args, "owner"),
           expires_at: expiry(args),
           limits: limitFlags(args),
         };

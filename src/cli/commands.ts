@@ -37,9 +37,9 @@ Runs the gateway on the config's listen address. KV path: $MODELGATE_KV, else th
 The admin API under /admin is on when $MODELGATE_ADMIN_KEY is set.`,
   token: `Usage: modelgate token <create|list|get|update|revoke> [options]
 
-  token create --group G [--name N] [--expires-in 30d | --expires-at ISO] [limit flags]
-                                   prints the secret alone on stdout, once
-  token list [--group G] [--json]  id, name, group, created, expiry, status, limits
+  token create --group G [--name N] [--owner EMAIL] [--expires-in 30d | --expires-at ISO] [limit flags]
+                                   prints the secret alone on stdout, once; --owner names the person it is for
+  token list [--group G] [--json]  id, name, group, owner, created, expiry, status, limits
   token get ID [--json]
   token update ID [--name N] [--group G] [--expires-in D | --expires-at ISO | --no-expiry]
                   [--disable | --enable] [limit flags | --clear-limits]
@@ -78,10 +78,12 @@ Each call made with a key to the admin API is recorded in the audit trail under 
 Every change made through the admin API, the console or the CLI: when, who ("admin key", "cli", or an operator
 key's name), from where, the action, its target and the fields it changed. Kept audit.days days (default 365).
 Changes made with this CLI are recorded as actor "cli".`,
-  usage: `Usage: modelgate usage [--by token|group|model|session|day] [--since 7d|YYYY-MM-DD] [--until YYYY-MM-DD]
-                      [--name KEY] [--json]
-       modelgate usage log [--token ID] [--group G] [--model M] [--session S] [--status N] [--upstream U]
-                      [--affinity kept|made|moved] [--since 1h] [--limit 100] [--json]
+  usage: `Usage: modelgate usage [--by token|owner|group|model|session|day] [--since 7d|YYYY-MM-DD]
+                      [--until YYYY-MM-DD] [--name KEY] [--json]
+       modelgate usage log [--token ID] [--owner EMAIL] [--group G] [--model M] [--session S] [--status N]
+                      [--upstream U] [--affinity kept|made|moved] [--since 1h] [--limit 100] [--json]
+
+--by owner adds up each person's tokens (tokens without an owner are left out).
 
 Totals are per UTC day and written about once a second; the log keeps the last usage.request_log_days days.
 COST is in the config's currency at each deployment's price; UNPRICED counts requests whose deployment has none.`,

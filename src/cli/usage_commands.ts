@@ -1,6 +1,6 @@
 /**
- * @module The CLI's usage commands over the admin service: totals per token, group, model, session or day, and the
- * request log, as tables with a COST column for people or as JSON with --json.
+ * @module The CLI's usage commands over the admin service: totals per token, owner, group, model, session or day,
+ * and the request log, as tables with a COST column for people or as JSON with --json.
  */
 import type { UsageRow } from "../usage/query.ts";
 import type { RequestLogEntry } from "../usage/log_entry.ts";
@@ -46,6 +46,7 @@ function logTable(entries: RequestLogEntry[]): string {
   const header = [
     "TIME",
     "TOKEN",
+    "OWNER",
     "MODEL",
     "UPSTREAM",
     "STATUS",
@@ -63,6 +64,7 @@ function logTable(entries: RequestLogEntry[]): string {
     ...entries.map((e) => [
       e.time,
       e.token_id,
+      e.owner ?? "-",
       e.model ?? "-",
       e.upstream ?? "-",
       String(e.status),
@@ -92,7 +94,7 @@ export async function usageCommand(args: Args, io: Io): Promise<number> {
   return await withService(args, io, async (service) => {
     if (args.words[1] === "log") {
       const { data } = await service.requests(
-        pick(args, ["token", "group", "model", "session", "status", "upstream", "affinity", "since", "limit"]),
+        pick(args, ["token", "owner", "group", "model", "session", "status", "upstream", "affinity", "since", "limit"]),
       );
       io.out(args.flags.json ? JSON.stringify(data, null, 2) : logTable(data));
       return 0;

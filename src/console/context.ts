@@ -2,6 +2,7 @@
  * @module What a console page works with: the request, the app's dependencies, the admin service every read and
  * change goes through, and the shape of one entry in the console's route table.
  */
+import type { Actor } from "../admin/audit.ts";
 import type { AdminService } from "../admin/service.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Deps } from "../handlers/context.ts";
@@ -13,15 +14,22 @@ export interface ConsoleRequest {
   deps: Deps;
   /** The admin API's service: the console reads and changes tokens, groups and usage only through it. */
   service: AdminService;
+  /** Who the session acts as: the admin key, or a signed-in person with their role. */
+  actor: Actor;
   /** Path parameters of the route's pattern, decoded. */
   params: Record<string, string>;
   now: Date;
 }
 
-/** One console route: a method, a path under /ui with `:name` parameters, and its handler. */
+/**
+ * One console route: a method, a path under /ui with `:name` parameters, and its handler. A signed-in `member` may
+ * open only the routes marked `member`; a `viewer` no POST route.
+ */
 export interface ConsoleRoute {
   method: "GET" | "POST";
   path: string;
+  /** True for the pages a member may open (their own tokens and usage). */
+  member?: boolean;
   handle(c: ConsoleRequest): Promise<Response>;
 }
 

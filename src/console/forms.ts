@@ -71,6 +71,7 @@ export function tokenCreateInput(form: URLSearchParams): Record<string, unknown>
   return {
     group: field(form, "group"),
     name: field(form, "name"),
+    owner: field(form, "owner"),
     expires_at: expiryOf(form) ?? undefined,
     limits: limitsOf(form),
   };

@@ -32,8 +32,14 @@ export function secure(response: Response): Response {
   return response;
 }
 
+/** One entry of the navigation. */
+export interface NavLink {
+  path: string;
+  title: string;
+}
+
 /** The pages in the navigation, in order. */
-const NAV: { path: string; title: string }[] = [
+const NAV: NavLink[] = [
   { path: "/ui/", title: "Overview" },
   { path: "/ui/tokens", title: "Tokens" },
   { path: "/ui/groups", title: "Groups" },
@@ -49,6 +55,8 @@ export interface PageContent {
   title: string;
   /** The navigation entry to highlight; none on the sign-in page, which also has no navigation. */
   nav?: string;
+  /** The navigation's entries when not the operator's pages (a member's own pages). */
+  links?: readonly NavLink[];
   body: Html;
   /** A line at the top: a confirmation, or an error that came back from the service. */
   notice?: { text: string; tone: "ok" | "bad" };
@@ -58,7 +66,7 @@ export interface PageContent {
 export function page(content: PageContent): Html {
   const nav = content.nav === undefined ? "" : html`<header class="top"><a class="brand" href="/ui/">modelgate</a>
 <nav>${
-    NAV.map((item) =>
+    (content.links ?? NAV).map((item) =>
       html`
         <a href="${item.path}" ${item.path === content.nav
           ? html`

@@ -85,7 +85,9 @@ export function logRows(entries: readonly RequestLogEntry[], view: LogView): Htm
         <td>${e.model ? filterLink("model", e.model, e.model) : "–"}</td>
         <td>${upstreamCell(e)}</td>
         <td>${pinCell(e)}</td>
-        <td>${filterLink("token", e.token_id, names.get(e.token_id) ?? e.token_id)}${e.group ? under(e.group) : ""}</td>
+        <td>${filterLink("token", e.token_id, names.get(e.token_id) ?? e.token_id)}${e.group
+          ? under(e.group)
+          : ""}${e.owner ? html`<div class="muted small">${filterLink("owner", e.owner, e.owner)}</div>` : ""}</td>
         <td>${CLIENTS[e.protocol] ?? e.protocol}${e.stream
           ? under(e.transport === "websocket" ? "stream on a WebSocket" : "stream")
           : ""}</td>
@@ -126,7 +128,7 @@ export function logView(c: ConsoleRequest, tokens: readonly TokenRecord[], entri
 async function logPage(c: ConsoleRequest): Promise<Response> {
   const q = c.url.searchParams;
   const filters: Record<string, string> = {};
-  for (const name of ["token", "model", "upstream", "affinity", "status", "session"]) {
+  for (const name of ["token", "owner", "model", "upstream", "affinity", "status", "session"]) {
     const value = q.get(name)?.trim();
     if (value) filters[name] = value;
   }
@@ -152,6 +154,7 @@ async function logPage(c: ConsoleRequest): Promise<Response> {
   );
   const form = html`<form method="get" action="/ui/requests" class="filters">
 <label>Token <select name="token"><option value="">any</option>${tokenOptions}</select></label>
+<label>Owner <input name="owner" type="email" value="${filters.owner ?? ""}" placeholder="email"></label>
 <label>Model ${select("model", [...c.deps.table.models.keys()], filters.model, "any")}</label>
 <label>Upstream ${select("upstream", c.deps.config.upstreams.map((u) => u.name), filters.upstream, "any")}</label>
 <label>Pin ${select("affinity", Object.keys(PINS), filters.affinity, "any")}</label>

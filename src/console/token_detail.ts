@@ -24,6 +24,11 @@ export function tokenLink(token: Pick<TokenRecord, "id" | "name">): Html {
   return html`<a href="${tokenPath(token.id)}">${token.name}</a>`;
 }
 
+/** Who a token belongs to: its owner's email, or a muted dash for a token made for no one in particular. */
+export function ownerCell(token: TokenRecord): Html {
+  return token.owner ? html`${token.owner}` : html`<span class="muted" title="made without an owner">–</span>`;
+}
+
 /** A token's status as a badge. */
 export function statusBadge(token: TokenRecord, now: Date): Html {
   const status = tokenStatus(token, now);
@@ -78,6 +83,8 @@ async function detailPage(c: ConsoleRequest, failed?: { values: URLSearchParams;
           <dd>${statusBadge(token, c.now)} ${revokeButton(token, "token")}</dd>
           <dt>Group</dt>
           <dd>${token.group}</dd>
+          <dt>Owner</dt>
+          <dd>${ownerCell(token)}</dd>
           <dt>Created</dt>
           <dd>${moment(token.created_at)}</dd>
           <dt>Expires</dt>

@@ -9,7 +9,7 @@ import { amount, limitsText, moment, tokenStatus } from "./format.ts";
 import { readForm, tokenCreateInput } from "./forms.ts";
 import { type Html, html } from "./html.ts";
 import { pageResponse } from "./page.ts";
-import { revokeButton, statusBadge, tokenLink } from "./token_detail.ts";
+import { ownerCell, revokeButton, statusBadge, tokenLink } from "./token_detail.ts";
 import { costCell, expiryInput, limitInputs, pricing, secretPanel, select, table } from "./widgets.ts";
 
 const STATUSES = ["active", "revoked", "expired"];
@@ -23,6 +23,8 @@ function createForm(groups: string[], values: URLSearchParams | undefined, curre
     <label>Group ${select("group", groups, values?.get("group") ?? groups[0])}</label>
     <label>Name <span class="muted">(optional)</span><input name="name" maxlength="100" value="${values?.get("name") ??
       ""}"></label>
+    <label>Owner <span class="muted">(optional: the person's email)</span><input name="owner" type="email"
+      maxlength="254" value="${values?.get("owner") ?? ""}"></label>
     ${expiryInput(undefined, false)}
     ${limitInputs(values, undefined, currency)}
     <div class="actions"><button type="submit" class="primary">Create token</button></div></form>
@@ -43,7 +45,7 @@ async function listPage(c: ConsoleRequest, failed?: { values: URLSearchParams; e
   const used = new Map(usage.data.map((row) => [row.key, row]));
   const shown = tokens
     .filter((t) => !status || tokenStatus(t, c.now) === status)
-    .filter((t) => !search || t.name.toLowerCase().includes(search) || t.id.toLowerCase().includes(search))
+    .filter((t) => !search || [t.name, t.id, t.owner ?? ""].some((text) => text.toLowerCase().includes(search)))
     .sort((a, b) => b.created_at.localeCompare(a.created_at));
   const groupNames = groups.map((g) => g.name);
   const currency = c.deps.config.currency;
@@ -54,6 +56,7 @@ async function listPage(c: ConsoleRequest, failed?: { values: URLSearchParams; e
       <tr>
         <td>${tokenLink(t)}<div class="muted small"><code>${t.id}</code></div></td>
         <td>${t.group}</td>
+        <td>${ownerCell(t)}</td>
         <td>${statusBadge(t, c.now)}</td>
         <td>${moment(t.created_at)}</td>
         <td>${moment(t.expires_at)}</td>
@@ -66,7 +69,7 @@ async function listPage(c: ConsoleRequest, failed?: { values: URLSearchParams; e
     `;
   });
   const filters = html`<form method="get" action="/ui/tokens" class="filters">
-<label>Search <input name="q" value="${q.get("q") ?? ""}" placeholder="name or id"></label>
+<label>Search <input name="q" value="${q.get("q") ?? ""}" placeholder="name, id or owner"></label>
 <label>Group ${select("group", groupNames, group, "any")}</label>
 <label>Status ${select("status", STATUSES, status, "any")}</label>
 <button type="submit">Filter</button>${
@@ -88,6 +91,7 @@ ${
       [
         "Name and ID",
         "Group",
+        "Owner",
         "Status",
         "Created",
         "Expires",
@@ -113,6 +117,7 @@ function createdPage(token: TokenRecord, secret: string, currency: string): Resp
       ["Name", tokenLink(token)],
       ["ID", html`<code>${token.id}</code>`],
       ["Group", token.group],
+      ["Owner", ownerCell(token)],
       ["Expires", moment(token.expires_at)],
       ["Limits", limitsText(token.limits, currency)],
     ],

@@ -1,5 +1,5 @@
 /**
- * @module The usage page: totals by token, group, model, session or day over a chosen range of UTC days, as a
+ * @module The usage page: totals by token, owner, group, model, session or day over a chosen range of UTC days, as a
  * table and as a chart per day, and the same numbers as a CSV download, all read through the admin service.
  */
 import { formatMoney, parseMoney } from "../core/money.ts";
@@ -13,7 +13,7 @@ import { pageResponse } from "./page.ts";
 import { tokenLink } from "./token_detail.ts";
 import { pricing, select, usageTable } from "./widgets.ts";
 
-const BY = ["token", "group", "model", "session", "day"];
+const BY = ["token", "owner", "group", "model", "session", "day"];
 /** The chart's longest axis; a longer range is charted for its latest days (the table covers it all). */
 const CHART_DAYS = 92;
 
@@ -33,8 +33,32 @@ function queryOf(c: ConsoleRequest) {
 }
 
 /** The range's usage, one row per day and key, through the admin service (which checks the range). */
-function dailyUsage(c: ConsoleRequest, query: ReturnType<typeof queryOf>) {
+function dailyUsage(c: ConsoleRequest, query: { by: string; since: string; until: string; name?: string }) {
   return c.service.usage({ by: query.by, since: query.since, until: query.until, name: query.name, per: "day" });
+}
+
+/** What a usage page shows: the rows and their range, or the service's refusal as a notice with its status. */
+export interface PageUsage {
+  rows: UsageRow[];
+  range: { since: string; until: string };
+  notice?: { text: string; tone: "bad" };
+  status: number;
+}
+
+/** The range's usage per day and key for a page; a refusal (a bad range, say) is shown on the page, not thrown. */
+export async function pageUsage(
+  c: ConsoleRequest,
+  query: { by: string; since: string; until: string; name?: string },
+): Promise<PageUsage> {
+  try {
+    const result = await dailyUsage(c, query);
+    return { rows: result.data, range: { since: result.since, until: result.until }, status: 200 };
+  } catch (err) {
+    const refused = refusal(err);
+    if (!refused) throw err;
+    const range = { since: query.since, until: query.until };
+    return { rows: [], range, notice: { text: refused.message, tone: "bad" }, status: refused.status };
+  }
 }
 
 /** Per-day rows added up per key, the most spent (then the most tokens) first; per day for `by=day`. */
@@ -68,20 +92,7 @@ async function usagePage(c: ConsoleRequest): Promise<Response> {
   const query = queryOf(c);
   const tokens = await c.service.listTokens();
   const names = new Map(tokens.map((t) => [t.id, t]));
-  let rows: UsageRow[] = [];
-  let range = { since: query.since, until: query.until };
-  let notice: { text: string; tone: "bad" } | undefined;
-  let status = 200;
-  try {
-    const result = await dailyUsage(c, query);
-    rows = result.data;
-    range = { since: result.since, until: result.until };
-  } catch (err) {
-    const refused = refusal(err);
-    if (!refused) throw err;
-    notice = { text: refused.message, tone: "bad" };
-    status = refused.status;
-  }
+  const { rows, range, notice, status } = await pageUsage(c, query);
   const totals = totalsOf(rows, query.by === "day");
   const currency = c.deps.config.currency;
   const priced = pricing(c.deps.config, rows);
@@ -121,7 +132,7 @@ async function usagePage(c: ConsoleRequest): Promise<Response> {
 <label>By ${select("by", BY, query.by)}</label>
 <label>From <input type="date" name="since" value="${range.since}"></label>
 <label>To <input type="date" name="until" value="${range.until}"></label>
-<label>Only <input name="name" value="${query.name ?? ""}" placeholder="a token id, group, model..."></label>
+<label>Only <input name="name" value="${query.name ?? ""}" placeholder="a token id, owner, group, model..."></label>
 <label>Chart ${select("metric", priced ? ["tokens", "requests", "cost"] : ["tokens", "requests"], metric)}</label>
 <button type="submit">Show</button> <span class="quick">${quick}</span></form>`;
   const body = html`

@@ -37,6 +37,8 @@ export interface Exchange {
   route: string;
   protocol: Protocol;
   token_id?: string;
+  /** The person the token belongs to (its `owner`, an email), when it names one. */
+  owner?: string;
   group?: string;
   model?: string;
   /** The `x-claude-code-session-id` header, when sent. */

@@ -108,6 +108,8 @@ export function finalAttributes(exchange: Exchange, currency: string): TraceAttr
     out["modelgate.currency"] = currency;
   }
   if (exchange.token_id) out["modelgate.token.id"] = exchange.token_id;
+  // The person behind the token, under the OpenTelemetry name for the end user.
+  if (exchange.owner) out["enduser.id"] = exchange.owner;
   if (exchange.group) out["modelgate.group"] = exchange.group;
   if (exchange.session_id) out["session.id"] = exchange.session_id;
   if (exchange.affinity) out["modelgate.affinity"] = exchange.affinity;

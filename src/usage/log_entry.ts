@@ -11,6 +11,8 @@ export interface RequestLogEntry {
   request_id: string;
   time: string;
   token_id: string;
+  /** The person the token belongs to (an email); null for a token without an owner. */
+  owner: string | null;
   group: string | null;
   /** The public model; null when the request named none its group enables (it was refused with a 400 or 404). */
   model: string | null;
@@ -72,7 +74,7 @@ export function logKey(startedAt: number, requestId: string): Deno.KvKey {
 }
 
 /** The log's filters that have an index, so a filtered read touches only matching entries. */
-const LOG_INDEXES = ["token", "model", "session", "status"] as const;
+const LOG_INDEXES = ["token", "owner", "model", "session", "status"] as const;
 /** One indexed filter of the log. */
 export type LogIndex = typeof LOG_INDEXES[number];
 
@@ -89,6 +91,7 @@ export function indexKeys(entry: RequestLogEntry): Deno.KvKey[] {
   const at = Date.parse(entry.time);
   const values: Record<LogIndex, string | number | null> = {
     token: entry.token_id,
+    owner: entry.owner,
     model: entry.model,
     session: entry.session_id,
     status: entry.status,
@@ -113,6 +116,7 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     request_id: exchange.request_id,
     time: new Date(exchange.started_at).toISOString(),
     token_id: exchange.token_id,
+    owner: exchange.owner ?? null,
     group: exchange.group ?? null,
     model: exchange.model ?? null,
     upstream: exchange.upstream ?? null,

@@ -12,8 +12,8 @@ import {
   type RequestLogEntry,
 } from "./log_entry.ts";
 
-/** What totals are grouped by: an aggregation dimension, or the day. */
-export type GroupBy = Dimension | "day";
+/** What totals are grouped by: an aggregation dimension, a token's owner, or the day. */
+export type GroupBy = Dimension | "owner" | "day";
 
 /** The counters of a row that are plain counts; cost is a decimal string. */
 type Count = Exclude<Counter, "cost">;
@@ -110,18 +110,30 @@ async function daySums(
  */
 export async function usageTotals(
   kv: Deno.Kv,
-  options: DayRange & { by: GroupBy; name?: string; perDay?: boolean },
+  options: DayRange & {
+    by: GroupBy;
+    name?: string;
+    perDay?: boolean;
+    /** Each token's owner by token id, for `by: "owner"`: tokens without one are left out. */
+    owners?: ReadonlyMap<string, string>;
+    /** Only these tokens' usage (then only by token, owner or day). */
+    tokens?: ReadonlySet<string>;
+  },
   closed?: ClosedDays,
 ): Promise<UsageRow[]> {
-  // Every recorded request has a group, so per-day totals are the group aggregates summed per day.
-  const dimension: Dimension = options.by === "day" ? "group" : options.by;
+  // Every recorded request has a group and a token, so per-day totals are the group aggregates summed per day (the
+  // token aggregates when only some tokens count), and an owner's are the aggregates of the tokens they own.
+  const perToken = options.by === "owner" || options.tokens !== undefined;
+  const dimension: Dimension = perToken ? "token" : options.by === "day" ? "group" : options.by as Dimension;
   const rows = new Map<string, UsageRow>();
   // Cost adds up in pico-units, as bigints, and becomes a decimal string once at the end.
   const costs = new Map<string, bigint>();
   for (const [day, names] of await daySums(kv, dimension, options, closed)) {
     for (const [name, counters] of names) {
-      if (options.name !== undefined && name !== options.name) continue;
-      const key = options.by === "day" ? day : name;
+      if (options.tokens && !options.tokens.has(name)) continue;
+      const label = options.by === "owner" ? options.owners?.get(name) : name;
+      if (label === undefined || (options.name !== undefined && label !== options.name)) continue;
+      const key = options.by === "day" ? day : label;
       const id = options.perDay ? `${day}\0${key}` : key;
       const row = rows.get(id) ?? emptyRow(key, options.perDay ? day : undefined);
       rows.set(id, row);
@@ -159,6 +171,8 @@ export interface LogFilter {
   /** Epoch milliseconds, exclusive. */
   until?: number;
   token_id?: string;
+  /** A token owner's email: the requests of all their tokens. */
+  owner?: string;
   group?: string;
   model?: string;
   session_id?: string;
@@ -171,31 +185,39 @@ export interface LogFilter {
   limit: number;
 }
 
-/** A log entry as KV holds it: entries written before costs or pins were recorded lack those fields. */
+/** A log entry as KV holds it: entries written before costs, pins or owners were recorded lack those fields. */
 type StoredEntry =
-  & Omit<RequestLogEntry, "cost" | "unpriced" | "affinity">
-  & Partial<Pick<RequestLogEntry, "cost" | "unpriced" | "affinity">>;
+  & Omit<RequestLogEntry, "cost" | "unpriced" | "affinity" | "owner">
+  & Partial<Pick<RequestLogEntry, "cost" | "unpriced" | "affinity" | "owner">>;
 
 // A filter that matches little must not read the whole log for one page.
 const MAX_SCANNED = 20_000;
 /** Log entries fetched at once through an index (KV reads at most 10 keys per call). */
 const FETCH_AT_ONCE = 50;
 
-/** An entry as the log reads: older entries read as costing nothing and having had no pin. */
+/** An entry as the log reads: older entries read as costing nothing and having had no pin and no owner. */
 function complete(entry: StoredEntry): RequestLogEntry {
-  return { ...entry, cost: entry.cost ?? "0", unpriced: entry.unpriced ?? false, affinity: entry.affinity ?? null };
+  return {
+    ...entry,
+    owner: entry.owner ?? null,
+    cost: entry.cost ?? "0",
+    unpriced: entry.unpriced ?? false,
+    affinity: entry.affinity ?? null,
+  };
 }
 
 /** Which index serves a filter: the one likely to match least. */
 const INDEX_ORDER: readonly [LogIndex, keyof LogFilter][] = [
   ["session", "session_id"],
   ["token", "token_id"],
+  ["owner", "owner"],
   ["status", "status"],
   ["model", "model"],
 ];
 
 function matches(entry: StoredEntry, filter: LogFilter): boolean {
   return (filter.token_id === undefined || entry.token_id === filter.token_id) &&
+    (filter.owner === undefined || (entry.owner ?? null) === filter.owner) &&
     (filter.group === undefined || entry.group === filter.group) &&
     (filter.model === undefined || entry.model === filter.model) &&
     (filter.session_id === undefined || entry.session_id === filter.session_id) &&
@@ -246,8 +268,8 @@ async function throughIndex(
 }
 
 /**
- * Recent log entries that match, newest first. A filter on token, model, session or status reads only the entries
- * its index names; entries older than the indexes (written by an earlier version) are found by reading the log.
+ * Recent log entries that match, newest first. A filter on token, owner, model, session or status reads only the
+ * entries its index names; entries older than the indexes (written by an earlier version) are found by reading the log.
  */
 export async function requestLog(kv: Deno.Kv, filter: LogFilter): Promise<RequestLogEntry[]> {
   const out: RequestLogEntry[] = [];

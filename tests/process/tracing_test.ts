@@ -51,7 +51,7 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
     await Deno.writeTextFile(configFile, configYaml(dir, upstream.url));
     const env = { ...KEYS, ...telemetry };
     const created = await runCommand(
-      denoMain(dir, "token", "create", "--group", "default", "--config", configFile),
+      denoMain(dir, "token", "create", "--group", "default", "--owner", "alice@example.com", "--config", configFile),
       env,
     );
     assert.equal(created.code, 0, created.stderr);
@@ -109,6 +109,7 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
         "server.address": str("127.0.0.1"),
         "server.port": int(port),
         "modelgate.token.id": str(tokenId!),
+        "enduser.id": str("alice@example.com"),
         "modelgate.group": str("default"),
         "modelgate.upstream": str("anth"),
         "modelgate.client.protocol": str("anthropic"),
@@ -271,6 +272,7 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
       for (const point of receiver.points.filter((p) => p.metric.startsWith("gen_ai."))) {
         assert.equal(attr(point, "modelgate.request_id"), undefined);
         assert.equal(attr(point, "modelgate.token.id"), undefined);
+        assert.equal(attr(point, "enduser.id"), undefined, "a person is no metric's attribute");
       }
     });
 

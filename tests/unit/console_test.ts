@@ -87,6 +87,7 @@ Deno.test("form fields become the admin API's input, leaving the checks to the s
     name: "  ",
     expires_at: "2027-01-01T00:00:00.000Z",
     expires_local: "2027-01-01T01:00",
+    owner: " Carol@Example.com ",
     requests_per_minute: "60",
     tokens_per_day: "2 000 000",
     tokens_per_month: "lots",
@@ -94,6 +95,7 @@ Deno.test("form fields become the admin API's input, leaving the checks to the s
   assert.deepEqual(tokenCreateInput(form), {
     group: "default",
     name: undefined,
+    owner: "Carol@Example.com",
     expires_at: "2027-01-01T00:00:00.000Z",
     limits: { requests_per_minute: 60, tokens_per_day: 2_000_000, tokens_per_month: "lots" },
   });
