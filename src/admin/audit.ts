@@ -5,14 +5,21 @@
  */
 import type { KvWriter } from "../core/kv_write.ts";
 
-/** What an operator may do: owner everything, admin all but owners' keys, viewer only read. */
-export type Role = "owner" | "admin" | "viewer";
+/**
+ * What an operator may do: owner everything, admin all but owners' keys, viewer only read; member (a person signed
+ * in through the identity provider with that role) only their own tokens and usage.
+ */
+export type Role = "owner" | "admin" | "viewer" | "member";
 
 /** Who makes a change, and from where; the service records it with every change. */
 export interface Actor {
-  /** "admin key", "cli", or an operator key's name. */
+  /** "admin key", "cli", an operator key's name, or a signed-in person's email. */
   name: string;
   role: Role;
+  /** The person's email, when a person signed in through the identity provider acts. */
+  email?: string;
+  /** The token groups the person may mint their own tokens in (their grant's). */
+  token_groups?: string[];
   /** The operator key the change was made with, when one was. */
   key_id?: string;
   via: "api" | "console" | "cli";

@@ -79,10 +79,12 @@ export function adminService(ctx: AdminContext) {
   });
   const audit = auditTrail(store.kv, { days: ctx.config.audit.days, writes: store.writes });
 
-  /** Refuses a change to a role that may only read. */
+  /** Refuses a change to a role that may only read, and to a member (whose own changes go elsewhere). */
   function mayChange(): void {
-    if (ctx.actor.role === "viewer") {
-      throw new GatewayError("permission", `The role "viewer" of "${ctx.actor.name}" may read but not change anything`);
+    const { role, name } = ctx.actor;
+    if (role === "viewer" || role === "member") {
+      const may = role === "viewer" ? "read but not change anything" : "change only their own tokens";
+      throw new GatewayError("permission", `The role "${role}" of "${name}" may ${may}`);
     }
   }
   /** Records a change that was made. */

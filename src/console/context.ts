@@ -18,10 +18,15 @@ export interface ConsoleRequest {
   now: Date;
 }
 
-/** One console route: a method, a path under /ui with `:name` parameters, and its handler. */
+/**
+ * One console route: a method, a path under /ui with `:name` parameters, and its handler. A signed-in `member` may
+ * open only the routes marked `member`; a `viewer` no POST route.
+ */
 export interface ConsoleRoute {
   method: "GET" | "POST";
   path: string;
+  /** True for the pages a member may open (their own tokens and usage). */
+  member?: boolean;
   handle(c: ConsoleRequest): Promise<Response>;
 }
 

@@ -3,6 +3,7 @@
  * the session and Origin checks in front of every page; its route table; and the security headers on every answer.
  */
 import { sameSecret } from "../access/auth.ts";
+import type { Actor } from "../admin/audit.ts";
 import { serviceOf, whereFrom } from "../admin/routes.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
@@ -16,14 +17,22 @@ import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
 import { pageResponse, redirect, secure } from "./page.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
-import { endSession, hasSession, sameOrigin, sessionCookie, type SessionLimits, startSession } from "./session.ts";
+import {
+  endSession,
+  readSession,
+  sameOrigin,
+  type Session,
+  sessionCookie,
+  type SessionLimits,
+  startSession,
+} from "./session.ts";
 import { TOKEN_DETAIL_ROUTES } from "./token_detail.ts";
 import { TOKEN_ROUTES } from "./tokens.ts";
 import { UPSTREAM_ROUTES } from "./upstreams.ts";
 import { USAGE_ROUTES } from "./usage.ts";
 
 /** Every page behind the sign-in, by method and path under /ui. */
-const ROUTES: readonly ConsoleRoute[] = [
+export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   ...OVERVIEW_ROUTES,
   ...TOKEN_ROUTES,
   ...TOKEN_DETAIL_ROUTES,
@@ -175,8 +184,8 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     return redirect("/ui/?done=signed-out", { "set-cookie": sessionCookie(undefined, https) });
   }
   const { https } = ctx.peer;
-  const signedIn = await hasSession(kv, adminKey, req, { ...sessionLimits(ctx), now: ctx.deps.now(), https });
-  if (!signedIn) {
+  const session = await readSession(kv, adminKey, req, { ...sessionLimits(ctx), now: ctx.deps.now(), https });
+  if (!session) {
     await req.body?.cancel();
     if (method !== "GET") return signInPage(401, "/ui/");
     // After signing in, back to the page that was asked for.
@@ -184,25 +193,51 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     const done = url.searchParams.get("done") === "signed-out";
     return signInPage(200, next, done ? { text: "Signed out.", tone: "ok" } : undefined);
   }
-  const { route, params, pathKnown } = matchRoute(ROUTES, method, path);
+  const { route, params, pathKnown } = matchRoute(CONSOLE_ROUTES, method, path);
   if (!route) {
     await req.body?.cancel();
     const text = pathKnown ? `Method ${req.method} is not allowed here` : `No console page at ${url.pathname}`;
     return errorPage(new GatewayError("not_found", text, { status: pathKnown ? 405 : 404 }), ctx);
   }
+  const actor = consoleActor(req, ctx, session);
+  const forbidden = roleRefusal(actor, route);
+  if (forbidden) {
+    await req.body?.cancel();
+    return errorPage(forbidden, ctx);
+  }
   return await route.handle({
     req,
     url,
     deps: ctx.deps,
-    service: serviceOf(ctx.deps, consoleActor(req, ctx)),
+    service: serviceOf(ctx.deps, actor),
     params,
     now: ctx.deps.now(),
   });
 }
 
-/** Who a console session acts as: the admin key opened it, so it acts as the admin key, from the browser's address. */
-function consoleActor(req: Request, ctx: RequestContext) {
-  return { name: "admin key", role: "owner" as const, ...whereFrom(req, ctx, "console") };
+/** Why the actor's role may not use the route, or undefined: a member only member pages, a viewer no change. */
+function roleRefusal(actor: Actor, route: ConsoleRoute): GatewayError | undefined {
+  if (actor.role === "member" && !route.member) {
+    return new GatewayError(
+      "permission",
+      `The role "member" of "${actor.name}" may open only their own tokens and usage`,
+    );
+  }
+  if (actor.role === "viewer" && route.method !== "GET") {
+    return new GatewayError("permission", `The role "viewer" of "${actor.name}" may read but not change anything`);
+  }
+  return undefined;
+}
+
+/**
+ * Who a console session acts as, from the browser's address: the admin key's session as the admin key (owner), a
+ * person's as their email with the role and token groups they have now.
+ */
+function consoleActor(req: Request, ctx: RequestContext, session: Session): Actor {
+  const from = whereFrom(req, ctx, "console");
+  const person = session.person;
+  if (!person) return { name: "admin key", role: "owner", ...from };
+  return { name: person.email, role: person.role, email: person.email, token_groups: person.token_groups, ...from };
 }
 
 /** The console as one endpoint of the app: everything under /ui, any method. */

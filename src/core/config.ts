@@ -75,6 +75,52 @@ const Audit = z.strictObject({
   days: z.number().int().min(1).max(3660).default(365),
 });
 
+/** The roles a person signed in through the identity provider can have; see src/access/roles.ts. */
+export const PERSON_ROLES = ["owner", "admin", "viewer", "member"] as const;
+
+/** One rule of `auth.oidc.roles`: exactly one of group, email or domain, the role it gives, and a member's groups. */
+const RoleRule = z.strictObject({
+  /** A value of the id_token's `groups` claim, matched exactly. */
+  group: z.string().min(1).optional(),
+  /** A person's email, matched without regard to case. */
+  email: z.string().regex(/^[^@\s]+@[^@\s]+$/, "must be an email address").transform((e) => e.toLowerCase())
+    .optional(),
+  /** The part of the email after its @, matched without regard to case. */
+  domain: z.string().regex(/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/, "must be a domain such as example.com")
+    .transform((d) => d.toLowerCase()).optional(),
+  role: z.enum(PERSON_ROLES),
+  /** The token groups a person matched by this rule may mint their own tokens in. */
+  token_groups: z.array(z.string().min(1)).default([]),
+}).refine(
+  (rule) => [rule.group, rule.email, rule.domain].filter((v) => v !== undefined).length === 1,
+  "must have exactly one of group, email or domain",
+);
+
+const Oidc = z.strictObject({
+  /**
+   * The identity provider's issuer URL, exactly as its id_tokens' `iss` says it; its metadata is read from
+   * `<issuer>/.well-known/openid-configuration`.
+   */
+  issuer: z.url({ protocol: /^https?$/ }),
+  client_id: z.string().min(1),
+  /** The name of the environment variable that holds the client secret (the secret never sits in the file). */
+  client_secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name"),
+  /** Where the provider sends the browser back; derived from the request's host (a public one) when absent. */
+  redirect_url: z.url({ protocol: /^https?$/ }).optional(),
+  scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, "must be a scope token")).default([
+    "openid",
+    "email",
+    "profile",
+  ]).refine((scopes) => scopes.includes("openid"), "must include openid"),
+  /** Checked in order; the first rule a person matches gives their role. A person matching none is refused. */
+  roles: z.array(RoleRule).min(1),
+});
+
+const Auth = z.strictObject({
+  /** Sign-in to the console through the team's OpenID Connect provider. */
+  oidc: Oidc.optional(),
+});
+
 const ResponsesSocket = z.strictObject({
   /** Serves `GET /v1/responses` with `Upgrade: websocket` (the Responses API's WebSocket mode). */
   enabled: z.boolean().default(true),
@@ -175,6 +221,7 @@ const ConfigSchema = z.strictObject({
   responses_socket: ResponsesSocket.default(ResponsesSocket.parse({})),
   audit: Audit.default(Audit.parse({})),
   console: Console.default(Console.parse({})),
+  auth: Auth.default({}),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
 });
@@ -183,6 +230,10 @@ const ConfigSchema = z.strictObject({
 export type Config = z.infer<typeof ConfigSchema>;
 /** One upstream as configured. */
 export type { UpstreamConfig };
+/** The identity provider's settings, when sign-in through one is on. */
+export type OidcConfig = NonNullable<Config["auth"]["oidc"]>;
+/** One rule of `auth.oidc.roles`. */
+export type RoleRule = OidcConfig["roles"][number];
 /** One group as configured. */
 export type GroupConfig = Config["groups"][number];
 

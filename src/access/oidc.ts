@@ -1,0 +1,206 @@
+/**
+ * @module The gateway as an OpenID Connect client of the team's identity provider: the issuer's metadata (discovery,
+ * read once and kept), exchanging an authorization code (with its PKCE verifier and the client secret) for tokens,
+ * and verifying an id_token against the issuer's keys (signature, iss, aud, exp, nonce) into the person it names.
+ */
+import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import type { OidcConfig } from "../core/config.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { Person } from "./roles.ts";
+
+/** What the gateway uses of the issuer's metadata (OpenID Connect Discovery 1.0). */
+export interface OidcMetadata {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  jwks_uri: string;
+  device_authorization_endpoint?: string;
+}
+
+/** What the client needs beyond the config. */
+export interface OidcClientOptions {
+  /** The client secret (from the env var `client_secret_env` names); undefined when it is not set. */
+  clientSecret: string | undefined;
+  now(): Date;
+  fetch?: typeof fetch;
+  /** How long one call to the provider may take. */
+  timeoutMs?: number;
+}
+
+/** How far the provider's clock may be off the gateway's, for exp, iat and nbf. */
+const CLOCK_TOLERANCE_S = 60;
+
+/** A sign-in refused because of what the provider or the browser sent: a clear page, never a 500. */
+function refused(message: string): GatewayError {
+  return new GatewayError("authentication", message);
+}
+
+/** The provider could not be reached or answered nonsense. */
+function unreachable(what: string): GatewayError {
+  return new GatewayError("upstream", `The identity provider ${what}; try again shortly`);
+}
+
+function isUrl(value: unknown): value is string {
+  if (typeof value !== "string") return false;
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The OpenID client for one configured provider. */
+export function oidcClient(config: OidcConfig, options: OidcClientOptions) {
+  const fetcher = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  let metadata: Promise<OidcMetadata> | undefined;
+  let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
+
+  async function discover(): Promise<OidcMetadata> {
+    const url = `${config.issuer.replace(/\/$/, "")}/.well-known/openid-configuration`;
+    let body: Record<string, unknown>;
+    try {
+      const res = await fetcher(url, {
+        signal: AbortSignal.timeout(timeoutMs),
+        headers: { accept: "application/json" },
+      });
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw new Error(`status ${res.status}`);
+      }
+      body = await res.json();
+    } catch {
+      throw unreachable("could not be reached for its metadata");
+    }
+    const { issuer, authorization_endpoint, token_endpoint, jwks_uri } = body;
+    // The metadata must be the configured issuer's own (Discovery 1.0, section 4.3), or tokens could name another.
+    if (issuer !== config.issuer || ![authorization_endpoint, token_endpoint, jwks_uri].every(isUrl)) {
+      throw unreachable(`metadata does not describe the issuer ${config.issuer}`);
+    }
+    return body as unknown as OidcMetadata;
+  }
+
+  /** The issuer's metadata: read once, kept while it is good; a failed read is tried again on the next call. */
+  function getMetadata(): Promise<OidcMetadata> {
+    metadata ??= discover().catch((err) => {
+      metadata = undefined;
+      throw err;
+    });
+    return metadata;
+  }
+
+  return {
+    metadata: getMetadata,
+
+    /** Where to send the browser to sign in (authorization code flow, PKCE S256; RFC 7636). */
+    async authorizationUrl(input: { redirectUri: string; state: string; nonce: string; codeVerifier: string }) {
+      const url = new URL((await getMetadata()).authorization_endpoint);
+      const params = {
+        response_type: "code",
+        client_id: config.client_id,
+        redirect_uri: input.redirectUri,
+        scope: config.scopes.join(" "),
+        state: input.state,
+        nonce: input.nonce,
+        code_challenge: await codeChallenge(input.codeVerifier),
+        code_challenge_method: "S256",
+      };
+      for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+      return url;
+    },
+
+    /** Exchanges an authorization code for the provider's answer; only its id_token is used. */
+    async exchangeCode(input: { code: string; redirectUri: string; codeVerifier: string }): Promise<string> {
+      const meta = await getMetadata();
+      if (options.clientSecret === undefined) {
+        throw new GatewayError("unavailable", `The client secret is not set (env ${config.client_secret_env})`);
+      }
+      const basic = btoa(`${encodeURIComponent(config.client_id)}:${encodeURIComponent(options.clientSecret)}`);
+      let res: Response;
+      try {
+        res = await fetcher(meta.token_endpoint, {
+          method: "POST",
+          signal: AbortSignal.timeout(timeoutMs),
+          headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${basic}` },
+          body: new URLSearchParams({
+            grant_type: "authorization_code",
+            code: input.code,
+            redirect_uri: input.redirectUri,
+            code_verifier: input.codeVerifier,
+          }),
+        });
+      } catch {
+        throw unreachable("could not be reached to finish the sign-in");
+      }
+      const answer = await res.json().catch(() => ({})) as Record<string, unknown>;
+      // A code used twice, expired, or not this client's: the provider's `invalid_grant` (RFC 6749, section 5.2).
+      if (res.status >= 400 && res.status < 500) {
+        throw refused(
+          `The identity provider refused the sign-in (${String(answer.error ?? res.status)}); sign in again`,
+        );
+      }
+      if (!res.ok || typeof answer.id_token !== "string") throw unreachable("answered the sign-in without an id_token");
+      return answer.id_token;
+    },
+
+    /**
+     * The person an id_token names, once its signature (by the issuer's keys, never `none`), issuer, audience,
+     * lifetime and, when given, nonce are checked. An email the provider says is not verified is refused.
+     */
+    async verifyIdToken(idToken: string, expect: { nonce?: string } = {}): Promise<Person> {
+      const meta = await getMetadata();
+      keys ??= createRemoteJWKSet(new URL(meta.jwks_uri), { timeoutDuration: timeoutMs });
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(idToken, keys, {
+          issuer: config.issuer,
+          audience: config.client_id,
+          currentDate: options.now(),
+          clockTolerance: CLOCK_TOLERANCE_S,
+          requiredClaims: ["exp", "iat", "sub"],
+        }));
+      } catch (err) {
+        if (err instanceof joseErrors.JWKSTimeout) throw unreachable("did not answer for its keys");
+        throw refused(`The id_token is not valid (${idTokenProblem(err)}); sign in again`);
+      }
+      if (expect.nonce !== undefined && payload.nonce !== expect.nonce) {
+        throw refused("The id_token is not for this sign-in (nonce); sign in again");
+      }
+      if (typeof payload.email !== "string" || !payload.email.includes("@")) {
+        throw refused("The identity provider sent no email for this person (is the email scope granted?)");
+      }
+      if (payload.email_verified === false) throw refused("The identity provider has not verified this email");
+      const groups = Array.isArray(payload.groups) ? payload.groups.filter((g) => typeof g === "string") : [];
+      return {
+        email: payload.email.toLowerCase(),
+        ...typeof payload.name === "string" ? { name: payload.name } : {},
+        groups,
+      };
+    },
+  };
+}
+
+/** A random value for state, nonce or a PKCE verifier: 32 bytes, base64url (43 characters, RFC 7636 allows 43-128). */
+export function randomToken(): string {
+  return crypto.getRandomValues(new Uint8Array(32)).toBase64({ alphabet: "base64url", omitPadding: true });
+}
+
+/** The PKCE S256 challenge of a verifier: base64url(SHA-256(verifier)) (RFC 7636, section 4.2). */
+export async function codeChallenge(verifier: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  return digest.toBase64({ alphabet: "base64url", omitPadding: true });
+}
+
+/** What was wrong with an id_token, in a few words that hold none of it. */
+function idTokenProblem(err: unknown): string {
+  if (err instanceof joseErrors.JWTExpired) return "expired";
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return `claim ${err.claim}`;
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return "signature";
+  if (err instanceof joseErrors.JWKSNoMatchingKey) return "signed by an unknown key";
+  if (err instanceof joseErrors.JOSEAlgNotAllowed || err instanceof joseErrors.JOSENotSupported) return "algorithm";
+  return "malformed";
+}
+
+/** The OpenID client's type. */
+export type OidcClient = ReturnType<typeof oidcClient>;

@@ -1,0 +1,198 @@
+/**
+ * @module A real OpenID provider (npm oidc-provider) on 127.0.0.1 port 0 for tests: accounts whose claims are email,
+ * name and groups, one confidential client with the authorization-code flow (PKCE required) and the device flow, and
+ * ways to complete its login as an account over HTTP (a cookie jar filling its forms) or in a Chromium page.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { exportJWK, generateKeyPair } from "jose";
+import Provider from "oidc-provider";
+import type { Page } from "puppeteer-core";
+import { deadlineFetch, readText, within } from "./_reads.ts";
+
+/** An account's claims, as the provider puts them in the id_token. */
+export interface TestAccount {
+  email: string;
+  name?: string;
+  groups?: string[];
+  /** Sent as `email_verified`; true unless given. */
+  email_verified?: boolean;
+}
+
+/** The provider under test. */
+export interface TestProvider extends AsyncDisposable {
+  /** `http://127.0.0.1:<port>`, as the provider names itself in `iss`. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Accounts by their login; a test may add one while the provider runs. */
+  accounts: Map<string, TestAccount>;
+  /**
+   * Follows `url` (an authorization request, or a device flow's verification_uri_complete) through the provider's
+   * pages with a cookie jar, filling its forms as `login`; answers where the provider sent the browser back (the
+   * redirect URI with code and state), or the text of the last page when it sends it nowhere (the device flow's end).
+   */
+  complete(url: string, login: string): Promise<{ redirect?: URL; page?: string }>;
+  /** Fills the provider's login form in `page` as `login` and submits it. */
+  signInPage(page: Page, login: string): Promise<void>;
+}
+
+/** What the provider hands `loadExistingGrant` (the package ships no types). */
+interface GrantContext {
+  oidc: {
+    provider: { Grant: new (init: { clientId: string; accountId: string }) => Grant };
+    client: { clientId: string };
+    session: { accountId: string };
+    params?: { scope?: unknown };
+  };
+}
+interface Grant {
+  addOIDCScope(scope: string): void;
+  save(): Promise<unknown>;
+}
+
+/** The client the gateway under test is registered as. */
+const CLIENT_ID = "modelgate-test";
+const CLIENT_SECRET = "oidc-client-secret-0123456789abcdefghij";
+/** The claims each scope releases; `groups` is not a standard scope, as with most providers it must be asked for. */
+const CLAIMS = { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups"] };
+
+const fetchWithDeadline = deadlineFetch();
+
+/** A page without the provider's default look, which loads a font from the internet. */
+function plainPage(title: string, body: string): string {
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
+}
+
+/** Starts the provider with `accounts` (by login). */
+export async function startOidcProvider(accounts: Record<string, TestAccount>): Promise<TestProvider> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const known = new Map(Object.entries(accounts));
+  const { privateKey } = await generateKeyPair("RS256", { extractable: true });
+  const jwk = { ...await exportJWK(privateKey), kid: "test-key-1", alg: "RS256", use: "sig" };
+  const provider = new Provider(issuer, {
+    clients: [{
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+      // A native client may use any port of a loopback redirect URI (RFC 8252), as gateways under test have.
+      application_type: "native",
+      redirect_uris: ["http://127.0.0.1/ui/auth/callback"],
+      grant_types: ["authorization_code", "urn:ietf:params:oauth:grant-type:device_code"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "client_secret_basic",
+    }],
+    jwks: { keys: [jwk] },
+    cookies: { keys: ["test-cookie-key-0123456789"] },
+    claims: CLAIMS,
+    scopes: ["openid", "email", "profile", "groups"],
+    // The id_token carries the claims its scopes release, so the gateway needs no userinfo call.
+    conformIdTokenClaims: false,
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: true },
+      deviceFlow: {
+        enabled: true,
+        userCodeInputSource: (ctx: { body: string }, form: string) => {
+          ctx.body = plainPage("Enter code", `${form}<button type="submit" form="op.deviceInputForm">Go</button>`);
+        },
+        userCodeConfirmSource: (ctx: { body: string }, form: string) => {
+          ctx.body = plainPage("Confirm", `${form}<button type="submit" form="op.deviceConfirmForm">Go</button>`);
+        },
+        successSource: (ctx: { body: string }) => {
+          ctx.body = plainPage("Signed in", "<p>Device signed in.</p>");
+        },
+      },
+    },
+    findAccount(_ctx: unknown, id: string) {
+      const account = known.get(id);
+      if (!account) return undefined;
+      return {
+        accountId: id,
+        claims: () => ({ sub: id, email_verified: true, groups: [], ...account }),
+      };
+    },
+    // The gateway is a first-party client: consent is given at once, for what it asked.
+    async loadExistingGrant(ctx: GrantContext) {
+      const grant = new ctx.oidc.provider.Grant({
+        clientId: ctx.oidc.client.clientId,
+        accountId: ctx.oidc.session.accountId,
+      });
+      grant.addOIDCScope(String(ctx.oidc.params?.scope ?? "openid"));
+      await grant.save();
+      return grant;
+    },
+  });
+  server.on("request", provider.callback());
+  return {
+    issuer,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    accounts: known,
+    complete: (url, login) => completeAs(issuer, url, login),
+    async signInPage(page, login) {
+      await page.waitForSelector("input[name=login]");
+      await page.type("input[name=login]", login);
+      await page.type("input[name=password]", "any");
+      await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+    },
+    async [Symbol.asyncDispose]() {
+      server.closeAllConnections();
+      await within(new Promise<void>((resolve) => server.close(() => resolve())), 5000, "closing the OIDC provider");
+    },
+  };
+}
+
+/** The first form of a page: where it posts, and its inputs' names and values. */
+function formOf(page: string): { action: string; fields: [string, string][] } | undefined {
+  const form = /<form\b([^>]*)>([\s\S]*?)<\/form>/i.exec(page);
+  if (!form) return undefined;
+  const attr = (tag: string, name: string) =>
+    new RegExp(`\\b${name}="([^"]*)"`, "i").exec(tag)?.[1].replaceAll("&amp;", "&");
+  const fields: [string, string][] = [];
+  for (const input of form[2].matchAll(/<input\b[^>]*>/gi)) {
+    const name = attr(input[0], "name");
+    if (name) fields.push([name, attr(input[0], "value") ?? ""]);
+  }
+  return { action: attr(form[1], "action") ?? "", fields };
+}
+
+async function completeAs(issuer: string, start: string, login: string): Promise<{ redirect?: URL; page?: string }> {
+  const jar = new Map<string, string>();
+  let url = new URL(start);
+  let body: URLSearchParams | undefined;
+  for (let step = 0; step < 20; step++) {
+    const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join("; ");
+    const res = await fetchWithDeadline(url, {
+      method: body ? "POST" : "GET",
+      redirect: "manual",
+      headers: { cookie, ...body ? { "content-type": "application/x-www-form-urlencoded" } : {} },
+      body,
+    });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(";");
+      const [name, value] = pair.trim().split(/=(.*)/s, 2);
+      const gone = attributes.some((a) => /^\s*(max-age=0|expires=thu, 01 jan 1970)/i.test(a));
+      if (gone) jar.delete(name);
+      else jar.set(name, value);
+    }
+    body = undefined;
+    const location = res.headers.get("location");
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.body?.cancel();
+      url = new URL(location, url);
+      if (url.origin !== issuer) return { redirect: url };
+      continue;
+    }
+    const page = await readText(res);
+    const form = formOf(page);
+    if (!form) return { page };
+    const fields = new URLSearchParams(form.fields);
+    if (fields.has("login")) fields.set("login", login);
+    if (fields.has("password")) fields.set("password", "any");
+    url = new URL(form.action, url);
+    body = fields;
+  }
+  throw new Error(`The provider's pages did not end after 20 steps (at ${url})`);
+}

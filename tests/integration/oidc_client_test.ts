@@ -1,0 +1,160 @@
+/**
+ * @module The OpenID client against a real provider on 127.0.0.1: discovery (kept once read), the code flow with PKCE,
+ * and every way an id_token or a code is refused (tampered, unsigned, foreign key, wrong audience, expired, nonce,
+ * replayed).
+ */
+import assert from "node:assert/strict";
+import { generateKeyPair, SignJWT } from "jose";
+import { codeChallenge, oidcClient, randomToken } from "../../src/access/oidc.ts";
+import type { OidcConfig } from "../../src/core/config.ts";
+import { GatewayError } from "../../src/core/errors.ts";
+import { startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
+
+const REDIRECT = "http://127.0.0.1:9/ui/auth/callback";
+
+function configOf(provider: TestProvider, extra: Partial<OidcConfig> = {}): OidcConfig {
+  return {
+    issuer: provider.issuer,
+    client_id: provider.clientId,
+    client_secret_env: "OIDC_SECRET",
+    scopes: ["openid", "email", "profile", "groups"],
+    roles: [{ domain: "example.com", role: "member", token_groups: [] }],
+    ...extra,
+  };
+}
+
+/** Goes through the provider's login as `login`; answers the client, the code it got and how it asked for it. */
+async function authorize(provider: TestProvider, login: string, fetches: string[] = []) {
+  const client = oidcClient(configOf(provider), {
+    clientSecret: provider.clientSecret,
+    now: () => new Date(),
+    fetch: (input, init) => {
+      fetches.push(String(input));
+      return fetch(input, init);
+    },
+  });
+  const state = randomToken();
+  const nonce = randomToken();
+  const codeVerifier = randomToken();
+  const url = await client.authorizationUrl({ redirectUri: REDIRECT, state, nonce, codeVerifier });
+  const { redirect } = await provider.complete(url.href, login);
+  assert.ok(redirect, "the provider sends the browser back");
+  assert.equal(redirect.searchParams.get("state"), state);
+  return { client, code: redirect.searchParams.get("code")!, codeVerifier, nonce };
+}
+
+/** Signs in as `login` and answers the code, the id_token, and the nonce it was asked for. */
+async function signIn(provider: TestProvider, login: string, fetches: string[] = []) {
+  const flow = await authorize(provider, login, fetches);
+  const idToken = await flow.client.exchangeCode({
+    code: flow.code,
+    redirectUri: REDIRECT,
+    codeVerifier: flow.codeVerifier,
+  });
+  return { ...flow, idToken };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<{ status: number; message: string }> {
+  const err = await promise.then(() => undefined, (e) => e);
+  assert.ok(err instanceof GatewayError, `refused with a GatewayError, got ${err}`);
+  return { status: err.status, message: err.message };
+}
+
+const ACCOUNTS = { alice: { email: "Alice@Example.com", name: "Alice", groups: ["platform-admins", "staff"] } };
+
+Deno.test("the code flow with PKCE gives the person the id_token names; the metadata is read once", async () => {
+  await using provider = await startOidcProvider(ACCOUNTS);
+  const fetches: string[] = [];
+  const { client, idToken, nonce } = await signIn(provider, "alice", fetches);
+  const person = await client.verifyIdToken(idToken, { nonce });
+  assert.deepEqual(person, { email: "alice@example.com", name: "Alice", groups: ["platform-admins", "staff"] });
+  await client.verifyIdToken(idToken, { nonce });
+  assert.equal(fetches.filter((url) => url.endsWith("/.well-known/openid-configuration")).length, 1);
+});
+
+Deno.test("the authorization request carries the S256 challenge of its verifier (RFC 7636)", async () => {
+  await using provider = await startOidcProvider(ACCOUNTS);
+  const client = oidcClient(configOf(provider), { clientSecret: provider.clientSecret, now: () => new Date() });
+  const url = await client.authorizationUrl({
+    redirectUri: REDIRECT,
+    state: "s",
+    nonce: "n",
+    codeVerifier: randomToken(),
+  });
+  assert.equal(url.searchParams.get("code_challenge_method"), "S256");
+  assert.match(url.searchParams.get("code_challenge")!, /^[A-Za-z0-9_-]{43}$/);
+  // RFC 7636, appendix B.
+  assert.equal(
+    await codeChallenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+    "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+  );
+});
+
+Deno.test("a code is exchanged once: a replayed code, or one with the wrong verifier, is refused with a 401", async () => {
+  await using provider = await startOidcProvider(ACCOUNTS);
+  const { client, code, codeVerifier } = await signIn(provider, "alice");
+  const replay = await refusal(client.exchangeCode({ code, redirectUri: REDIRECT, codeVerifier }));
+  assert.equal(replay.status, 401);
+  assert.match(replay.message, /invalid_grant/);
+  const other = await authorize(provider, "alice");
+  const wrongVerifier = await refusal(
+    other.client.exchangeCode({ code: other.code, redirectUri: REDIRECT, codeVerifier: randomToken() }),
+  );
+  assert.equal(wrongVerifier.status, 401);
+});
+
+Deno.test("an id_token that is tampered with, unsigned, foreign, for another client, expired or for another nonce is refused", async () => {
+  await using provider = await startOidcProvider(ACCOUNTS);
+  const { client, idToken, nonce } = await signIn(provider, "alice");
+  const [header, payload, signature] = idToken.split(".");
+  const claims = JSON.parse(new TextDecoder().decode(Uint8Array.fromBase64(payload, { alphabet: "base64url" })));
+  const encode = (value: unknown) =>
+    new TextEncoder().encode(JSON.stringify(value)).toBase64({ alphabet: "base64url", omitPadding: true });
+  const { privateKey } = await generateKeyPair("RS256");
+  const foreign = await new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "test-key-1" }).sign(privateKey);
+  const cases: [string, () => Promise<unknown>, RegExp][] = [
+    [
+      "a changed claim",
+      () => client.verifyIdToken(`${header}.${encode({ ...claims, email: "eve@example.com" })}.${signature}`),
+      /signature/,
+    ],
+    [
+      "alg none",
+      () => client.verifyIdToken(`${encode({ alg: "none" })}.${payload}.`, { nonce }),
+      /algorithm|malformed/,
+    ],
+    ["a foreign key", () => client.verifyIdToken(foreign, { nonce }), /signature/],
+    ["another nonce", () => client.verifyIdToken(idToken, { nonce: "another" }), /nonce/],
+    ["garbage", () => client.verifyIdToken("not-a-jwt", { nonce }), /malformed/],
+  ];
+  const other = oidcClient(configOf(provider, { client_id: "someone-else" }), {
+    clientSecret: "x",
+    now: () => new Date(),
+  });
+  cases.push(["another audience", () => other.verifyIdToken(idToken, { nonce }), /claim aud/]);
+  const later = oidcClient(configOf(provider), {
+    clientSecret: "x",
+    now: () => new Date(Date.now() + 2 * 86_400_000),
+  });
+  cases.push(["an expired one", () => later.verifyIdToken(idToken, { nonce }), /expired/]);
+  for (const [name, attempt, want] of cases) {
+    const { status, message } = await refusal(attempt());
+    assert.equal(status, 401, name);
+    assert.match(message, want, name);
+    assert.ok(!message.includes(signature), `${name}: the message holds no part of the token`);
+  }
+});
+
+Deno.test("metadata that names another issuer is refused (502), and an unverified email is refused", async () => {
+  await using provider = await startOidcProvider({
+    ...ACCOUNTS,
+    mallory: { email: "mallory@example.com", email_verified: false },
+  });
+  const wrong = oidcClient(configOf(provider, { issuer: `${provider.issuer}/` }), {
+    clientSecret: "x",
+    now: () => new Date(),
+  });
+  assert.equal((await refusal(wrong.metadata())).status, 502);
+  const { client, idToken, nonce } = await signIn(provider, "mallory");
+  assert.match((await refusal(client.verifyIdToken(idToken, { nonce }))).message, /not verified/);
+});
