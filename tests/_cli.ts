@@ -1,5 +1,6 @@
 /** @module The CLI under test: a config file and a KV file in a fresh folder, and command lines run against them. */
 import { parseArgs } from "../src/cli/args.ts";
+import type { Io } from "../src/cli/args.ts";
 import { runCli } from "../src/cli/commands.ts";
 import { type GatewayOptions, testConfigYaml, UPSTREAM_KEYS } from "./_helpers.ts";
 
@@ -52,8 +53,15 @@ export interface PersonRun {
 export async function personSetup() {
   const dir = await Deno.makeTempDir({ prefix: "modelgate_person_" });
   const env: Record<string, string> = { XDG_CONFIG_HOME: `${dir}/config`, HOME: `${dir}/home` };
-  /** Runs one command line; `onErr` sees each line the command writes for the person as it is written. */
-  async function cli(argv: string[], onErr: (line: string) => void = () => {}): Promise<PersonRun> {
+  /**
+   * Runs one command line; `onErr` sees each line the command writes for the person as it is written, and `seams`
+   * gives it a clock and a wait of the test's.
+   */
+  async function cli(
+    argv: string[],
+    onErr: (line: string) => void = () => {},
+    seams: Pick<Io, "now" | "sleep"> = {},
+  ): Promise<PersonRun> {
     const out: string[] = [];
     const err: string[] = [];
     const io = {
@@ -65,6 +73,7 @@ export async function personSetup() {
       env: (n: string) => env[n],
       // A command `run` starts sees the test's environment with the person's config home.
       environment: () => ({ ...Deno.env.toObject(), ...env }),
+      ...seams,
     };
     const code = await runCli(parseArgs(argv), io);
     return { code, out: out.join("\n"), err: err.join("\n") };

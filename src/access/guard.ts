@@ -6,8 +6,11 @@
 import { throttleKey } from "../core/addresses.ts";
 import { GatewayError } from "../core/errors.ts";
 
-/** What is being guessed: the admin key (admin API, console sign-in) or a client token (the /v1 routes). */
-export type CredentialKind = "admin_key" | "token";
+/**
+ * What is being guessed or flooded: the admin key (admin API, console sign-in), a client token (the /v1 routes), or
+ * the CLI's sign-in (each grant started at the identity provider, and polls with unknown or too early codes).
+ */
+export type CredentialKind = "admin_key" | "token" | "device";
 
 /** How many wrong attempts an address may make at once, and how fast it earns another. */
 export interface Allowance {
@@ -22,6 +25,8 @@ export interface Allowance {
 export const ALLOWANCES: Record<CredentialKind, Allowance> = {
   admin_key: { burst: 5, refillMs: 12_000 },
   token: { burst: 20, refillMs: 3_000 },
+  // A team may onboard together from one office address; past that, ten sign-ins a minute.
+  device: { burst: 20, refillMs: 6_000 },
 };
 
 /** Addresses tracked at most per kind; past it, full buckets go first, then the longest-tracked. */
@@ -68,7 +73,11 @@ interface Bucket {
 export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
   const allowances = options.allowances ?? ALLOWANCES;
   const cap = options.maxAddresses ?? MAX_TRACKED_ADDRESSES;
-  const tables: Record<CredentialKind, Map<string, Bucket>> = { admin_key: new Map(), token: new Map() };
+  const tables: Record<CredentialKind, Map<string, Bucket>> = {
+    admin_key: new Map(),
+    token: new Map(),
+    device: new Map(),
+  };
   const refusals = new Map<CredentialKind, number>();
 
   function refill(bucket: Bucket, allowance: Allowance, now: number): void {
@@ -96,8 +105,8 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
       bucket.refusing = true;
       options.log({ level: "warn", event: "auth_throttled", credential: kind, client: key, retry_after_s: retryAfter });
     }
-    const what = kind === "admin_key" ? "admin keys" : "API keys";
-    return new GatewayError("rate_limit", `Too many wrong ${what} from this address; retry in ${retryAfter} s`, {
+    const what = { admin_key: "wrong admin keys", token: "wrong API keys", device: "sign-in requests" }[kind];
+    return new GatewayError("rate_limit", `Too many ${what} from this address; retry in ${retryAfter} s`, {
       headers: { "retry-after": String(retryAfter) },
     });
   }

@@ -18,6 +18,10 @@ export interface Io {
   env(name: string): string | undefined;
   /** The whole environment, for a command `run` starts; the process's own when not given. */
   environment?(): Record<string, string>;
+  /** The clock (epoch ms); the system's when not given. */
+  now?(): number;
+  /** Waits `ms` or until `signal` aborts (login's polling); a real timer when not given. */
+  sleep?(ms: number, signal: AbortSignal): Promise<void>;
   /** Runs once the command's KV is open (the process entry point drops its write permission there). */
   onKvOpen?(): void;
 }

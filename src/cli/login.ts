@@ -144,14 +144,15 @@ async function signIn(gateway: string, args: Args, io: Io, signal: AbortSignal):
   io.err(grant.verification_uri_complete ?? grant.verification_uri);
   io.err("Waiting for you to confirm (Ctrl-C to stop)...");
   let intervalS = Math.max(1, Number(grant.interval) || 5);
-  const deadline = Date.now() + grant.expires_in * 1000;
+  const now = io.now ?? Date.now;
+  const deadline = now() + grant.expires_in * 1000;
   const request = {
     device_code: grant.device_code,
     ...(typeof args.flags.group === "string" ? { group: args.flags.group } : {}),
     ...(typeof args.flags.name === "string" ? { name: args.flags.name } : {}),
   };
-  while (Date.now() < deadline) {
-    await pause(intervalS * 1000, signal);
+  while (now() < deadline) {
+    await (io.sleep ?? pause)(intervalS * 1000, signal);
     if (signal.aborted) {
       io.err("Sign-in cancelled; nothing was saved.");
       return undefined;

@@ -85,7 +85,7 @@ export async function runCommand(args: Args, io: Io, help: string): Promise<numb
     io.err(`Not signed in (no ${path}): run modelgate login --gateway URL first`);
     return 1;
   }
-  if (credentials.expires_at && Date.parse(credentials.expires_at) <= Date.now()) {
+  if (credentials.expires_at && Date.parse(credentials.expires_at) <= (io.now ?? Date.now)()) {
     io.err(`The login for ${credentials.gateway} expired at ${credentials.expires_at}: run modelgate login again`);
     return 1;
   }

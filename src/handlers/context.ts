@@ -2,6 +2,7 @@
  * @module What every endpoint handler works with: the app's dependencies, the per-request context that handlers
  * share with the app's error path, and the shape of one endpoint in the app's table.
  */
+import type { DeviceBroker } from "../access/device_grant.ts";
 import type { Operator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
 import type { Sealer } from "../conversations/seal.ts";
@@ -56,6 +57,8 @@ export interface Deps {
   sockets: SocketBoard;
   /** Seals the compaction items the gateway makes, under MODELGATE_COMPACTION_KEY. */
   sealer: Sealer;
+  /** The CLI's sign-in through the identity provider (device authorization grant); undefined without auth.oidc. */
+  device?: DeviceBroker;
   /** True when the runtime records each request's URL in a trace (OTEL_DENO on): no credential may ride in it. */
   urlTraced?: boolean;
 }

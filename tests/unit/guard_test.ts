@@ -4,7 +4,11 @@ import { type AuthGuard, createAuthGuard } from "../../src/access/guard.ts";
 import { adminKeyFrom } from "../../src/access/operator.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 
-const ALLOWANCES = { admin_key: { burst: 3, refillMs: 10_000 }, token: { burst: 2, refillMs: 1_000 } };
+const ALLOWANCES = {
+  admin_key: { burst: 3, refillMs: 10_000 },
+  token: { burst: 2, refillMs: 1_000 },
+  device: { burst: 2, refillMs: 1_000 },
+};
 
 function guard(options: { maxAddresses?: number } = {}) {
   let now = 0;
