@@ -100,3 +100,19 @@ Deno.test("modelgate logout keeps the login when the gateway cannot be reached, 
   assert.ok(!out.err.includes("sk-kept"), "the secret is not printed");
   assert.equal(JSON.parse(await Deno.readTextFile(person.credentials)).token, "sk-kept");
 });
+
+Deno.test("modelgate run with an expired login says to sign in again and runs nothing", async () => {
+  await using person = await personSetup();
+  const expired = { ...login("http://127.0.0.1:9", "sk-old"), expires_at: "2026-01-01T00:00:00.000Z" };
+  await writeCredentials(person.credentials, expired);
+  const seen = `${person.dir}/env.json`;
+  const run = await person.cli(["run", "--", ...printEnv(seen, 0)], () => {}, {
+    now: () => Date.parse("2026-01-01T00:00:01Z"),
+  });
+  assert.equal(run.code, 1);
+  assert.match(
+    run.err,
+    /^The login for http:\/\/127\.0\.0\.1:9 expired at 2026-01-01T00:00:00\.000Z: run modelgate login again$/,
+  );
+  await assert.rejects(Deno.stat(seen), Deno.errors.NotFound);
+});

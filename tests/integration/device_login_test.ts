@@ -110,3 +110,28 @@ Deno.test("modelgate login --group takes a group the rules allow, and refuses on
     }
   }
 });
+
+Deno.test("signing in again replaces the login and revokes the token of the earlier one", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider({ ada: { email: "ada@example.com" } });
+  const setup = await deviceSetup(provider, upstream.url);
+  await using gw = setup.gw;
+  await using person = await personSetup();
+  const tokens: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const confirmed = Promise.withResolvers<void>();
+    const seams = {
+      now: setup.seams.now,
+      async sleep(ms: number) {
+        await confirmed.promise;
+        setup.advance(ms);
+      },
+    };
+    const login = await person.cli(["login", "--gateway", gw.url], confirmAs(provider, "ada", confirmed), seams);
+    assert.equal(login.code, 0, login.err);
+    tokens.push(JSON.parse(await Deno.readTextFile(person.credentials)).token_id);
+    if (i === 1) assert.match(login.err, new RegExp(`The earlier login's token ${tokens[0]} is revoked\\.$`));
+  }
+  assert.equal((await gw.store.getToken(tokens[0]))?.disabled, true);
+  assert.equal((await gw.store.getToken(tokens[1]))?.disabled, false);
+});
