@@ -14,6 +14,7 @@ import { GROUP_ROUTES } from "./groups.ts";
 import { html } from "./html.ts";
 import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
+import { PEOPLE_ROUTES } from "./people.ts";
 import { pageResponse, redirect, secure } from "./page.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
 import { finishOidc, startOidc } from "./oidc_signin.ts";
@@ -34,6 +35,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
   ...OPERATOR_ROUTES,
+  ...PEOPLE_ROUTES,
   ...AUDIT_ROUTES,
 ];
 
