@@ -4,7 +4,6 @@
  */
 import { deviceBroker } from "./access/device_grant.ts";
 import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
-import { oidcClient } from "./access/oidc.ts";
 import { adminKeyFrom, createOperator } from "./access/operator.ts";
 import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
@@ -145,10 +144,9 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     sockets,
   };
   const oidc = config.auth.oidc;
-  if (oidc) {
+  if (oidc && operator.oidc) {
     const clientSecret = options.env(oidc.client_secret_env);
-    const client = oidcClient(oidc, { clientSecret, now });
-    deps.device = deviceBroker({ config: oidc, client, clientSecret, kv: store.kv, now });
+    deps.device = deviceBroker({ config: oidc, client: operator.oidc, clientSecret, kv: store.kv, now });
   }
   const { adminKey } = operator;
   const required = config.metrics.require_admin_key;

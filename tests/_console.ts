@@ -18,6 +18,7 @@ export const PAGES = [
   "/ui/requests",
   "/ui/upstreams",
   "/ui/operators",
+  "/ui/people",
   "/ui/audit",
 ];
 
@@ -76,4 +77,51 @@ export async function signInAs(gw: TestGateway, person: TestPerson): Promise<str
     person: { email: person.email, role: person.role, token_groups: person.token_groups ?? [] },
   });
   return sessionCookie({ ...session, now: gw.deps.now() }, false).split(";")[0];
+}
+
+/** What a sign-in through the identity provider ended with: the callback's answer and, when signed in, the cookie. */
+export interface OidcSignIn {
+  status: number;
+  location: string | null;
+  text: string;
+  /** The session cookie (name=value), when the callback started a session. */
+  cookie?: string;
+  /** The callback URL the provider sent the browser to, to replay or tamper with. */
+  callback: URL;
+  /** The flow cookie the start set (name=value). */
+  flow: string;
+}
+
+/**
+ * Signs in through the identity provider over HTTP as a browser would: the console's start, the provider's pages as
+ * `login`, and the console's callback with the flow cookie; `tamper` may change the callback URL first.
+ */
+export async function oidcSignIn(
+  gw: TestGateway,
+  provider: { complete(url: string, login: string): Promise<{ redirect?: URL }> },
+  login: string,
+  options: { next?: string; tamper?(callback: URL): void } = {},
+): Promise<OidcSignIn> {
+  const start = await fetchWithDeadline(`${gw.url}/ui/auth/oidc?next=${encodeURIComponent(options.next ?? "/ui/")}`, {
+    redirect: "manual",
+  });
+  await start.body?.cancel();
+  assert.equal(start.status, 303);
+  const flow = start.headers.get("set-cookie")!.split(";")[0];
+  const { redirect } = await provider.complete(start.headers.get("location")!, login);
+  assert.ok(redirect, "the provider sends the browser back to the console");
+  options.tamper?.(redirect);
+  return { ...await callback(redirect, flow), callback: redirect, flow };
+}
+
+/** Opens the console's callback `url` with the cookie `flow`. */
+export async function callback(url: URL, flow: string): Promise<Omit<OidcSignIn, "callback" | "flow">> {
+  const res = await fetchWithDeadline(url, { redirect: "manual", headers: { cookie: flow } });
+  const session = res.headers.getSetCookie().find((line) => line.startsWith("modelgate_console="));
+  return {
+    status: res.status,
+    location: res.headers.get("location"),
+    text: await readText(res),
+    cookie: session?.split(";")[0],
+  };
 }

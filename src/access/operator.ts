@@ -1,6 +1,6 @@
 /**
  * @module The operator's side of one gateway instance, assembled from the config: the token cache, the limits
- * and usage observers, and the admin key. `close()` stops them in order at shutdown.
+ * and usage observers, the admin key, and the identity provider's client. `close()` stops them in order at shutdown.
  */
 import type { Config } from "../core/config.ts";
 import type { Observer } from "../core/exchange.ts";
@@ -10,6 +10,7 @@ import { type UsageRecorder, usageRecorder } from "../usage/recorder.ts";
 import { type CachedCredentials, cachedCredentials } from "./auth_cache.ts";
 import { type AuthGuard, createAuthGuard } from "./guard.ts";
 import { createLimiter, type Limiter } from "./limiter.ts";
+import { type OidcClient, oidcClient } from "./oidc.ts";
 import type { Store } from "./store.ts";
 
 /** What the operator side adds to an instance. */
@@ -23,6 +24,8 @@ export interface Operator {
   adminKey: string | undefined;
   /** Slows wrong admin keys and tokens per client address. */
   guard: AuthGuard;
+  /** The identity provider's client, when `auth.oidc` is configured. */
+  oidc: OidcClient | undefined;
   /** The observers to run, limits first so a refused request is still recorded. */
   observers: readonly Observer[];
   /** Writes batched usage and pending limit charges, then stops the cache's polling. */
@@ -55,9 +58,31 @@ export function adminKeyFrom(env: (name: string) => string | undefined): string 
   return key;
 }
 
-/** Builds the operator side over `store`; throws when the admin key is too short. */
+/**
+ * The identity provider's client, or undefined when `auth.oidc` is not configured; throws when it is but the console
+ * it signs in to is off (no admin key), or its client secret is not in the environment.
+ */
+export function oidcFrom(
+  config: Config,
+  options: OperatorOptions,
+  adminKey: string | undefined,
+): OidcClient | undefined {
+  const oidc = config.auth.oidc;
+  if (!oidc) return undefined;
+  if (!adminKey) {
+    throw new Error("auth.oidc signs people in to the console, which is off without MODELGATE_ADMIN_KEY; set it");
+  }
+  const clientSecret = options.env(oidc.client_secret_env) || undefined;
+  if (!clientSecret) {
+    throw new Error(`auth.oidc.client_secret_env names ${oidc.client_secret_env}, which is not set in the environment`);
+  }
+  return oidcClient(oidc, { clientSecret, now: () => new Date(options.now()) });
+}
+
+/** Builds the operator side over `store`; throws when the admin key is too short or sign-in cannot work. */
 export function createOperator(config: Config, store: Store, options: OperatorOptions): Operator {
   const adminKey = adminKeyFrom(options.env);
+  const oidc = oidcFrom(config, options, adminKey);
   const credentials = cachedCredentials(store, { refreshMs: config.usage.auth_refresh_ms, log: options.log });
   const limiter = createLimiter(store.kv, {
     now: options.now,
@@ -80,6 +105,7 @@ export function createOperator(config: Config, store: Store, options: OperatorOp
     usageDays: dayCache(),
     adminKey,
     guard: createAuthGuard({ now: options.now, log: options.log }),
+    oidc,
     observers: [limiter, usage],
     async close() {
       await limiter.close();

@@ -17,6 +17,7 @@ import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/log_entry.ts";
 import { type Actor, type AuditRecord, auditTrail } from "./audit.ts";
 import { operatorOps } from "./operator_ops.ts";
+import { peopleOps } from "./people_ops.ts";
 import {
   AuditQuery,
   GroupCreate,
@@ -111,6 +112,7 @@ export function adminService(ctx: AdminContext) {
   return {
     mayChange,
     ...operatorOps({ ctx, mayChange, record }),
+    ...peopleOps({ ctx, mayChange, record }),
     async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {
       mayChange();
       const body = parseInput(TokenCreate, input);

@@ -41,6 +41,7 @@ const NAV: { path: string; title: string }[] = [
   { path: "/ui/requests", title: "Request log" },
   { path: "/ui/upstreams", title: "Upstreams and models" },
   { path: "/ui/operators", title: "Operator keys" },
+  { path: "/ui/people", title: "People" },
   { path: "/ui/audit", title: "Audit trail" },
 ];
 

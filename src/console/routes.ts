@@ -1,8 +1,8 @@
 /**
- * @module The console under /ui: off (404, like any unknown path) without an admin key; sign-in and sign-out;
- * the session and Origin checks in front of every page; its route table; and the security headers on every answer.
+ * @module The console under /ui: off (404, like any unknown path) without an admin key; sign-in (admin key, identity
+ * provider) and sign-out; the session, Origin and role checks in front of every page; its route table; and the
+ * security headers on every answer.
  */
-import { sameSecret } from "../access/auth.ts";
 import type { Actor } from "../admin/audit.ts";
 import { serviceOf, whereFrom } from "../admin/routes.ts";
 import { GatewayError } from "../core/errors.ts";
@@ -10,22 +10,16 @@ import type { Endpoint, RequestContext } from "../handlers/context.ts";
 import { asset } from "./assets.ts";
 import { AUDIT_ROUTES } from "./audit.ts";
 import type { ConsoleRoute } from "./context.ts";
-import { readForm } from "./forms.ts";
 import { GROUP_ROUTES } from "./groups.ts";
 import { html } from "./html.ts";
 import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
+import { PEOPLE_ROUTES } from "./people.ts";
 import { pageResponse, redirect, secure } from "./page.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
-import {
-  endSession,
-  readSession,
-  sameOrigin,
-  type Session,
-  sessionCookie,
-  type SessionLimits,
-  startSession,
-} from "./session.ts";
+import { finishOidc, startOidc } from "./oidc_signin.ts";
+import { endSession, readSession, sameOrigin, type Session, sessionCookie } from "./session.ts";
+import { nextPage, sessionLimits, signIn, signInPage } from "./signin.ts";
 import { TOKEN_DETAIL_ROUTES } from "./token_detail.ts";
 import { TOKEN_ROUTES } from "./tokens.ts";
 import { UPSTREAM_ROUTES } from "./upstreams.ts";
@@ -41,6 +35,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
   ...OPERATOR_ROUTES,
+  ...PEOPLE_ROUTES,
   ...AUDIT_ROUTES,
 ];
 
@@ -70,74 +65,6 @@ export function matchRoute(
     if (route.method === method) return { route, params, pathKnown };
   }
   return { params: {}, pathKnown };
-}
-
-/** Stands in for the console's own origin while a `next` value is resolved as the browser would resolve it. */
-const HERE = "http://console.invalid";
-
-/**
- * Where to go after signing in: a console page the form named, else the overview. The value is resolved as a browser
- * resolves a Location (backslashes as slashes, dot segments and their %2e spellings removed), and only a path
- * under /ui/ of the same origin is kept, in its resolved form, so what is checked is where the browser goes.
- */
-function nextPage(value: string | null): string {
-  // A backslash, a space or a control character has no place in a console path; browsers drop or reinterpret them.
-  const odd = [...value ?? ""].some((c) => c === "\\" || c <= " " || c === "\x7f");
-  if (!value || !value.startsWith("/") || odd) return "/ui/";
-  let url: URL;
-  try {
-    url = new URL(value, HERE);
-  } catch {
-    return "/ui/";
-  }
-  const path = `${url.pathname}${url.search}`;
-  return url.origin === HERE && url.pathname.startsWith("/ui/") && !path.startsWith("//") ? path : "/ui/";
-}
-
-/** The sign-in form; the key is never put back in it. */
-function signInPage(
-  status: number,
-  next: string,
-  notice?: { text: string; tone: "ok" | "bad" },
-  headers?: HeadersInit,
-): Response {
-  const body = html`
-    <form method="post" action="/ui/login" class="panel signin">
-      <label>Admin key <input type="password" name="key" autocomplete="current-password" required autofocus></label>
-      <input type="hidden" name="next" value="${next}">
-      <button type="submit" class="primary">Sign in</button>
-      <p class="muted">The key is <code>MODELGATE_ADMIN_KEY</code> from the gateway's environment.</p>
-    </form>
-  `;
-  return pageResponse({ title: "Sign in", body, notice }, status, headers);
-}
-
-async function signIn(req: Request, ctx: RequestContext, adminKey: string): Promise<Response> {
-  const form = await readForm(req, ctx.deps.config.body_idle_timeout_ms);
-  const next = nextPage(form.get("next"));
-  let attempt;
-  try {
-    attempt = ctx.deps.operator.guard.attempt("admin_key", ctx.peer.address);
-  } catch (err) {
-    if (!(err instanceof GatewayError)) throw err;
-    const refusal = err;
-    return signInPage(refusal.status, next, { text: refusal.message, tone: "bad" }, refusal.headers);
-  }
-  if (!await sameSecret(form.get("key") ?? "", adminKey)) {
-    attempt.failed();
-    return signInPage(401, next, { text: "Wrong admin key.", tone: "bad" });
-  }
-  const { store } = ctx.deps;
-  // Like every KV write, retried while another process holds the KV file.
-  const now = ctx.deps.now();
-  const options = { ...sessionLimits(ctx), now };
-  const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, options));
-  return redirect(next, { "set-cookie": sessionCookie({ ...session, now }, ctx.peer.https) });
-}
-
-/** The console's session lifetimes, from the config. */
-function sessionLimits(ctx: RequestContext): SessionLimits {
-  return { maxMs: ctx.deps.config.console.session_max_ms, idleMs: ctx.deps.config.console.session_idle_ms };
 }
 
 function refusedOrigin(): Response {
@@ -177,6 +104,13 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     return refusedOrigin();
   }
   if (path === "/login" && req.method === "POST") return await signIn(req, ctx, adminKey);
+  const oidc = ctx.deps.operator.oidc;
+  if (method === "GET" && path === "/auth/oidc" && oidc) {
+    return await startOidc(ctx, oidc, adminKey, nextPage(url.searchParams.get("next")));
+  }
+  if (method === "GET" && path === "/auth/callback" && oidc) {
+    return await finishOidc(req, ctx, oidc, adminKey, sessionLimits(ctx));
+  }
   if (path === "/logout" && req.method === "POST") {
     await req.body?.cancel();
     const { https } = ctx.peer;
@@ -187,11 +121,11 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
   const session = await readSession(kv, adminKey, req, { ...sessionLimits(ctx), now: ctx.deps.now(), https });
   if (!session) {
     await req.body?.cancel();
-    if (method !== "GET") return signInPage(401, "/ui/");
+    if (method !== "GET") return signInPage(ctx, 401, "/ui/");
     // After signing in, back to the page that was asked for.
     const next = path === "/" || path.startsWith("/log") ? "/ui/" : `/ui${path}${url.search}`;
     const done = url.searchParams.get("done") === "signed-out";
-    return signInPage(200, next, done ? { text: "Signed out.", tone: "ok" } : undefined);
+    return signInPage(ctx, 200, next, done ? { text: "Signed out.", tone: "ok" } : undefined);
   }
   const { route, params, pathKnown } = matchRoute(CONSOLE_ROUTES, method, path);
   if (!route) {

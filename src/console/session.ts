@@ -79,20 +79,40 @@ function expireIn(entry: SessionEntry, limits: SessionLimits): number {
   return Math.max(1, Math.min(entry.expires_at, entry.seen_at + limits.idleMs) - entry.seen_at);
 }
 
+/** A started session: the cookie's value (the session id, and for a person their tag) and its latest end. */
+export interface StartedSession {
+  id: string;
+  expires: Date;
+}
+
 /**
- * Starts a session, the admin key's or `person`'s; answers the cookie's value (`id`, the session id and for a person
- * their tag) and when it ends at the latest.
+ * Starts a session, the admin key's or `person`'s. With `check`, only while that entry (the person's override as read
+ * before) is unchanged in KV; answers undefined when it changed meanwhile.
  */
 export async function startSession(
   kv: Deno.Kv,
   adminKey: string,
+  options: SessionLimits & { now: Date; person?: SessionPerson; check: Deno.AtomicCheck },
+): Promise<StartedSession | undefined>;
+export async function startSession(
+  kv: Deno.Kv,
+  adminKey: string,
   options: SessionLimits & { now: Date; person?: SessionPerson },
-): Promise<{ id: string; expires: Date }> {
+): Promise<StartedSession>;
+export async function startSession(
+  kv: Deno.Kv,
+  adminKey: string,
+  options: SessionLimits & { now: Date; person?: SessionPerson; check?: Deno.AtomicCheck },
+): Promise<StartedSession | undefined> {
   const id = crypto.getRandomValues(new Uint8Array(32)).toBase64({ alphabet: "base64url", omitPadding: true });
   const at = options.now.getTime();
   const person = options.person && { ...options.person, email: options.person.email.toLowerCase() };
   const entry: SessionEntry = { expires_at: at + options.maxMs, seen_at: at, ...person ? { person } : {} };
-  await kv.set(await sessionKey(adminKey, id), entry, { expireIn: expireIn(entry, options) });
+  const write = kv.atomic();
+  if (options.check) write.check(options.check);
+  const { ok } = await write.set(await sessionKey(adminKey, id), entry, { expireIn: expireIn(entry, options) })
+    .commit();
+  if (!ok) return undefined;
   return { id: person ? `${id}.${await personTag(person.email)}` : id, expires: new Date(entry.expires_at) };
 }
 

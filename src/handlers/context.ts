@@ -88,7 +88,7 @@ export interface RequestContext {
 /** One HTTP endpoint. */
 export interface Endpoint {
   /** "*" for an endpoint that answers every method itself (a section with its own routes, such as the console). */
-  method: "GET" | "POST" | "PATCH" | "DELETE" | "*";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "*";
   /**
    * Exact path, a path with one ":id" segment, such as "/v1/responses/:id/input_items", or a prefix ending in "/*"
    * for the prefix and everything under it (the part after the prefix is `params.rest`).

@@ -68,8 +68,9 @@ Deno.test("a grant started on one instance is answered by another sharing its KV
   await using kv = await Deno.openKv(":memory:");
   const env = { TEST_OIDC_SECRET: provider.clientSecret };
   const later = () => new Date(Date.now() + 6000);
-  await using first = await startGateway(upstream.url, { kv, extraYaml: authYaml(provider), env });
-  await using second = await startGateway(upstream.url, { kv, extraYaml: authYaml(provider), env, now: later });
+  await using first = await startGateway(upstream.url, { admin: true, kv, extraYaml: authYaml(provider), env });
+  const options = { admin: true, kv, extraYaml: authYaml(provider), env, now: later };
+  await using second = await startGateway(upstream.url, options);
   const grant = (await call(first.url, "/auth/device", {})).body;
   await provider.complete(grant.verification_uri_complete, "ada");
   const done = await call(second.url, "/auth/device/token", { device_code: grant.device_code });
@@ -103,6 +104,7 @@ Deno.test("sign-ins are limited per client address: past the burst a 429 with re
   await using upstream = fakeUpstream();
   await using provider = await startOidcProvider({});
   await using gw = await startGateway(upstream.url, {
+    admin: true,
     extraYaml: `trusted_proxies: [127.0.0.1/32]\n${authYaml(provider)}`,
     env: { TEST_OIDC_SECRET: provider.clientSecret },
   });

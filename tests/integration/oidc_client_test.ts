@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { generateKeyPair, SignJWT } from "jose";
 import { codeChallenge, oidcClient, randomToken } from "../../src/access/oidc.ts";
+import { oidcFrom } from "../../src/access/operator.ts";
+import { parseConfig } from "../../src/core/config.ts";
 import type { OidcConfig } from "../../src/core/config.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 import { startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
@@ -157,4 +159,18 @@ Deno.test("metadata that names another issuer is refused (502), and an unverifie
   assert.equal((await refusal(wrong.metadata())).status, 502);
   const { client, idToken, nonce } = await signIn(provider, "mallory");
   assert.match((await refusal(client.verifyIdToken(idToken, { nonce }))).message, /not verified/);
+});
+
+Deno.test("the gateway does not start with auth.oidc but no admin key, or with its client secret unset", () => {
+  const config = parseConfig(
+    `upstreams: [{ name: a, protocol: anthropic, base_url: "https://api.example.test", api_key_env: K, models: [m] }]
+groups: [{ name: default, listing: anthropic, models: [m] }]
+auth: { oidc: { issuer: "https://id.example.test", client_id: gw, client_secret_env: OIDC_SECRET, roles: [{ group: g, role: admin }] } }
+`,
+    "cfg.yaml",
+  );
+  const options = (env: Record<string, string>) => ({ env: (name: string) => env[name], log: () => {}, now: Date.now });
+  assert.throws(() => oidcFrom(config, options({ OIDC_SECRET: "s" }), undefined), /off without MODELGATE_ADMIN_KEY/);
+  assert.throws(() => oidcFrom(config, options({}), "k".repeat(32)), /names OIDC_SECRET, which is not set/);
+  assert.ok(oidcFrom(config, options({ OIDC_SECRET: "s" }), "k".repeat(32)));
 });

@@ -1,0 +1,239 @@
+/**
+ * @module Console sign-in through a real OpenID provider on 127.0.0.1, over HTTP with cookie jars (no browser): the
+ * rules give the role, a person matching none is refused, a tampered state, a missing flow, a provider's refusal and a
+ * replayed code are refused with a clear page, failed callbacks are rate limited per address, the redirect URI comes
+ * from the checked host, and no page or log line holds the client secret, the admin key or a token secret.
+ */
+import assert from "node:assert/strict";
+import { callback, oidcSignIn, open, post } from "../_console.ts";
+import { fakeUpstream } from "../_fake_upstream.ts";
+import { ADMIN_KEY, startGateway, type TestGateway } from "../_helpers.ts";
+import { startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
+import { rawExchange, rawRequest } from "../_raw_http.ts";
+
+const ACCOUNTS = {
+  ada: { email: "Ada@Example.com", name: "Ada", groups: ["platform-admins"] },
+  vera: { email: "vera@example.com", groups: ["auditors"] },
+  max: { email: "max@example.com" },
+  zed: { email: "zed@elsewhere.test", groups: ["staff"] },
+};
+
+/** The auth.oidc section for `provider`, with rules for each account above but zed. */
+function oidcYaml(provider: TestProvider, extra = ""): string {
+  return `auth:
+  oidc:
+    issuer: "${provider.issuer}"
+    client_id: ${provider.clientId}
+    client_secret_env: OIDC_CLIENT_SECRET
+    scopes: [openid, email, profile, groups]${extra}
+    roles:
+      - { group: platform-admins, role: admin }
+      - { group: auditors, role: viewer }
+      - { domain: example.com, role: member, token_groups: [default] }
+`;
+}
+
+async function gateway(provider: TestProvider, upstreamUrl: string, extra = "", top = ""): Promise<TestGateway> {
+  return await startGateway(upstreamUrl, {
+    admin: true,
+    extraYaml: top + oidcYaml(provider, extra),
+    env: { OIDC_CLIENT_SECRET: provider.clientSecret },
+  });
+}
+
+/** Every secret no page, audit record or log line may hold. */
+function secretsOf(gw: TestGateway, provider: TestProvider, more: string[] = []): string[] {
+  return [provider.clientSecret, ADMIN_KEY, ...Object.values(gw.tokens), ...more];
+}
+
+function assertNoSecret(where: string, text: string, secrets: string[]): void {
+  for (const secret of secrets) assert.ok(!text.includes(secret), `${where} holds a secret`);
+}
+
+Deno.test("an admin signs in through the provider and revokes a token; the audit trail names them, with before and after", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  const pages: string[] = [];
+  const made = await (await gw.admin("POST", "/admin/tokens", { group: "default", name: "laptop" })).json();
+
+  const signIn = await oidcSignIn(gw, provider, "ada", { next: `/ui/tokens/${made.token.id}` });
+  assert.equal(signIn.status, 303);
+  assert.equal(signIn.location, `/ui/tokens/${made.token.id}`);
+  assert.ok(signIn.cookie, "a session cookie");
+  const detail = await open(gw, `/ui/tokens/${made.token.id}`, signIn.cookie);
+  assert.equal(detail.status, 200);
+  pages.push(detail.text);
+  const revoke = await post(gw, `/ui/tokens/${made.token.id}/revoke`, {}, { cookie: signIn.cookie! });
+  assert.equal(revoke.status, 303);
+  await revoke.body?.cancel();
+
+  const audit = await (await gw.admin("GET", "/admin/audit?action=token.revoke")).json();
+  assert.equal(audit.data.length, 1);
+  const [record] = audit.data;
+  assert.equal(record.actor, "ada@example.com");
+  assert.equal(record.via, "console");
+  assert.equal(record.target, made.token.id);
+  assert.equal(record.before.disabled, false);
+  assert.equal(record.after.disabled, true);
+  const auditPage = await open(gw, "/ui/audit", signIn.cookie);
+  assert.match(auditPage.text, /ada@example\.com/);
+  pages.push(auditPage.text, signIn.text);
+  assert.ok(gw.logs.some((line) => line.event === "console_sign_in" && line.email === "ada@example.com"));
+
+  const secrets = secretsOf(gw, provider, [made.secret]);
+  for (const page of pages) assertNoSecret("a page", page, secrets);
+  assertNoSecret("the audit trail", JSON.stringify(audit), secrets);
+  assertNoSecret("the log", JSON.stringify(gw.logs), secrets);
+});
+
+Deno.test("the rules give each person their role, first match first: a viewer reads, a member is held to their pages", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  const vera = await oidcSignIn(gw, provider, "vera");
+  assert.equal((await open(gw, "/ui/tokens", vera.cookie)).status, 200);
+  const change = await post(gw, "/ui/tokens", { group: "default", name: "x" }, { cookie: vera.cookie! });
+  assert.equal(change.status, 403);
+  await change.body?.cancel();
+  const max = await oidcSignIn(gw, provider, "max");
+  assert.equal((await open(gw, "/ui/tokens", max.cookie)).status, 403);
+});
+
+Deno.test("a person matching no rule is refused with a page that says so, and gets no session", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  const zed = await oidcSignIn(gw, provider, "zed");
+  assert.equal(zed.status, 403);
+  assert.equal(zed.cookie, undefined);
+  assert.match(zed.text, /zed@elsewhere\.test has no role on this gateway/);
+  assert.ok(gw.logs.some((line) => line.event === "console_sign_in_no_role"));
+});
+
+Deno.test("a tampered state, a missing flow, a provider's refusal and a replayed code are refused with a page, never a 500", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  const tampered = await oidcSignIn(gw, provider, "ada", { tamper: (url) => url.searchParams.set("state", "forged") });
+  assert.equal(tampered.status, 401);
+  assert.match(tampered.text, /state does not match/);
+  assert.equal(tampered.cookie, undefined);
+
+  const good = await oidcSignIn(gw, provider, "ada");
+  assert.equal(good.status, 303);
+  const replayed = await callback(good.callback, good.flow);
+  assert.equal(replayed.status, 401);
+  assert.match(replayed.text, /refused the sign-in \(invalid_grant\)/);
+  assert.equal(replayed.cookie, undefined);
+
+  const noFlow = await callback(good.callback, "other=1");
+  assert.equal(noFlow.status, 401);
+  assert.match(noFlow.text, /not started here/);
+  const forgedFlow = await callback(good.callback, good.flow.replace(/\.[^.]+$/, ".AAAA"));
+  assert.equal(forgedFlow.status, 401);
+  // A flow rewritten to the state of the attacker's choosing, its MAC kept: the MAC no longer fits.
+  const [name, value] = good.flow.split("=");
+  const [payload, mac] = value.split(".");
+  const flow = JSON.parse(new TextDecoder().decode(Uint8Array.fromBase64(payload, { alphabet: "base64url" })));
+  const rewritten = new TextEncoder().encode(JSON.stringify({ ...flow, state: "forged" }))
+    .toBase64({ alphabet: "base64url", omitPadding: true });
+  const forgedState = new URL(good.callback);
+  forgedState.searchParams.set("state", "forged");
+  const rewrittenFlow = await callback(forgedState, `${name}=${rewritten}.${mac}`);
+  assert.equal(rewrittenFlow.status, 401);
+  assert.match(rewrittenFlow.text, /not started here/);
+
+  const denied = new URL(good.callback);
+  denied.search = `?error=access_denied&state=${good.callback.searchParams.get("state")}`;
+  const refused = await callback(denied, good.flow);
+  assert.equal(refused.status, 401);
+  assert.match(refused.text, /did not sign you in \(access_denied\)/);
+});
+
+Deno.test("failed callbacks from one address are refused with 429 and a log line after a few; a good one still works elsewhere", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  const good = await oidcSignIn(gw, provider, "ada");
+  const statuses: number[] = [];
+  for (let i = 0; i < 15; i++) statuses.push((await callback(good.callback, "nothing=1")).status);
+  assert.deepEqual(statuses.slice(0, 10), Array(10).fill(401));
+  assert.deepEqual(statuses.slice(10), Array(5).fill(429));
+  const limited = await callback(good.callback, "nothing=1");
+  assert.match(limited.text, /Too many wrong sign-ins from this address; retry in \d+ s/);
+  assert.ok(gw.logs.some((line) => line.event === "auth_throttled" && line.credential === "sign_in"));
+});
+
+Deno.test("without redirect_url the provider is sent back to the host the browser used; with it, to that URL", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using derived = await gateway(provider, upstream.url);
+  const start = await fetch(`${derived.url}/ui/auth/oidc`, { redirect: "manual" });
+  await start.body?.cancel();
+  const asked = new URL(start.headers.get("location")!);
+  assert.equal(asked.searchParams.get("redirect_uri"), `${derived.url}/ui/auth/callback`);
+  assert.equal(asked.searchParams.get("code_challenge_method"), "S256");
+  assert.ok(asked.href.startsWith(`${provider.issuer}/`));
+
+  await using fixed = await gateway(
+    provider,
+    upstream.url,
+    "\n    redirect_url: https://gw.example.test/ui/auth/callback",
+  );
+  const fixedStart = await fetch(`${fixed.url}/ui/auth/oidc`, { redirect: "manual" });
+  await fixedStart.body?.cancel();
+  const fixedAsked = new URL(fixedStart.headers.get("location")!);
+  assert.equal(fixedAsked.searchParams.get("redirect_uri"), "https://gw.example.test/ui/auth/callback");
+});
+
+Deno.test("the sign-in page offers single sign-on beside the admin key, and only when auth.oidc is configured", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  const page = await open(gw, "/ui/tokens");
+  assert.match(page.text, /href="\/ui\/auth\/oidc\?next=%2Fui%2Ftokens"/);
+  assert.match(page.text, /name="key"/);
+  await using plain = await startGateway(upstream.url, { admin: true });
+  const plainPage = await open(plain, "/ui/");
+  assert.doesNotMatch(plainPage.text, /auth\/oidc/);
+  assert.equal((await open(plain, "/ui/auth/oidc")).status, 200, "no flow: the sign-in page, as for any page");
+});
+
+/** Starts a sign-in with raw headers (a Host of the test's choosing); the status and the redirect_uri asked for. */
+async function startAs(gw: TestGateway, headers: Record<string, string>) {
+  const { head } = await rawExchange(gw.url, rawRequest("GET", "/ui/auth/oidc", headers));
+  const location = /^location: (.*)$/im.exec(head)?.[1].trim();
+  return {
+    status: Number(head.split(" ")[1]),
+    redirect: location && new URL(location).searchParams.get("redirect_uri"),
+  };
+}
+
+Deno.test("a spoofed Host cannot choose where the provider sends the browser back: only a public host, via a trusted proxy", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  const port = new URL(gw.url).port;
+  const ask = (headers: Record<string, string>) => startAs(gw, headers);
+  assert.deepEqual(await ask({ host: `evil.example:${port}` }), { status: 421, redirect: undefined });
+  // Not a trusted proxy: its X-Forwarded-Host is not believed.
+  assert.deepEqual(await ask({ host: `127.0.0.1:${port}`, "x-forwarded-host": "evil.example" }), {
+    status: 303,
+    redirect: `http://127.0.0.1:${port}/ui/auth/callback`,
+  });
+
+  await using proxied = await gateway(
+    provider,
+    upstream.url,
+    "",
+    "public_hosts: [gw.example.test]\ntrusted_proxies: [127.0.0.1]\n",
+  );
+  const viaProxy = (forwardedHost: string) =>
+    startAs(proxied, { host: "internal:1", "x-forwarded-host": forwardedHost, "x-forwarded-proto": "https" });
+  assert.deepEqual(await viaProxy("gw.example.test"), {
+    status: 303,
+    redirect: "https://gw.example.test/ui/auth/callback",
+  });
+  assert.equal((await viaProxy("evil.example")).status, 421);
+});
