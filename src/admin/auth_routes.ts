@@ -65,14 +65,40 @@ function device(path: string, handle: (req: Request, ctx: RequestContext) => Pro
   };
 }
 
-/** What a person may do: an operator's change in KV beats the config's rules (a removed person may do nothing). */
-async function grantOf(deps: Deps, person: Person): Promise<Grant | undefined> {
+/**
+ * What a person may do: an operator's change in KV beats the config's rules. A person no rule admits, or whom an
+ * operator removed, gets `access_denied`.
+ */
+async function grantOf(deps: Deps, person: Person): Promise<Grant> {
   const override = await deps.store.kv.get<RoleOverride>(overrideKey(await personTag(person.email)));
-  if (override.value) {
-    const { role, token_groups } = override.value;
-    return role === null ? undefined : { role, token_groups };
+  const grant = override.value
+    ? override.value.role === null
+      ? undefined
+      : { role: override.value.role, token_groups: override.value.token_groups }
+    : grantFor(person, deps.config.auth.oidc?.roles ?? []);
+  if (!grant) {
+    throw deviceError("access_denied", `${person.email} matches no rule of this gateway's sign-in; ask an operator`);
   }
-  return grantFor(person, deps.config.auth.oidc?.roles ?? []);
+  return grant;
+}
+
+/**
+ * The group a person's token goes in: the one asked for, else the first their grant allows, when the grant allows it
+ * and it exists; else `access_denied` saying why.
+ */
+async function tokenGroup(deps: Deps, person: Person, grant: Grant, asked?: string): Promise<string> {
+  const allowed = grant.token_groups;
+  if (allowed.length === 0) {
+    throw deviceError("access_denied", `${person.email} (${grant.role}) may not make tokens: no token groups allowed`);
+  }
+  const group = asked ?? allowed[0];
+  if (!allowed.includes(group)) {
+    throw deviceError("access_denied", `${person.email} may make tokens in ${allowed.join(", ")}, not in "${group}"`);
+  }
+  if (!await deps.store.getGroup(group)) {
+    throw deviceError("access_denied", `The group "${group}" does not exist on this gateway; ask an operator`);
+  }
+  return group;
 }
 
 /** A string field of the poll's body, or a 400 naming it. */
@@ -114,20 +140,7 @@ async function pollGrant(req: Request, ctx: RequestContext): Promise<Response> {
     throw err;
   });
   const grant = await grantOf(deps, person);
-  if (!grant) {
-    throw deviceError("access_denied", `${person.email} matches no rule of this gateway's sign-in; ask an operator`);
-  }
-  const allowed = grant.token_groups;
-  if (allowed.length === 0) {
-    throw deviceError("access_denied", `${person.email} (${grant.role}) may not make tokens: no token groups allowed`);
-  }
-  const group = asked ?? allowed[0];
-  if (!allowed.includes(group)) {
-    throw deviceError("access_denied", `${person.email} may make tokens in ${allowed.join(", ")}, not in "${group}"`);
-  }
-  if (!await deps.store.getGroup(group)) {
-    throw deviceError("access_denied", `The group "${group}" does not exist on this gateway; ask an operator`);
-  }
+  const group = await tokenGroup(deps, person, grant, asked);
   const now = deps.now();
   const { secret, record: token } = await deps.store.createToken({
     group,
@@ -140,7 +153,7 @@ async function pollGrant(req: Request, ctx: RequestContext): Promise<Response> {
     name: person.email,
     role: grant.role,
     email: person.email,
-    token_groups: allowed,
+    token_groups: grant.token_groups,
     ...whereFrom(req, ctx, "api"),
   };
   await record(deps, actor, "token.create", null, token);

@@ -41,6 +41,7 @@ Deno.test("modelgate login signs in through the provider and keeps a token of th
   const record = await gw.store.getToken(saved.token_id);
   assert.equal(record?.owner, "ada@example.com");
   assert.equal(record?.expires_at, saved.expires_at);
+  assert.equal(Date.parse(saved.expires_at), setup.seams.now() + 90 * 86_400_000, "a login's token lasts 90 days");
   const trail = await (await gw.admin("GET", "/admin/audit?action=token.create")).json();
   assert.deepEqual([trail.data[0].actor, trail.data[0].target], ["ada@example.com", saved.token_id]);
 
