@@ -132,8 +132,8 @@ async function pollGrant(req: Request, ctx: RequestContext): Promise<Response> {
   const body = await readJsonObject(req, limits);
   const handle = field(body, "device_code", 256);
   if (handle === undefined) throw deviceError("invalid_request", "device_code: required");
-  const asked = field(body, "group", 128);
-  const name = field(body, "name", 128) ?? LOGIN_TOKEN_NAME;
+  const asked = field(body, "group", 64);
+  const name = field(body, "name", 100) ?? LOGIN_TOKEN_NAME;
   const person = await deps.device!.poll(handle, () => attempt.failed()).catch((err) => {
     // An id_token that does not verify is a refused sign-in, in the device flow's words.
     if (err instanceof GatewayError && err.kind === "authentication") throw deviceError("access_denied", err.message);

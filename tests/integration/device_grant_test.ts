@@ -55,6 +55,12 @@ Deno.test("the device endpoints answer RFC 8628's errors: pending, slow_down, ex
     error_description: "device_code: required",
   }]);
 
+  const long = await call(gw.url, "/auth/device/token", { device_code: grant.device_code, name: "n".repeat(101) });
+  assert.deepEqual([long.status, long.body], [400, {
+    error: "invalid_request",
+    error_description: "name: must be a string of 1 to 100 characters",
+  }]);
+
   setup.advance(grant.expires_in * 1000);
   const expired = await poll();
   assert.deepEqual([expired.status, expired.body.error], [400, "expired_token"]);
