@@ -3,6 +3,7 @@
  * grant (they confirm a code in a browser while the CLI waits) and keeps the personal token it gives; logout revokes
  * that token and forgets it.
  */
+import { isLoopback } from "../core/addresses.ts";
 import type { Args, Io } from "./args.ts";
 import {
   type Credentials,
@@ -35,6 +36,16 @@ export function gatewayRoot(text: string): string {
     throw new Error(`--gateway must be an http or https URL, not "${text}"`);
   }
   return `${url.origin}${url.pathname}`.replace(/\/+$/, "").replace(/\/v1$/, "");
+}
+
+/**
+ * A warning for a gateway reached over plain http beyond this machine, where the token would cross the network
+ * readable by anyone on the way; undefined for https or loopback.
+ */
+export function plainHttpWarning(root: string): string | undefined {
+  const url = new URL(root);
+  if (url.protocol !== "http:" || isLoopback(url.hostname.replace(/^\[|\]$/g, ""))) return undefined;
+  return `Warning: ${root} is plain http, so the token will cross the network unencrypted; use the gateway's https URL`;
 }
 
 /** POSTs JSON to the gateway; an unreachable gateway is an error saying so, without the request's body. */
@@ -99,6 +110,8 @@ export async function loginCommand(args: Args, io: Io, help: string): Promise<nu
     return 2;
   }
   const gateway = gatewayRoot(given);
+  const warning = plainHttpWarning(gateway);
+  if (warning) io.err(warning);
   // Ctrl-C while waiting ends the wait cleanly: nothing is saved and the grant is left to expire.
   const interrupted = new AbortController();
   const stop = () => interrupted.abort();

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { parseArgs } from "../../src/cli/args.ts";
 import type { Credentials } from "../../src/cli/credentials.ts";
 import { credentialsPath } from "../../src/cli/credentials.ts";
-import { gatewayRoot } from "../../src/cli/login.ts";
+import { gatewayRoot, plainHttpWarning } from "../../src/cli/login.ts";
 import { runArguments, runEnvironment } from "../../src/cli/run.ts";
 
 const LOGIN: Credentials = {
@@ -103,3 +103,18 @@ Deno.test("parseArgs() keeps everything after -- as another program's command li
   });
   assert.deepEqual(parseArgs(["token", "list", "--json"]), { words: ["token", "list"], flags: { json: true } });
 });
+
+const WARNINGS = [
+  { root: "http://gw.example.com", warns: true },
+  { root: "https://gw.example.com", warns: false },
+  { root: "http://127.0.0.1:8787", warns: false },
+  { root: "http://localhost:8787", warns: false },
+  { root: "http://[::1]:8787", warns: false },
+];
+for (const c of WARNINGS) {
+  Deno.test(`plainHttpWarning() ${c.warns ? "warns" : "is quiet"} for ${c.root}`, () => {
+    const warning = plainHttpWarning(c.root);
+    if (c.warns) assert.match(warning ?? "", /is plain http, so the token will cross the network unencrypted/);
+    else assert.equal(warning, undefined);
+  });
+}
