@@ -21,18 +21,24 @@ function roleBadge(person: PersonView): Html {
 
 /** The form that gives `email` a role (or, without an email, asks for one). */
 function roleForm(email: string | undefined, values: URLSearchParams | undefined, current?: PersonView): Html {
-  const action = email ? `/ui/people/${encodeURIComponent(email)}` : "/ui/people";
   const groups = values?.get("token_groups") ?? current?.token_groups.join(", ") ?? "";
-  return html`<form method="post" action="${action}" class="${email ? "inline" : "grid"}">
-${
-    email
-      ? ""
-      : html`<label>Email <input type="email" name="email" required value="${values?.get("email") ?? ""}"></label>`
+  const role = values?.get("role") ?? current?.role ?? "viewer";
+  if (email) {
+    // One row of the table: the fields side by side, named for screen readers by the column.
+    return html`<form method="post" action="/ui/people/${encodeURIComponent(email)}" class="person-role">
+${select("role", PERSON_ROLES, role)}
+<input name="token_groups" value="${groups}" placeholder="token groups" aria-label="Token groups" size="14">
+<button type="submit">Set</button></form>`;
   }
-<label>${email ? "" : "Role "}${select("role", PERSON_ROLES, values?.get("role") ?? current?.role ?? "viewer")}</label>
-<label>${email ? "" : html`Token groups <span class="muted">(a member's, comma-separated)</span>`}
-<input name="token_groups" value="${groups}" placeholder="token groups" size="14"></label>
-<button type="submit" class="${email ? "" : "primary"}">${email ? "Set" : "Give role"}</button></form>`;
+  return html`
+    <form method="post" action="/ui/people" class="grid">
+      <label>Email <input type="email" name="email" required value="${values?.get("email") ?? ""}"></label>
+      <label>Role ${select("role", PERSON_ROLES, role)}</label>
+      <label>Token groups <span class="muted">(a member's, comma-separated)</span>
+    <input name="token_groups" value="${groups}"></label>
+      <div class="actions"><button type="submit" class="primary">Give role</button></div>
+    </form>
+  `;
 }
 
 function removeButton(person: PersonView): Html | string {

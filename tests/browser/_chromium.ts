@@ -3,6 +3,18 @@
  * unless it is CI or the tester named a browser, where a missing one is a failure rather than a silent pass.
  */
 
+/** Flags that keep Chromium off the network (the machines running this have none) and quick to start. */
+export const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
 /** The default place of Chromium from the system's packages (`apt-get install -y chromium`). */
 export const DEFAULT_CHROMIUM = "/usr/bin/chromium";
 

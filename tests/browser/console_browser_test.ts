@@ -9,20 +9,9 @@ import assert from "node:assert/strict";
 import puppeteer, { type Page } from "puppeteer-core";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { ADMIN_KEY, anthropicMessage, messagesBody, startGateway, type TestGateway } from "../_helpers.ts";
-import { chromiumOnThisMachine } from "./_chromium.ts";
+import { CHROMIUM_FLAGS as FLAGS, chromiumOnThisMachine } from "./_chromium.ts";
 
 const CHROMIUM = chromiumOnThisMachine();
-/** Flags that keep Chromium off the network (the machines running this have none) and quick to start. */
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const EVIL_NAME = "<img src=x onerror=alert(1)>";
 const ZONE = "America/New_York";
 

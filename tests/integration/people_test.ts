@@ -6,33 +6,16 @@
 import assert from "node:assert/strict";
 import { oidcSignIn, open, post, signIn, signInAs } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
-import { startGateway, type TestGateway } from "../_helpers.ts";
-import { startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
+import type { TestGateway } from "../_helpers.ts";
+import { startOidcGateway, startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
 
 const ACCOUNTS = {
   ada: { email: "ada@example.com", groups: ["platform-admins"] },
   zed: { email: "zed@elsewhere.test" },
 };
 
-function oidcYaml(provider: TestProvider): string {
-  return `auth:
-  oidc:
-    issuer: "${provider.issuer}"
-    client_id: ${provider.clientId}
-    client_secret_env: OIDC_CLIENT_SECRET
-    scopes: [openid, email, profile, groups]
-    roles:
-      - { group: platform-admins, role: admin }
-`;
-}
-
 function gateway(upstreamUrl: string, provider: TestProvider, kv?: Deno.Kv): Promise<TestGateway> {
-  return startGateway(upstreamUrl, {
-    admin: true,
-    kv,
-    extraYaml: oidcYaml(provider),
-    env: { OIDC_CLIENT_SECRET: provider.clientSecret },
-  });
+  return startOidcGateway(provider, upstreamUrl, { roles: ["{ group: platform-admins, role: admin }"], kv });
 }
 
 async function call(gw: TestGateway, method: string, path: string, body?: unknown, headers?: HeadersInit) {
