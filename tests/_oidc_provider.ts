@@ -214,6 +214,8 @@ export interface OidcGatewayOptions {
   top?: string;
   /** A KV shared with another gateway. */
   kv?: Deno.Kv;
+  /** The gateway's clock. */
+  now?(): Date;
 }
 
 /** Starts a gateway (admin key on) whose console signs in through `provider`, with the client secret in its env. */
@@ -236,6 +238,7 @@ export function startOidcGateway(
   return startGateway(upstreamUrl, {
     admin: true,
     kv: options.kv,
+    now: options.now,
     extraYaml: `${options.top ?? ""}${yaml}\n`,
     env: { OIDC_CLIENT_SECRET: provider.clientSecret },
   });

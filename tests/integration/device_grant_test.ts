@@ -9,7 +9,7 @@ import { overrideKey, personTag } from "../../src/access/people.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { startGateway } from "../_helpers.ts";
 import { startOidcProvider } from "../_oidc_provider.ts";
-import { authYaml, deviceSetup } from "../_device.ts";
+import { deviceSetup, startDeviceGateway } from "../_device.ts";
 
 async function call(url: string, path: string, body: unknown, address?: string) {
   const res = await fetch(`${url}${path}`, {
@@ -72,11 +72,9 @@ Deno.test("a grant started on one instance is answered by another sharing its KV
   await using upstream = fakeUpstream();
   await using provider = await startOidcProvider({ ada: { email: "ada@example.com" } });
   await using kv = await Deno.openKv(":memory:");
-  const env = { TEST_OIDC_SECRET: provider.clientSecret };
   const later = () => new Date(Date.now() + 6000);
-  await using first = await startGateway(upstream.url, { admin: true, kv, extraYaml: authYaml(provider), env });
-  const options = { admin: true, kv, extraYaml: authYaml(provider), env, now: later };
-  await using second = await startGateway(upstream.url, options);
+  await using first = await startDeviceGateway(provider, upstream.url, { kv });
+  await using second = await startDeviceGateway(provider, upstream.url, { kv, now: later });
   const grant = (await call(first.url, "/auth/device", {})).body;
   await provider.complete(grant.verification_uri_complete, "ada");
   const done = await call(second.url, "/auth/device/token", { device_code: grant.device_code });
@@ -109,11 +107,7 @@ Deno.test("a person an operator removed gets access_denied even though a rule ad
 Deno.test("sign-ins are limited per client address: past the burst a 429 with retry-after, others unaffected", async () => {
   await using upstream = fakeUpstream();
   await using provider = await startOidcProvider({});
-  await using gw = await startGateway(upstream.url, {
-    admin: true,
-    extraYaml: `trusted_proxies: [127.0.0.1/32]\n${authYaml(provider)}`,
-    env: { TEST_OIDC_SECRET: provider.clientSecret },
-  });
+  await using gw = await startDeviceGateway(provider, upstream.url, { top: "trusted_proxies: [127.0.0.1/32]\n" });
   const statuses: number[] = [];
   for (let i = 0; i < 21; i++) statuses.push((await call(gw.url, "/auth/device", {}, "203.0.113.7")).status);
   assert.deepEqual(statuses, [...Array(20).fill(200), 429]);
