@@ -3,6 +3,7 @@
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
 import { authenticateFrom, noCredential, readCredential, readGoogleCredential } from "./access/auth.ts";
+import { AUTH_ENDPOINTS } from "./admin/auth_routes.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/routes.ts";
 import type { BodyHold } from "./core/body_budget.ts";
@@ -55,6 +56,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
   ...GEMINI_ENDPOINTS,
   ...ADMIN_ENDPOINTS,
+  ...AUTH_ENDPOINTS,
   CONSOLE_ENDPOINT,
 ];
 

@@ -136,3 +136,15 @@ export function dropWritePermission(): void {
     // No permission API here: there is no file system to protect either.
   }
 }
+
+/**
+ * Gives up the permission to start programs, with the KV open: only `modelgate run` starts one, and it opens no KV,
+ * so a gateway or an operator's command started with the CLI's permissions never can.
+ */
+export function dropRunPermission(): void {
+  try {
+    Deno.permissions.revokeSync({ name: "run" });
+  } catch {
+    // No permission API here: there are no programs to start either.
+  }
+}

@@ -2,6 +2,7 @@
  * @module The composition root of `serve`: load the config, open KV, build the app, bind the port, and on
  * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
  */
+import { deviceBroker } from "./access/device_grant.ts";
 import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
 import { adminKeyFrom, createOperator } from "./access/operator.ts";
 import { seedGroups, type Store } from "./access/store.ts";
@@ -160,6 +161,11 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     }),
     sockets,
   };
+  const oidc = config.auth.oidc;
+  if (oidc && operator.oidc) {
+    const clientSecret = options.env(oidc.client_secret_env);
+    deps.device = deviceBroker({ config: oidc, client: operator.oidc, clientSecret, kv: store.kv, now });
+  }
   const { adminKey } = operator;
   const required = config.metrics.require_admin_key;
   deps.ops = opsRoutes(deps, {

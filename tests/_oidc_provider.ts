@@ -1,13 +1,15 @@
 /**
  * @module A real OpenID provider (npm oidc-provider) on 127.0.0.1 port 0 for tests: accounts whose claims are email,
  * name and groups, one confidential client with the authorization-code flow (PKCE required) and the device flow, and
- * ways to complete its login as an account over HTTP (a cookie jar filling its forms) or in a Chromium page.
+ * ways to complete its login as an account over HTTP (a cookie jar filling its forms) or in a Chromium page; and a test
+ * gateway configured to sign in through it.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
 import Provider from "oidc-provider";
 import type { Page } from "puppeteer-core";
+import { startGateway, type TestGateway } from "./_helpers.ts";
 import { deadlineFetch, readText, within } from "./_reads.ts";
 
 /** An account's claims, as the provider puts them in the id_token. */
@@ -33,7 +35,7 @@ export interface TestProvider extends AsyncDisposable {
    * redirect URI with code and state), or the text of the last page when it sends it nowhere (the device flow's end).
    */
   complete(url: string, login: string): Promise<{ redirect?: URL; page?: string }>;
-  /** Fills the provider's login form in `page` as `login` and submits it. */
+  /** Fills the provider's login form in `page` as `login` and submits it, and its consent form when it asks. */
   signInPage(page: Page, login: string): Promise<void>;
 }
 
@@ -113,7 +115,8 @@ export async function startOidcProvider(accounts: Record<string, TestAccount>): 
         claims: () => ({ sub: id, email_verified: true, groups: [], ...account }),
       };
     },
-    // The gateway is a first-party client: consent is given at once, for what it asked.
+    // The gateway is a first-party client: the grant covers what it asked for, so only the provider's confirmation of
+    // a native client remains.
     async loadExistingGrant(ctx: GrantContext) {
       const grant = new ctx.oidc.provider.Grant({
         clientId: ctx.oidc.client.clientId,
@@ -136,6 +139,10 @@ export async function startOidcProvider(accounts: Record<string, TestAccount>): 
       await page.type("input[name=login]", login);
       await page.type("input[name=password]", "any");
       await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+      // A native client is asked to confirm every time (the provider's policy), so its consent page may follow.
+      if (await page.$("input[name=prompt][value=consent]")) {
+        await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+      }
     },
     async [Symbol.asyncDispose]() {
       server.closeAllConnections();
@@ -195,4 +202,44 @@ async function completeAs(issuer: string, start: string, login: string): Promise
     body = fields;
   }
   throw new Error(`The provider's pages did not end after 20 steps (at ${url})`);
+}
+
+/** What a gateway signing in through a test provider is started with, beyond the provider itself. */
+export interface OidcGatewayOptions {
+  /** The rules, as YAML flow mappings, e.g. `{ group: platform-admins, role: admin }`. */
+  roles: string[];
+  /** More `auth.oidc` keys, as YAML lines indented for it, e.g. `redirect_url: https://...`. */
+  oidc?: string[];
+  /** Top-level YAML before the auth section, e.g. `public_hosts: [...]`. */
+  top?: string;
+  /** A KV shared with another gateway. */
+  kv?: Deno.Kv;
+  /** The gateway's clock. */
+  now?(): Date;
+}
+
+/** Starts a gateway (admin key on) whose console signs in through `provider`, with the client secret in its env. */
+export function startOidcGateway(
+  provider: TestProvider,
+  upstreamUrl: string,
+  options: OidcGatewayOptions,
+): Promise<TestGateway> {
+  const yaml = [
+    "auth:",
+    "  oidc:",
+    `    issuer: "${provider.issuer}"`,
+    `    client_id: ${provider.clientId}`,
+    "    client_secret_env: OIDC_CLIENT_SECRET",
+    "    scopes: [openid, email, profile, groups]",
+    ...(options.oidc ?? []).map((line) => `    ${line}`),
+    "    roles:",
+    ...options.roles.map((rule) => `      - ${rule}`),
+  ].join("\n");
+  return startGateway(upstreamUrl, {
+    admin: true,
+    kv: options.kv,
+    now: options.now,
+    extraYaml: `${options.top ?? ""}${yaml}\n`,
+    env: { OIDC_CLIENT_SECRET: provider.clientSecret },
+  });
 }

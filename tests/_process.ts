@@ -24,7 +24,8 @@ export interface StartOptions {
   timeoutMs?: number;
 }
 
-async function pump(stream: ReadableStream<Uint8Array>, lines: string[], onLine: (line: string) => void) {
+/** Reads a process's output into `lines`, calling `onLine` with each whole line as it arrives. */
+export async function pump(stream: ReadableStream<Uint8Array>, lines: string[], onLine: (line: string) => void) {
   let rest = "";
   for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
     const parts = (rest + chunk).split("\n");

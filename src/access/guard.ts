@@ -7,10 +7,11 @@ import { throttleKey } from "../core/addresses.ts";
 import { GatewayError } from "../core/errors.ts";
 
 /**
- * What is being guessed: the admin key (admin API, console sign-in), a client token (the /v1 routes), or a sign-in
- * through the identity provider (the console's OIDC callback: a forged state, code or id_token).
+ * What is being guessed or flooded: the admin key (admin API, console sign-in), a client token (the /v1 routes), a
+ * sign-in through the identity provider (the console's OIDC callback: a forged state, code or id_token), or the CLI's
+ * sign-in (each grant started at the identity provider, and polls with unknown or too early codes).
  */
-export type CredentialKind = "admin_key" | "token" | "sign_in";
+export type CredentialKind = "admin_key" | "token" | "sign_in" | "device";
 
 /** How many wrong attempts an address may make at once, and how fast it earns another. */
 export interface Allowance {
@@ -27,6 +28,8 @@ export const ALLOWANCES: Record<CredentialKind, Allowance> = {
   token: { burst: 20, refillMs: 3_000 },
   // A person may fail a few sign-ins in a row (a stale tab, a second window); a script replaying callbacks may not.
   sign_in: { burst: 10, refillMs: 6_000 },
+  // A team may onboard together from one office address; past that, ten CLI sign-ins a minute.
+  device: { burst: 20, refillMs: 6_000 },
 };
 
 /** Addresses tracked at most per kind; past it, full buckets go first, then the longest-tracked. */
@@ -77,6 +80,7 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
     admin_key: new Map(),
     token: new Map(),
     sign_in: new Map(),
+    device: new Map(),
   };
   const refusals = new Map<CredentialKind, number>();
 
@@ -105,8 +109,13 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
       bucket.refusing = true;
       options.log({ level: "warn", event: "auth_throttled", credential: kind, client: key, retry_after_s: retryAfter });
     }
-    const what = { admin_key: "admin keys", token: "API keys", sign_in: "sign-ins" }[kind];
-    return new GatewayError("rate_limit", `Too many wrong ${what} from this address; retry in ${retryAfter} s`, {
+    const what = {
+      admin_key: "wrong admin keys",
+      token: "wrong API keys",
+      sign_in: "wrong sign-ins",
+      device: "sign-in requests",
+    }[kind];
+    return new GatewayError("rate_limit", `Too many ${what} from this address; retry in ${retryAfter} s`, {
       headers: { "retry-after": String(retryAfter) },
     });
   }

@@ -55,6 +55,8 @@ export const AUDIT_ACTIONS = [
   "response.purge",
   "operator_key.create",
   "operator_key.revoke",
+  "person.update",
+  "person.remove",
 ] as const;
 
 /** What a read of the trail asks for. */

@@ -99,4 +99,8 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
   admin("GET", "/admin/operator-keys", async (s) => ({ data: await s.listOperatorKeys() })),
   admin("POST", "/admin/operator-keys", async (s, req, ctx) => s.createOperatorKey(await bodyOf(req, ctx)), 201),
   admin("DELETE", "/admin/operator-keys/:id", (s, _req, ctx) => s.revokeOperatorKey(ctx.params.id)),
+  admin("GET", "/admin/people", async (s) => ({ data: await s.listPeople() })),
+  admin("GET", "/admin/people/:id", (s, _req, ctx) => s.getPerson(ctx.params.id)),
+  admin("PUT", "/admin/people/:id", async (s, req, ctx) => s.setPersonRole(ctx.params.id, await bodyOf(req, ctx))),
+  admin("DELETE", "/admin/people/:id", (s, _req, ctx) => s.removePerson(ctx.params.id)),
 ];

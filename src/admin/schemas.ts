@@ -3,7 +3,7 @@
  * function that turns a failed parse into a 400 naming the field.
  */
 import { z } from "zod";
-import { LimitsSchema } from "../core/config.ts";
+import { LimitsSchema, PERSON_ROLES } from "../core/config.ts";
 import { KeyText } from "../core/key_text.ts";
 import { firstProblem, invalidField } from "../core/validation.ts";
 
@@ -102,6 +102,13 @@ export const OperatorKeyCreate = z.strictObject({
     .refine((name) => name !== "cli", 'must not be "cli", which names the CLI in the audit trail'),
   role: Role,
   expires_at: z.iso.datetime({ offset: true }).optional(),
+});
+
+/** PUT /admin/people/{email}: the role a person has from now on, beating the config's rules. */
+export const PersonUpdate = z.strictObject({
+  role: z.enum(PERSON_ROLES),
+  /** The token groups the person may mint their own tokens in; none when absent. */
+  token_groups: z.array(z.string().regex(/^[A-Za-z0-9_.-]+$/, "must be a group's name")).max(100).default([]),
 });
 
 /** Parses `input` or throws a 400 whose message and `param` name the first field at fault. */

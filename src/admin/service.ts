@@ -18,6 +18,7 @@ import { type RequestLogEntry } from "../usage/log_entry.ts";
 import { type Actor, type AuditRecord, auditTrail } from "./audit.ts";
 import { memberOf, scopeToMember } from "./member_scope.ts";
 import { operatorOps } from "./operator_ops.ts";
+import { peopleOps } from "./people_ops.ts";
 import {
   AuditQuery,
   GroupCreate,
@@ -140,6 +141,7 @@ export function adminService(ctx: AdminContext) {
   const service = {
     mayChange,
     ...operatorOps({ ctx, mayChange, record }),
+    ...peopleOps({ ctx, mayChange, record }),
     async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {
       mayChange();
       const body = parseInput(TokenCreate, input);

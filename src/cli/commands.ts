@@ -4,7 +4,9 @@ import { spawnWorker, stopSignals, superviseWorkers, workerCount } from "../work
 import { groupCommand, responseCommand, tokenCommand } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
 import { auditCommand } from "./audit_command.ts";
+import { loginCommand, logoutCommand } from "./login.ts";
 import { operatorKeyCommand } from "./operator_key_commands.ts";
+import { runCommand } from "./run.ts";
 import { usageCommand } from "./usage_commands.ts";
 
 const LIMIT_FLAGS = `Limit flags (each optional; a token and its group are both enforced):
@@ -17,6 +19,9 @@ const HELP: Record<string, string> = {
 Usage: modelgate <command> [options]
 
 Commands:
+  login --gateway URL         sign in with your team's identity provider; keeps a personal token
+  run -- COMMAND [ARGS...]    run a tool (claude, codex, ...) with that token and the gateway's URLs
+  logout                      revoke that token and forget it
   serve                       run the gateway
   token create --group G      create a token and print its secret once
   token list|get|update|revoke  see, change or revoke tokens (never their secrets)
@@ -29,6 +34,22 @@ Commands:
 Every command takes --config PATH (else $MODELGATE_CONFIG_YAML, the whole config; else $MODELGATE_CONFIG; else
 config/gateway.yaml; else the example), --help, and --json where it prints data.
 KV path: $MODELGATE_KV, else the config's kv_path.`,
+  login: `Usage: modelgate login --gateway URL [--group G] [--name N]
+
+Signs you in through the gateway with your team's identity provider: it prints a page to open in a browser, on a
+line of its own, and waits while you confirm the code there (Ctrl-C stops). The gateway then gives you a personal
+token, in --group G when the rules allow it (else the first group they allow), named --name N; it is kept in
+$XDG_CONFIG_HOME/modelgate/credentials.json (else ~/.config/modelgate/credentials.json), readable by you only.
+Signing in again replaces the login and revokes its earlier token.`,
+  run: `Usage: modelgate run -- COMMAND [ARGS...]
+
+Runs COMMAND with the saved login: ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN (Claude Code, the Anthropic SDK),
+OPENAI_BASE_URL (ending in /v1) and OPENAI_API_KEY (the OpenAI SDK and compatible tools) are set, ANTHROPIC_API_KEY
+is left out, and Codex is given the gateway as its model provider (codex -c ... flags). Signals reach the command,
+and its exit code is modelgate's. Example: modelgate run -- claude`,
+  logout: `Usage: modelgate logout
+
+Revokes the saved login's token at its gateway and deletes the credentials file.`,
   serve: `Usage: modelgate serve [--config PATH] [--workers N|auto]
 
 Runs the gateway on the config's listen address. KV path: $MODELGATE_KV, else the config's kv_path.
@@ -110,6 +131,9 @@ export async function runCli(args: Args, io: Io): Promise<number> {
     (command === "" && !args.flags.help ? io.err : io.out)(HELP[topic] ?? HELP[""]);
     return command === "" && !args.flags.help ? 2 : 0;
   }
+  if (command === "login") return await loginCommand(args, io, HELP.login);
+  if (command === "run") return await runCommand(args, io, HELP.run);
+  if (command === "logout") return await logoutCommand(args, io);
   if (command === "serve") return await serveCommand(args, io);
   if (command === "token") return await tokenCommand(args, io, HELP.token);
   if (command === "group") return await groupCommand(args, io, HELP.group);

@@ -42,6 +42,7 @@ export const DONE: Record<string, string> = {
   created: "Created.",
   deleted: "Deleted.",
   "signed-out": "Signed out.",
+  removed: "Removed: their sessions end at their next page.",
 };
 
 /** The confirmation for the page's `?done=` code, if it has a known one. */

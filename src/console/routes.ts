@@ -14,6 +14,7 @@ import { GROUP_ROUTES } from "./groups.ts";
 import { html } from "./html.ts";
 import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
+import { PEOPLE_ROUTES } from "./people.ts";
 import { pageResponse, redirect, secure } from "./page.ts";
 import { MEMBER_NAV, MY_TOKENS } from "./member_nav.ts";
 import { MEMBER_TOKEN_ROUTES } from "./member_tokens.ts";
@@ -37,6 +38,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
   ...OPERATOR_ROUTES,
+  ...PEOPLE_ROUTES,
   ...AUDIT_ROUTES,
   ...MEMBER_TOKEN_ROUTES,
   ...MEMBER_USAGE_ROUTES,

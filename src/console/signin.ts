@@ -56,7 +56,7 @@ export function signInPage(
   const body = html`
     ${sso}
         <form method="post" action="/ui/login" class="panel signin">
-          ${oidc ? html`<h2>Admin key</h2>` : ""}
+          ${oidc ? html`<h2>Or with the admin key</h2>` : ""}
           <label>Admin key <input type="password" name="key" autocomplete="current-password" required ${oidc
             ? ""
             : "autofocus"}></label>

@@ -2,6 +2,7 @@
  * @module What every endpoint handler works with: the app's dependencies, the per-request context that handlers
  * share with the app's error path, and the shape of one endpoint in the app's table.
  */
+import type { DeviceBroker } from "../access/device_grant.ts";
 import type { Operator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
 import type { Sealer } from "../conversations/seal.ts";
@@ -56,6 +57,8 @@ export interface Deps {
   sockets: SocketBoard;
   /** Seals the compaction items the gateway makes, under MODELGATE_COMPACTION_KEY. */
   sealer: Sealer;
+  /** The CLI's sign-in through the identity provider (device authorization grant); undefined without auth.oidc. */
+  device?: DeviceBroker;
   /** True when the runtime records each request's URL in a trace (OTEL_DENO on): no credential may ride in it. */
   urlTraced?: boolean;
 }
@@ -85,7 +88,7 @@ export interface RequestContext {
 /** One HTTP endpoint. */
 export interface Endpoint {
   /** "*" for an endpoint that answers every method itself (a section with its own routes, such as the console). */
-  method: "GET" | "POST" | "PATCH" | "DELETE" | "*";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "*";
   /**
    * Exact path, a path with one ":id" segment, such as "/v1/responses/:id/input_items", or a prefix ending in "/*"
    * for the prefix and everything under it (the part after the prefix is `params.rest`).

@@ -171,7 +171,8 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
   if (authThrottled) {
     registry.collect(
       "modelgate_auth_throttled_total",
-      "Requests refused with 429 because their address sent too many wrong credentials, by credential (admin_key, token, sign_in)",
+      "Requests refused with 429 because their address sent too many wrong credentials or sign-ins, by credential " +
+        "(admin_key, token, sign_in, device)",
       "counter",
       () => [...authThrottled()].map(([credential, count]) => [{ credential }, count]),
     );

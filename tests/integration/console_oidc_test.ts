@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { callback, oidcSignIn, open, post } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { ADMIN_KEY, startGateway, type TestGateway } from "../_helpers.ts";
-import { startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
+import { startOidcGateway, startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
 import { rawExchange, rawRequest } from "../_raw_http.ts";
 
 const ACCOUNTS = {
@@ -18,27 +18,15 @@ const ACCOUNTS = {
   zed: { email: "zed@elsewhere.test", groups: ["staff"] },
 };
 
-/** The auth.oidc section for `provider`, with rules for each account above but zed. */
-function oidcYaml(provider: TestProvider, extra = ""): string {
-  return `auth:
-  oidc:
-    issuer: "${provider.issuer}"
-    client_id: ${provider.clientId}
-    client_secret_env: OIDC_CLIENT_SECRET
-    scopes: [openid, email, profile, groups]${extra}
-    roles:
-      - { group: platform-admins, role: admin }
-      - { group: auditors, role: viewer }
-      - { domain: example.com, role: member, token_groups: [default] }
-`;
-}
+const RULES = [
+  "{ group: platform-admins, role: admin }",
+  "{ group: auditors, role: viewer }",
+  "{ domain: example.com, role: member, token_groups: [default] }",
+];
 
-async function gateway(provider: TestProvider, upstreamUrl: string, extra = "", top = ""): Promise<TestGateway> {
-  return await startGateway(upstreamUrl, {
-    admin: true,
-    extraYaml: top + oidcYaml(provider, extra),
-    env: { OIDC_CLIENT_SECRET: provider.clientSecret },
-  });
+/** A gateway with rules for each account above but zed. */
+function gateway(provider: TestProvider, upstreamUrl: string, oidc: string[] = [], top = ""): Promise<TestGateway> {
+  return startOidcGateway(provider, upstreamUrl, { roles: RULES, oidc, top });
 }
 
 /** Every secret no page, audit record or log line may hold. */
@@ -179,7 +167,7 @@ Deno.test("without redirect_url the provider is sent back to the host the browse
   await using fixed = await gateway(
     provider,
     upstream.url,
-    "\n    redirect_url: https://gw.example.test/ui/auth/callback",
+    ["redirect_url: https://gw.example.test/ui/auth/callback"],
   );
   const fixedStart = await fetch(`${fixed.url}/ui/auth/oidc`, { redirect: "manual" });
   await fixedStart.body?.cancel();
@@ -226,7 +214,7 @@ Deno.test("a spoofed Host cannot choose where the provider sends the browser bac
   await using proxied = await gateway(
     provider,
     upstream.url,
-    "",
+    [],
     "public_hosts: [gw.example.test]\ntrusted_proxies: [127.0.0.1]\n",
   );
   const viaProxy = (forwardedHost: string) =>

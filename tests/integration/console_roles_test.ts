@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { overrideKey, personTag, type RoleOverride } from "../../src/access/people.ts";
+import { ADMIN_ENDPOINTS } from "../../src/admin/routes.ts";
 import { CONSOLE_ROUTES } from "../../src/console/routes.ts";
-import { open, PAGES, post, signInAs } from "../_console.ts";
+import { open, PAGES, post, signIn, signInAs } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { deadlineFetch, startGateway } from "../_helpers.ts";
 
@@ -32,6 +33,54 @@ Deno.test("a viewer reads every page, but every POST route of the console's tabl
     const text = await res.text();
     assert.equal(res.status, 403, `${route.method} ${route.path}`);
     assert.match(text, /viewer/);
+  }
+});
+
+Deno.test("a viewer posting any form the owner's pages hold, with its fields, is refused 403 and nothing changes", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { admin: true });
+  const made = await (await gw.admin("POST", "/admin/tokens", { group: "default", name: "t" })).json();
+  await (await gw.admin("POST", "/admin/groups", { name: "extra", listing: "auto", models: [] })).body?.cancel();
+  await (await gw.admin("POST", "/admin/operator-keys", { name: "k", role: "admin" })).body?.cancel();
+  await (await gw.admin("PUT", "/admin/people/p@example.com", { role: "viewer" })).body?.cancel();
+  const owner = await signIn(gw);
+  const viewer = await signInAs(gw, { email: "vera@example.com", role: "viewer" });
+  const pages = [...PAGES, `/ui/tokens/${made.token.id}`, "/ui/groups/extra"];
+  const forms = new Map<string, Record<string, string>>();
+  for (const page of pages) {
+    const { text } = await open(gw, page, owner);
+    for (const form of text.matchAll(/<form method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)) {
+      const action = form[1].replaceAll("&amp;", "&");
+      if (action === "/ui/logout") continue;
+      const fields: Record<string, string> = {};
+      for (const input of form[2].matchAll(/name="([^"]+)"(?: value="([^"]*)")?/g)) fields[input[1]] = input[2] ?? "x";
+      forms.set(action, fields);
+    }
+  }
+  assert.ok(forms.size >= 8, `found ${forms.size} forms`);
+  const state = async () =>
+    (await Array.fromAsync(gw.store.kv.list({ prefix: [] }))).map((e) => `${Deno.inspect(e.key)} ${e.versionstamp}`);
+  const before = await state();
+  for (const [action, fields] of forms) {
+    const res = await post(gw, action, fields, { cookie: viewer });
+    assert.equal(res.status, 403, action);
+    await res.body?.cancel();
+  }
+  assert.deepEqual(await state(), before, "the viewer changed nothing in KV");
+});
+
+Deno.test("a viewer's operator key is refused (403) on every admin endpoint that is not a GET", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { admin: true });
+  const { secret } = await (await gw.admin("POST", "/admin/operator-keys", { name: "vera", role: "viewer" })).json();
+  const changes = ADMIN_ENDPOINTS.filter((endpoint) => endpoint.method !== "GET");
+  assert.ok(changes.length >= 10);
+  for (const endpoint of changes) {
+    const res = await gw.admin(endpoint.method, endpoint.path.replace(":id", "x@example.com"), {}, {
+      authorization: `Bearer ${secret}`,
+    });
+    assert.equal(res.status, 403, `${endpoint.method} ${endpoint.path}`);
+    await res.body?.cancel();
   }
 });
 

@@ -8,6 +8,7 @@ const ALLOWANCES = {
   admin_key: { burst: 3, refillMs: 10_000 },
   token: { burst: 2, refillMs: 1_000 },
   sign_in: { burst: 2, refillMs: 1_000 },
+  device: { burst: 2, refillMs: 1_000 },
 };
 
 function guard(options: { maxAddresses?: number } = {}) {

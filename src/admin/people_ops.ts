@@ -1,0 +1,124 @@
+/**
+ * @module The admin service's operations on people signed in through the identity provider: listing them with the
+ * role they have now (an override in KV, else the config's rules as at their last sign-in), changing a role (which
+ * beats the rules) and removing it (they are refused at their next page, on every instance). Only an owner gives or
+ * takes the owner role. Every change is recorded in the audit trail.
+ */
+import { overrideKey, type PersonSeen, personTag, type RoleOverride, seenKey } from "../access/people.ts";
+import type { PersonRole } from "../access/roles.ts";
+import { GatewayError } from "../core/errors.ts";
+import { invalidField } from "../core/validation.ts";
+import type { OperatorOpsContext } from "./operator_ops.ts";
+import { parseInput, PersonUpdate } from "./schemas.ts";
+
+/** A person as the admin API shows them. */
+export interface PersonView {
+  email: string;
+  name: string | null;
+  /** The role they have now; null when they have none (removed, or no rule matches). */
+  role: PersonRole | null;
+  /** Where the role comes from: an operator's change, or the config's rules. */
+  source: "override" | "rules";
+  token_groups: string[];
+  signed_in_at: string | null;
+  updated_at: string | null;
+  updated_by: string | null;
+}
+
+/** An email as the path names it, lower-cased; a 400 when it is none. */
+function emailOf(value: string): string {
+  const email = value.trim().toLowerCase();
+  if (!/^[^@\s]{1,200}@[^@\s]{1,200}$/.test(email)) throw invalidField("email", "must be an email address");
+  return email;
+}
+
+function view(email: string, seen: PersonSeen | null, override: RoleOverride | null): PersonView {
+  return {
+    email,
+    name: seen?.name ?? null,
+    role: override ? override.role : seen?.rule_role ?? null,
+    source: override ? "override" : "rules",
+    token_groups: override?.token_groups ?? [],
+    signed_in_at: seen?.signed_in_at ?? null,
+    updated_at: override?.updated_at ?? null,
+    updated_by: override?.updated_by ?? null,
+  };
+}
+
+/** The people operations, spread into the admin service. */
+export function peopleOps({ ctx, mayChange, record }: OperatorOpsContext) {
+  const { kv } = ctx.store;
+  const { actor } = ctx;
+
+  async function read(email: string): Promise<{ view: PersonView; override: Deno.KvEntryMaybe<RoleOverride> }> {
+    const tag = await personTag(email);
+    const [seen, override] = await kv.getMany<[PersonSeen, RoleOverride]>([seenKey(tag), overrideKey(tag)]);
+    return { view: view(email, seen.value, override.value), override };
+  }
+
+  /** Only an owner makes or unmakes an owner, so an admin cannot raise anyone, themselves included, above admin. */
+  function mayGive(role: PersonRole | null, before: PersonRole | null): void {
+    mayChange();
+    if ((role === "owner" || before === "owner") && actor.role !== "owner") {
+      throw new GatewayError("permission", `The role "${actor.role}" of "${actor.name}" may not give or take "owner"`);
+    }
+  }
+
+  async function write(email: string, role: PersonRole | null, tokenGroups: string[]): Promise<PersonView> {
+    const { view: before, override } = await read(email);
+    mayGive(role, before.role);
+    const entry: RoleOverride = {
+      email,
+      role,
+      token_groups: tokenGroups,
+      updated_at: ctx.now().toISOString(),
+      updated_by: actor.name,
+    };
+    const key = overrideKey(await personTag(email));
+    const { ok } = await ctx.store.writes.write(
+      "person_role",
+      () => kv.atomic().check(override).set(key, entry).commit(),
+    );
+    if (!ok) {
+      throw new GatewayError("invalid_request", `${email}'s role changed meanwhile; try again`, {
+        status: 409,
+        code: "conflict",
+      });
+    }
+    const after = (await read(email)).view;
+    await record(role === null ? "person.remove" : "person.update", email, before, after);
+    return after;
+  }
+
+  return {
+    /** Everyone who signed in or whose role was set, by email. */
+    async listPeople(): Promise<PersonView[]> {
+      const people = new Map<string, { seen: PersonSeen | null; override: RoleOverride | null }>();
+      for await (const entry of kv.list<PersonSeen>({ prefix: ["person_seen"] })) {
+        people.set(entry.value.email, { seen: entry.value, override: null });
+      }
+      for await (const entry of kv.list<RoleOverride>({ prefix: ["person_role"] })) {
+        const known = people.get(entry.value.email);
+        people.set(entry.value.email, { seen: known?.seen ?? null, override: entry.value });
+      }
+      return [...people].sort(([a], [b]) => a.localeCompare(b)).map(([email, p]) => view(email, p.seen, p.override));
+    },
+    async getPerson(email: string): Promise<PersonView> {
+      return (await read(emailOf(email))).view;
+    },
+    /** Gives a person a role, beating the rules, from their next page on. */
+    async setPersonRole(email: string, input: unknown): Promise<PersonView> {
+      mayChange();
+      const body = parseInput(PersonUpdate, input);
+      for (const [i, name] of body.token_groups.entries()) {
+        if (!await ctx.store.getGroup(name)) throw invalidField(`token_groups[${i}]`, `no group "${name}"`);
+      }
+      return await write(emailOf(email), body.role, body.token_groups);
+    },
+    /** Takes a person's role away: their sessions end at their next page, on every instance. */
+    async removePerson(email: string): Promise<PersonView> {
+      mayChange();
+      return await write(emailOf(email), null, []);
+    },
+  };
+}

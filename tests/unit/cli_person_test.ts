@@ -1,0 +1,120 @@
+/**
+ * @module The person's side of the CLI, its pure parts: where the login is kept, the gateway's root from what a
+ * person types, the environment and arguments `run` gives a command, and `--` on the command line.
+ */
+import assert from "node:assert/strict";
+import { parseArgs } from "../../src/cli/args.ts";
+import type { Credentials } from "../../src/cli/credentials.ts";
+import { credentialsPath } from "../../src/cli/credentials.ts";
+import { gatewayRoot, plainHttpWarning } from "../../src/cli/login.ts";
+import { runArguments, runEnvironment } from "../../src/cli/run.ts";
+
+const LOGIN: Credentials = {
+  gateway: "https://gw.example.com",
+  token: "sk-person-secret",
+  token_id: "tok_1",
+  owner: "ada@example.com",
+  group: "default",
+  expires_at: null,
+};
+
+const PATHS: { name: string; env: Record<string, string>; want: string }[] = [
+  { name: "uses XDG_CONFIG_HOME", env: { XDG_CONFIG_HOME: "/x/cfg", HOME: "/home/a" }, want: "/x/cfg/modelgate" },
+  { name: "falls back to ~/.config", env: { HOME: "/home/a" }, want: "/home/a/.config/modelgate" },
+  {
+    name: "ignores a relative XDG_CONFIG_HOME",
+    env: { XDG_CONFIG_HOME: "cfg", HOME: "/home/a" },
+    want: "/home/a/.config/modelgate",
+  },
+  {
+    name: "takes USERPROFILE without HOME",
+    env: { USERPROFILE: "C:\\Users\\a" },
+    want: "C:\\Users\\a/.config/modelgate",
+  },
+];
+for (const c of PATHS) {
+  Deno.test(`credentialsPath() ${c.name}`, () => {
+    assert.equal(credentialsPath((n) => c.env[n]), `${c.want}/credentials.json`);
+  });
+}
+
+Deno.test("credentialsPath() without HOME or XDG_CONFIG_HOME says what to set", () => {
+  assert.throws(() => credentialsPath(() => undefined), /set HOME or XDG_CONFIG_HOME/);
+});
+
+const ROOTS = [
+  { input: "https://gw.example.com", want: "https://gw.example.com" },
+  { input: "https://gw.example.com/", want: "https://gw.example.com" },
+  { input: "https://gw.example.com/v1/", want: "https://gw.example.com" },
+  { input: "http://127.0.0.1:8787/team/", want: "http://127.0.0.1:8787/team" },
+];
+for (const c of ROOTS) {
+  Deno.test(`gatewayRoot() makes ${c.input} a root without /v1 or a trailing slash`, () => {
+    assert.equal(gatewayRoot(c.input), c.want);
+  });
+}
+
+Deno.test("gatewayRoot() refuses what is not an http(s) URL, naming the flag", () => {
+  assert.throws(() => gatewayRoot("gw.example.com"), /--gateway must be the gateway's URL/);
+  assert.throws(() => gatewayRoot("ftp://gw.example.com"), /--gateway must be an http or https URL/);
+});
+
+Deno.test("runEnvironment() sets the Anthropic and OpenAI variables and leaves ANTHROPIC_API_KEY out", () => {
+  const env = runEnvironment(LOGIN, { PATH: "/bin", ANTHROPIC_API_KEY: "a-personal-key", OPENAI_API_KEY: "old" });
+  assert.deepEqual(env, {
+    PATH: "/bin",
+    ANTHROPIC_BASE_URL: "https://gw.example.com",
+    ANTHROPIC_AUTH_TOKEN: "sk-person-secret",
+    OPENAI_BASE_URL: "https://gw.example.com/v1",
+    OPENAI_API_KEY: "sk-person-secret",
+  });
+});
+
+const CODEX_FLAGS = [
+  "-c",
+  'model_provider="modelgate"',
+  "-c",
+  'model_providers.modelgate.name="modelgate"',
+  "-c",
+  'model_providers.modelgate.base_url="https://gw.example.com/v1"',
+  "-c",
+  'model_providers.modelgate.env_key="OPENAI_API_KEY"',
+  "-c",
+  'model_providers.modelgate.wire_api="responses"',
+];
+const ARGUMENTS = [
+  { command: "codex", args: ["exec", "hi"], want: [...CODEX_FLAGS, "exec", "hi"] },
+  { command: "/usr/local/bin/codex", args: [], want: CODEX_FLAGS },
+  { command: "C:\\tools\\Codex.exe", args: ["-m", "x"], want: [...CODEX_FLAGS, "-m", "x"] },
+  { command: "claude", args: ["-p", "hi"], want: ["-p", "hi"] },
+  { command: "codex-helper", args: ["a"], want: ["a"] },
+];
+for (const c of ARGUMENTS) {
+  Deno.test(`runArguments() for ${c.command} ${c.args.join(" ")}`, () => {
+    assert.deepEqual(runArguments(c.command, c.args, LOGIN), c.want);
+  });
+}
+
+Deno.test("parseArgs() keeps everything after -- as another program's command line", () => {
+  assert.deepEqual(parseArgs(["run", "--", "claude", "--model", "x", "--help"]), {
+    words: ["run"],
+    flags: {},
+    rest: ["claude", "--model", "x", "--help"],
+  });
+  assert.deepEqual(parseArgs(["token", "list", "--json"]), { words: ["token", "list"], flags: { json: true } });
+});
+
+const WARNINGS = [
+  { root: "http://gw.example.com", warns: true },
+  { root: "https://gw.example.com", warns: false },
+  { root: "http://127.0.0.1:8787", warns: false },
+  { root: "http://localhost:8787", warns: false },
+  { root: "http://[::1]:8787", warns: false },
+];
+for (const c of WARNINGS) {
+  Deno.test(`plainHttpWarning() ${c.warns ? "warns" : "is quiet"} for ${c.root}`, () => {
+    const warning = plainHttpWarning(c.root);
+    if (c.warns) assert.match(warning ?? "", /is plain http, so the token will cross the network unencrypted/);
+    else assert.equal(warning, undefined);
+  });
+}
