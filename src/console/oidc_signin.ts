@@ -83,7 +83,12 @@ function refusedPage(status: number, text: string, headers?: HeadersInit): Respo
 }
 
 /** `GET /ui/auth/oidc`: sends the browser to the provider, then back to `next` once signed in. */
-export async function startOidc(ctx: RequestContext, oidc: OidcClient, adminKey: string, next: string) {
+export async function startOidc(
+  ctx: RequestContext,
+  oidc: OidcClient,
+  adminKey: string,
+  next: string,
+): Promise<Response> {
   const config = ctx.deps.config.auth.oidc!;
   const flow: Flow = {
     state: randomToken(),
@@ -93,7 +98,13 @@ export async function startOidc(ctx: RequestContext, oidc: OidcClient, adminKey:
     next,
     expires_at: ctx.deps.now().getTime() + FLOW_MS,
   };
-  const url = await oidc.authorizationUrl({ ...flow, redirectUri: flow.redirect, codeVerifier: flow.verifier });
+  let url: URL;
+  try {
+    url = await oidc.authorizationUrl({ ...flow, redirectUri: flow.redirect, codeVerifier: flow.verifier });
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    return refusedPage(err.status, err.message);
+  }
   const payload = encoder.encode(JSON.stringify(flow)).toBase64({ alphabet: "base64url", omitPadding: true });
   const cookie = flowCookie(`${payload}.${await flowMac(adminKey, payload)}`, ctx.peer.https);
   return redirect(url.href, { "set-cookie": cookie });
@@ -150,10 +161,11 @@ export async function finishOidc(
   try {
     person = await personOf(new URL(req.url), flow, oidc);
   } catch (err) {
-    if (!(err instanceof GatewayError) || err.status !== 401) throw err;
-    attempt.failed();
+    if (!(err instanceof GatewayError)) throw err;
+    // Only what the browser brought is charged to its address; a provider that is down is nobody's guess.
+    if (err.status === 401) attempt.failed();
     deps.log({ level: "warn", event: "console_sign_in_refused", client: peer.address, reason: err.message });
-    return refusedPage(401, err.message, { "set-cookie": clear });
+    return refusedPage(err.status, err.message, { "set-cookie": clear });
   }
   const { store } = deps;
   const tag = await personTag(person.email);

@@ -225,3 +225,23 @@ Deno.test("a spoofed Host cannot choose where the provider sends the browser bac
   });
   assert.equal((await viaProxy("evil.example")).status, 421);
 });
+
+Deno.test("a provider that cannot be reached gets a 502 page that says so, not a 500, and costs the address nothing", async () => {
+  await using upstream = fakeUpstream();
+  const provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  const good = await oidcSignIn(gw, provider, "ada");
+  const again = await fetch(`${gw.url}/ui/auth/oidc`, { redirect: "manual" });
+  await again.body?.cancel();
+  const flow = again.headers.get("set-cookie")!.split(";")[0];
+  const state = new URL(again.headers.get("location")!).searchParams.get("state")!;
+  await provider[Symbol.asyncDispose]();
+  const callbackUrl = new URL(good.callback);
+  callbackUrl.searchParams.set("state", state);
+  for (let i = 0; i < 12; i++) {
+    const down = await callback(callbackUrl, flow);
+    assert.equal(down.status, 502);
+    assert.match(down.text, /identity provider could not be reached/);
+  }
+  assert.ok(!gw.logs.some((line) => line.event === "internal_error"));
+});
