@@ -23,7 +23,7 @@ const HOST_FLOW_COOKIE = "__Host-modelgate_oidc";
 const FLOW_MS = 10 * 60_000;
 
 /** What one sign-in remembers between its start and its callback. */
-interface Flow {
+export interface Flow {
   state: string;
   nonce: string;
   verifier: string;
@@ -40,6 +40,12 @@ async function flowMac(adminKey: string, payload: string): Promise<string> {
   ]);
   const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`modelgate oidc flow ${payload}`));
   return new Uint8Array(mac).toBase64({ alphabet: "base64url", omitPadding: true });
+}
+
+/** A flow as the cookie carries it: its JSON in base64url, a dot, and its MAC. */
+export async function sealFlow(adminKey: string, flow: Flow): Promise<string> {
+  const payload = encoder.encode(JSON.stringify(flow)).toBase64({ alphabet: "base64url", omitPadding: true });
+  return `${payload}.${await flowMac(adminKey, payload)}`;
 }
 
 /**
@@ -105,8 +111,7 @@ export async function startOidc(
     if (!(err instanceof GatewayError)) throw err;
     return refusedPage(err.status, err.message);
   }
-  const payload = encoder.encode(JSON.stringify(flow)).toBase64({ alphabet: "base64url", omitPadding: true });
-  const cookie = flowCookie(`${payload}.${await flowMac(adminKey, payload)}`, ctx.peer.https);
+  const cookie = flowCookie(await sealFlow(adminKey, flow), ctx.peer.https);
   return redirect(url.href, { "set-cookie": cookie });
 }
 

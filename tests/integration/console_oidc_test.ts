@@ -5,6 +5,7 @@
  * from the checked host, and no page or log line holds the client secret, the admin key or a token secret.
  */
 import assert from "node:assert/strict";
+import { type Flow, sealFlow } from "../../src/console/oidc_signin.ts";
 import { callback, oidcSignIn, open, post } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { ADMIN_KEY, startGateway, type TestGateway } from "../_helpers.ts";
@@ -244,4 +245,26 @@ Deno.test("a provider that cannot be reached gets a 502 page that says so, not a
     assert.match(down.text, /identity provider could not be reached/);
   }
   assert.ok(!gw.logs.some((line) => line.event === "internal_error"));
+});
+
+Deno.test("the callback checks the id_token's nonce and sends the PKCE verifier of its own flow", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  // A flow cookie as only the gateway can make it (the test knows the admin key), with one value changed each time.
+  for (
+    const [changes, want] of [[{ nonce: "another" }, /nonce/], [{ verifier: "x".repeat(43) }, /invalid_grant/]] as const
+  ) {
+    const start = await fetch(`${gw.url}/ui/auth/oidc`, { redirect: "manual" });
+    await start.body?.cancel();
+    const [name, value] = start.headers.get("set-cookie")!.split(";")[0].split("=");
+    const flow = JSON.parse(
+      new TextDecoder().decode(Uint8Array.fromBase64(value.split(".")[0], { alphabet: "base64url" })),
+    );
+    const { redirect } = await provider.complete(start.headers.get("location")!, "ada");
+    const refused = await callback(redirect!, `${name}=${await sealFlow(ADMIN_KEY, { ...flow, ...changes })}`);
+    assert.equal(refused.status, 401, JSON.stringify(changes));
+    assert.match(refused.text, want);
+    assert.equal(refused.cookie, undefined);
+  }
 });
