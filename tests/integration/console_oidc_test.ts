@@ -11,6 +11,9 @@ import { fakeUpstream } from "../_fake_upstream.ts";
 import { ADMIN_KEY, startGateway, type TestGateway } from "../_helpers.ts";
 import { startOidcGateway, startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
 import { rawExchange, rawRequest } from "../_raw_http.ts";
+import { deadlineFetch } from "../_reads.ts";
+
+const fetchWithDeadline = deadlineFetch();
 
 const ACCOUNTS = {
   ada: { email: "Ada@Example.com", name: "Ada", groups: ["platform-admins"] },
@@ -158,7 +161,7 @@ Deno.test("without redirect_url the provider is sent back to the host the browse
   await using upstream = fakeUpstream();
   await using provider = await startOidcProvider(ACCOUNTS);
   await using derived = await gateway(provider, upstream.url);
-  const start = await fetch(`${derived.url}/ui/auth/oidc`, { redirect: "manual" });
+  const start = await fetchWithDeadline(`${derived.url}/ui/auth/oidc`, { redirect: "manual" });
   await start.body?.cancel();
   const asked = new URL(start.headers.get("location")!);
   assert.equal(asked.searchParams.get("redirect_uri"), `${derived.url}/ui/auth/callback`);
@@ -170,7 +173,7 @@ Deno.test("without redirect_url the provider is sent back to the host the browse
     upstream.url,
     ["redirect_url: https://gw.example.test/ui/auth/callback"],
   );
-  const fixedStart = await fetch(`${fixed.url}/ui/auth/oidc`, { redirect: "manual" });
+  const fixedStart = await fetchWithDeadline(`${fixed.url}/ui/auth/oidc`, { redirect: "manual" });
   await fixedStart.body?.cancel();
   const fixedAsked = new URL(fixedStart.headers.get("location")!);
   assert.equal(fixedAsked.searchParams.get("redirect_uri"), "https://gw.example.test/ui/auth/callback");
@@ -232,7 +235,7 @@ Deno.test("a provider that cannot be reached gets a 502 page that says so, not a
   const provider = await startOidcProvider(ACCOUNTS);
   await using gw = await gateway(provider, upstream.url);
   const good = await oidcSignIn(gw, provider, "ada");
-  const again = await fetch(`${gw.url}/ui/auth/oidc`, { redirect: "manual" });
+  const again = await fetchWithDeadline(`${gw.url}/ui/auth/oidc`, { redirect: "manual" });
   await again.body?.cancel();
   const flow = again.headers.get("set-cookie")!.split(";")[0];
   const state = new URL(again.headers.get("location")!).searchParams.get("state")!;
@@ -255,7 +258,7 @@ Deno.test("the callback checks the id_token's nonce and sends the PKCE verifier 
   for (
     const [changes, want] of [[{ nonce: "another" }, /nonce/], [{ verifier: "x".repeat(43) }, /invalid_grant/]] as const
   ) {
-    const start = await fetch(`${gw.url}/ui/auth/oidc`, { redirect: "manual" });
+    const start = await fetchWithDeadline(`${gw.url}/ui/auth/oidc`, { redirect: "manual" });
     await start.body?.cancel();
     const [name, value] = start.headers.get("set-cookie")!.split(";")[0].split("=");
     const flow = JSON.parse(
