@@ -176,11 +176,7 @@ export async function finishOidc(
   const tag = await personTag(person.email);
   const override = await store.kv.get<RoleOverride>(overrideKey(tag));
   const rules = deps.config.auth.oidc!.roles;
-  const seen: PersonSeen = {
-    ...person,
-    signed_in_at: now.toISOString(),
-    rule_role: grantFor(person, rules)?.role ?? null,
-  };
+  const seen: PersonSeen = { ...person, signed_in_at: now.toISOString() };
   await store.writes.write("console_person", () => store.kv.set(seenKey(tag), seen));
   const grant = grantOf(person, rules, override.value);
   if (!grant) {
