@@ -188,7 +188,9 @@ export async function finishOidc(
   // still the one in KV.
   const options = { ...limits, now, person: { email: person.email, ...grant }, check: override };
   const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, options));
-  if (!session) return refusedPage(409, "Your role changed while you were signing in; sign in again.");
+  if (!session) {
+    return refusedPage(409, "Your role changed while you were signing in; sign in again.", { "set-cookie": clear });
+  }
   deps.log({ event: "console_sign_in", client: peer.address, email: person.email, role: grant.role });
   return redirect(flow!.next, [
     ["set-cookie", sessionCookie({ ...session, now }, peer.https)],
