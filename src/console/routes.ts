@@ -15,7 +15,7 @@ import { html } from "./html.ts";
 import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
 import { PEOPLE_ROUTES } from "./people.ts";
-import { pageResponse, redirect, secure } from "./page.ts";
+import { pageResponse, redirect, secure, withSignedIn } from "./page.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
 import { finishOidc, startOidc } from "./oidc_signin.ts";
 import { endSession, readSession, sameOrigin, type Session, sessionCookie } from "./session.ts";
@@ -139,7 +139,7 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     await req.body?.cancel();
     return errorPage(forbidden, ctx);
   }
-  return await route.handle({
+  const page = await route.handle({
     req,
     url,
     deps: ctx.deps,
@@ -147,6 +147,7 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     params,
     now: ctx.deps.now(),
   });
+  return await withSignedIn(page, actor);
 }
 
 /** Why the actor's role may not use the route, or undefined: a member only member pages, a viewer no change. */

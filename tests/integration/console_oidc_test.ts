@@ -55,6 +55,10 @@ Deno.test("an admin signs in through the provider and revokes a token; the audit
   assert.ok(signIn.cookie, "a session cookie");
   const detail = await open(gw, `/ui/tokens/${made.token.id}`, signIn.cookie);
   assert.equal(detail.status, 200);
+  assert.match(
+    detail.text,
+    /<span class="who"[^>]*>ada@example\.com · admin<\/span><form method="post" action="\/ui\/logout"/,
+  );
   pages.push(detail.text);
   const revoke = await post(gw, `/ui/tokens/${made.token.id}/revoke`, {}, { cookie: signIn.cookie! });
   assert.equal(revoke.status, 303);
