@@ -29,14 +29,12 @@ export function overrideKey(tag: string): Deno.KvKey {
   return ["person_role", tag];
 }
 
-/** A person as they last signed in, for the people page: who they are and what the config's rules gave them. */
+/** A person as they last signed in, for the people page: who they are and the groups the provider gave them. */
 export interface PersonSeen {
   email: string;
   name?: string;
   groups: string[];
   signed_in_at: string;
-  /** The role the rules gave them at that sign-in; null when none did. */
-  rule_role: PersonRole | null;
 }
 
 /** Where a person's last sign-in is kept, by their tag. */

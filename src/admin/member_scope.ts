@@ -40,6 +40,10 @@ const REFUSED: Record<string, string> = {
   listOperatorKeys: "list operator keys",
   createOperatorKey: "mint operator keys",
   revokeOperatorKey: "revoke operator keys",
+  listPeople: "list people",
+  getPerson: "read people's roles",
+  setPersonRole: "change people's roles",
+  removePerson: "remove people's roles",
 };
 
 /** The views of usage that can be counted over one person's tokens alone. */

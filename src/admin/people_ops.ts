@@ -1,11 +1,12 @@
 /**
  * @module The admin service's operations on people signed in through the identity provider: listing them with the
- * role they have now (an override in KV, else the config's rules as at their last sign-in), changing a role (which
+ * role they have now (an override in KV, else what the config's rules give them), changing a role (which
  * beats the rules) and removing it (they are refused at their next page, on every instance). Only an owner gives or
  * takes the owner role. Every change is recorded in the audit trail.
  */
 import { overrideKey, type PersonSeen, personTag, type RoleOverride, seenKey } from "../access/people.ts";
-import type { PersonRole } from "../access/roles.ts";
+import { grantFor, type PersonRole } from "../access/roles.ts";
+import type { RoleRule } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import { invalidField } from "../core/validation.ts";
 import type { OperatorOpsContext } from "./operator_ops.ts";
@@ -17,7 +18,7 @@ export interface PersonView {
   name: string | null;
   /** The role they have now; null when they have none (removed, or no rule matches). */
   role: PersonRole | null;
-  /** Where the role comes from: an operator's change, or the config's rules. */
+  /** Where the role comes from: an operator's change, or the config's rules (with the groups of the last sign-in). */
   source: "override" | "rules";
   token_groups: string[];
   signed_in_at: string | null;
@@ -32,13 +33,15 @@ function emailOf(value: string): string {
   return email;
 }
 
-function view(email: string, seen: PersonSeen | null, override: RoleOverride | null): PersonView {
+/** A person as shown: an override's role, else what the config's rules give them now (groups as at their last sign-in). */
+function view(email: string, seen: PersonSeen | null, override: RoleOverride | null, rules: RoleRule[]): PersonView {
+  const ruled = override ? undefined : grantFor({ email, groups: seen?.groups ?? [] }, rules);
   return {
     email,
     name: seen?.name ?? null,
-    role: override ? override.role : seen?.rule_role ?? null,
+    role: override ? override.role : ruled?.role ?? null,
     source: override ? "override" : "rules",
-    token_groups: override?.token_groups ?? [],
+    token_groups: override?.token_groups ?? ruled?.token_groups ?? [],
     signed_in_at: seen?.signed_in_at ?? null,
     updated_at: override?.updated_at ?? null,
     updated_by: override?.updated_by ?? null,
@@ -49,11 +52,12 @@ function view(email: string, seen: PersonSeen | null, override: RoleOverride | n
 export function peopleOps({ ctx, mayChange, record }: OperatorOpsContext) {
   const { kv } = ctx.store;
   const { actor } = ctx;
+  const rules = ctx.config.auth.oidc?.roles ?? [];
 
   async function read(email: string): Promise<{ view: PersonView; override: Deno.KvEntryMaybe<RoleOverride> }> {
     const tag = await personTag(email);
     const [seen, override] = await kv.getMany<[PersonSeen, RoleOverride]>([seenKey(tag), overrideKey(tag)]);
-    return { view: view(email, seen.value, override.value), override };
+    return { view: view(email, seen.value, override.value, rules), override };
   }
 
   /** Only an owner makes or unmakes an owner, so an admin cannot raise anyone, themselves included, above admin. */
@@ -101,7 +105,9 @@ export function peopleOps({ ctx, mayChange, record }: OperatorOpsContext) {
         const known = people.get(entry.value.email);
         people.set(entry.value.email, { seen: known?.seen ?? null, override: entry.value });
       }
-      return [...people].sort(([a], [b]) => a.localeCompare(b)).map(([email, p]) => view(email, p.seen, p.override));
+      return [...people].sort(([a], [b]) => a.localeCompare(b)).map(([email, p]) =>
+        view(email, p.seen, p.override, rules)
+      );
     },
     async getPerson(email: string): Promise<PersonView> {
       return (await read(emailOf(email))).view;

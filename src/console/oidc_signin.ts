@@ -23,7 +23,7 @@ const HOST_FLOW_COOKIE = "__Host-modelgate_oidc";
 const FLOW_MS = 10 * 60_000;
 
 /** What one sign-in remembers between its start and its callback. */
-interface Flow {
+export interface Flow {
   state: string;
   nonce: string;
   verifier: string;
@@ -40,6 +40,12 @@ async function flowMac(adminKey: string, payload: string): Promise<string> {
   ]);
   const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`modelgate oidc flow ${payload}`));
   return new Uint8Array(mac).toBase64({ alphabet: "base64url", omitPadding: true });
+}
+
+/** A flow as the cookie carries it: its JSON in base64url, a dot, and its MAC. */
+export async function sealFlow(adminKey: string, flow: Flow): Promise<string> {
+  const payload = encoder.encode(JSON.stringify(flow)).toBase64({ alphabet: "base64url", omitPadding: true });
+  return `${payload}.${await flowMac(adminKey, payload)}`;
 }
 
 /**
@@ -83,7 +89,12 @@ function refusedPage(status: number, text: string, headers?: HeadersInit): Respo
 }
 
 /** `GET /ui/auth/oidc`: sends the browser to the provider, then back to `next` once signed in. */
-export async function startOidc(ctx: RequestContext, oidc: OidcClient, adminKey: string, next: string) {
+export async function startOidc(
+  ctx: RequestContext,
+  oidc: OidcClient,
+  adminKey: string,
+  next: string,
+): Promise<Response> {
   const config = ctx.deps.config.auth.oidc!;
   const flow: Flow = {
     state: randomToken(),
@@ -93,9 +104,14 @@ export async function startOidc(ctx: RequestContext, oidc: OidcClient, adminKey:
     next,
     expires_at: ctx.deps.now().getTime() + FLOW_MS,
   };
-  const url = await oidc.authorizationUrl({ ...flow, redirectUri: flow.redirect, codeVerifier: flow.verifier });
-  const payload = encoder.encode(JSON.stringify(flow)).toBase64({ alphabet: "base64url", omitPadding: true });
-  const cookie = flowCookie(`${payload}.${await flowMac(adminKey, payload)}`, ctx.peer.https);
+  let url: URL;
+  try {
+    url = await oidc.authorizationUrl({ ...flow, redirectUri: flow.redirect, codeVerifier: flow.verifier });
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    return refusedPage(err.status, err.message);
+  }
+  const cookie = flowCookie(await sealFlow(adminKey, flow), ctx.peer.https);
   return redirect(url.href, { "set-cookie": cookie });
 }
 
@@ -150,20 +166,17 @@ export async function finishOidc(
   try {
     person = await personOf(new URL(req.url), flow, oidc);
   } catch (err) {
-    if (!(err instanceof GatewayError) || err.status !== 401) throw err;
-    attempt.failed();
+    if (!(err instanceof GatewayError)) throw err;
+    // Only what the browser brought is charged to its address; a provider that is down is nobody's guess.
+    if (err.status === 401) attempt.failed();
     deps.log({ level: "warn", event: "console_sign_in_refused", client: peer.address, reason: err.message });
-    return refusedPage(401, err.message, { "set-cookie": clear });
+    return refusedPage(err.status, err.message, { "set-cookie": clear });
   }
   const { store } = deps;
   const tag = await personTag(person.email);
   const override = await store.kv.get<RoleOverride>(overrideKey(tag));
   const rules = deps.config.auth.oidc!.roles;
-  const seen: PersonSeen = {
-    ...person,
-    signed_in_at: now.toISOString(),
-    rule_role: grantFor(person, rules)?.role ?? null,
-  };
+  const seen: PersonSeen = { ...person, signed_in_at: now.toISOString() };
   await store.writes.write("console_person", () => store.kv.set(seenKey(tag), seen));
   const grant = grantOf(person, rules, override.value);
   if (!grant) {
@@ -175,7 +188,9 @@ export async function finishOidc(
   // still the one in KV.
   const options = { ...limits, now, person: { email: person.email, ...grant }, check: override };
   const session = await store.writes.write("console_session", () => startSession(store.kv, adminKey, options));
-  if (!session) return refusedPage(409, "Your role changed while you were signing in; sign in again.");
+  if (!session) {
+    return refusedPage(409, "Your role changed while you were signing in; sign in again.", { "set-cookie": clear });
+  }
   deps.log({ event: "console_sign_in", client: peer.address, email: person.email, role: grant.role });
   return redirect(flow!.next, [
     ["set-cookie", sessionCookie({ ...session, now }, peer.https)],

@@ -108,6 +108,21 @@ export function pageResponse(content: PageContent, status = 200, headers?: Heade
   return response;
 }
 
+/** The start of the sign-out form in every page's header, where {@linkcode withSignedIn} puts who is signed in. */
+const SIGN_OUT = '<form method="post" action="/ui/logout" class="signout">';
+
+/**
+ * The page with who is signed in (an email or "admin key", and the role) named in its header beside "Sign out"; an
+ * answer that is no page with a header is left as it is.
+ */
+export async function withSignedIn(response: Response, who: { name: string; role: string }): Promise<Response> {
+  if (!response.headers.get("content-type")?.startsWith("text/html") || !response.body) return response;
+  const text = await response.text();
+  const label = htmlText(html`<span class="who" title="${who.name} · ${who.role}">${who.name} · ${who.role}</span>`);
+  const { status, headers } = response;
+  return new Response(text.replace(SIGN_OUT, `${label}${SIGN_OUT}`), { status, headers });
+}
+
 /** A redirect after a form was handled, so a reload does not send it again. */
 export function redirect(location: string, headers?: HeadersInit): Response {
   const response = new Response(null, { status: 303, headers });

@@ -15,7 +15,7 @@ import { html } from "./html.ts";
 import { OPERATOR_ROUTES } from "./operators.ts";
 import { OVERVIEW_ROUTES } from "./overview.ts";
 import { PEOPLE_ROUTES } from "./people.ts";
-import { pageResponse, redirect, secure } from "./page.ts";
+import { pageResponse, redirect, secure, withSignedIn } from "./page.ts";
 import { MEMBER_NAV, MY_TOKENS } from "./member_nav.ts";
 import { MEMBER_TOKEN_ROUTES } from "./member_tokens.ts";
 import { MEMBER_USAGE_ROUTES } from "./member_usage.ts";
@@ -150,7 +150,7 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     await req.body?.cancel();
     return errorPage(forbidden, ctx, actor);
   }
-  return await route.handle({
+  const page = await route.handle({
     req,
     url,
     deps: ctx.deps,
@@ -159,6 +159,7 @@ async function route(req: Request, ctx: RequestContext, adminKey: string): Promi
     params,
     now: ctx.deps.now(),
   });
+  return await withSignedIn(page, actor);
 }
 
 /** Why the actor's role may not use the route, or undefined: a member only member pages, a viewer no change. */

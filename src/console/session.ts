@@ -132,12 +132,12 @@ export async function readSession(
   if (!cookie) return undefined;
   const key = await sessionKey(adminKey, cookie.id);
   // KV lets an expired entry linger a while; its own deadlines are what count.
-  const [entry, override] = await kv.getMany<[SessionEntry, RoleOverride]>(
-    cookie.tag ? [key, overrideKey(cookie.tag)] : [key, key],
-  );
+  const [entry, override] = cookie.tag
+    ? await kv.getMany<[SessionEntry, RoleOverride]>([key, overrideKey(cookie.tag)])
+    : [await kv.get<SessionEntry>(key), undefined];
   const now = options.now.getTime();
   if (!entry.value || entry.value.expires_at <= now || entry.value.seen_at + options.idleMs <= now) return undefined;
-  const person = await effectivePerson(entry.value.person, cookie.tag, cookie.tag ? override.value : null);
+  const person = await effectivePerson(entry.value.person, cookie.tag, override?.value ?? null);
   if (person === null) return undefined;
   if (now - entry.value.seen_at >= Math.min(60_000, options.idleMs / 10)) {
     const seen = { ...entry.value, seen_at: now };

@@ -82,6 +82,7 @@ async function ssoTour(): Promise<void> {
     assert.ok(page.url().startsWith(provider.issuer), "at the provider's login");
     await provider.signInPage(page, "ada");
     assert.equal(new URL(page.url()).pathname, `/ui/tokens/${made.token.id}`, "back at the page asked for");
+    assert.equal(await text(page, "header .who"), "ada@example.com · admin");
     await follow(page, `form[action$="/revoke"] button`);
     assert.match(await text(page, ".notice"), /Revoked/);
     await page.goto(`${gw.url}/ui/audit`);

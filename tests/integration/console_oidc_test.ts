@@ -5,11 +5,15 @@
  * from the checked host, and no page or log line holds the client secret, the admin key or a token secret.
  */
 import assert from "node:assert/strict";
+import { sealFlow } from "../../src/console/oidc_signin.ts";
 import { callback, oidcSignIn, open, post } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { ADMIN_KEY, startGateway, type TestGateway } from "../_helpers.ts";
 import { startOidcGateway, startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
 import { rawExchange, rawRequest } from "../_raw_http.ts";
+import { deadlineFetch } from "../_reads.ts";
+
+const fetchWithDeadline = deadlineFetch();
 
 const ACCOUNTS = {
   ada: { email: "Ada@Example.com", name: "Ada", groups: ["platform-admins"] },
@@ -51,6 +55,10 @@ Deno.test("an admin signs in through the provider and revokes a token; the audit
   assert.ok(signIn.cookie, "a session cookie");
   const detail = await open(gw, `/ui/tokens/${made.token.id}`, signIn.cookie);
   assert.equal(detail.status, 200);
+  assert.match(
+    detail.text,
+    /<span class="who"[^>]*>ada@example\.com · admin<\/span><form method="post" action="\/ui\/logout"/,
+  );
   pages.push(detail.text);
   const revoke = await post(gw, `/ui/tokens/${made.token.id}/revoke`, {}, { cookie: signIn.cookie! });
   assert.equal(revoke.status, 303);
@@ -157,7 +165,7 @@ Deno.test("without redirect_url the provider is sent back to the host the browse
   await using upstream = fakeUpstream();
   await using provider = await startOidcProvider(ACCOUNTS);
   await using derived = await gateway(provider, upstream.url);
-  const start = await fetch(`${derived.url}/ui/auth/oidc`, { redirect: "manual" });
+  const start = await fetchWithDeadline(`${derived.url}/ui/auth/oidc`, { redirect: "manual" });
   await start.body?.cancel();
   const asked = new URL(start.headers.get("location")!);
   assert.equal(asked.searchParams.get("redirect_uri"), `${derived.url}/ui/auth/callback`);
@@ -169,7 +177,7 @@ Deno.test("without redirect_url the provider is sent back to the host the browse
     upstream.url,
     ["redirect_url: https://gw.example.test/ui/auth/callback"],
   );
-  const fixedStart = await fetch(`${fixed.url}/ui/auth/oidc`, { redirect: "manual" });
+  const fixedStart = await fetchWithDeadline(`${fixed.url}/ui/auth/oidc`, { redirect: "manual" });
   await fixedStart.body?.cancel();
   const fixedAsked = new URL(fixedStart.headers.get("location")!);
   assert.equal(fixedAsked.searchParams.get("redirect_uri"), "https://gw.example.test/ui/auth/callback");
@@ -224,4 +232,46 @@ Deno.test("a spoofed Host cannot choose where the provider sends the browser bac
     redirect: "https://gw.example.test/ui/auth/callback",
   });
   assert.equal((await viaProxy("evil.example")).status, 421);
+});
+
+Deno.test("a provider that cannot be reached gets a 502 page that says so, not a 500, and costs the address nothing", async () => {
+  await using upstream = fakeUpstream();
+  const provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  const good = await oidcSignIn(gw, provider, "ada");
+  const again = await fetchWithDeadline(`${gw.url}/ui/auth/oidc`, { redirect: "manual" });
+  await again.body?.cancel();
+  const flow = again.headers.get("set-cookie")!.split(";")[0];
+  const state = new URL(again.headers.get("location")!).searchParams.get("state")!;
+  await provider[Symbol.asyncDispose]();
+  const callbackUrl = new URL(good.callback);
+  callbackUrl.searchParams.set("state", state);
+  for (let i = 0; i < 12; i++) {
+    const down = await callback(callbackUrl, flow);
+    assert.equal(down.status, 502);
+    assert.match(down.text, /identity provider could not be reached/);
+  }
+  assert.ok(!gw.logs.some((line) => line.event === "internal_error"));
+});
+
+Deno.test("the callback checks the id_token's nonce and sends the PKCE verifier of its own flow", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  await using gw = await gateway(provider, upstream.url);
+  // A flow cookie as only the gateway can make it (the test knows the admin key), with one value changed each time.
+  for (
+    const [changes, want] of [[{ nonce: "another" }, /nonce/], [{ verifier: "x".repeat(43) }, /invalid_grant/]] as const
+  ) {
+    const start = await fetchWithDeadline(`${gw.url}/ui/auth/oidc`, { redirect: "manual" });
+    await start.body?.cancel();
+    const [name, value] = start.headers.get("set-cookie")!.split(";")[0].split("=");
+    const flow = JSON.parse(
+      new TextDecoder().decode(Uint8Array.fromBase64(value.split(".")[0], { alphabet: "base64url" })),
+    );
+    const { redirect } = await provider.complete(start.headers.get("location")!, "ada");
+    const refused = await callback(redirect!, `${name}=${await sealFlow(ADMIN_KEY, { ...flow, ...changes })}`);
+    assert.equal(refused.status, 401, JSON.stringify(changes));
+    assert.match(refused.text, want);
+    assert.equal(refused.cookie, undefined);
+  }
 });

@@ -7,9 +7,10 @@ import assert from "node:assert/strict";
 import { overrideKey, personTag, type RoleOverride } from "../../src/access/people.ts";
 import { ADMIN_ENDPOINTS } from "../../src/admin/routes.ts";
 import { CONSOLE_ROUTES } from "../../src/console/routes.ts";
+import { startSession } from "../../src/console/session.ts";
 import { open, PAGES, post, signIn, signInAs } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
-import { deadlineFetch, startGateway } from "../_helpers.ts";
+import { ADMIN_KEY, deadlineFetch, startGateway } from "../_helpers.ts";
 
 /** A role an admin-key operator gave `email` in KV, as the people pages write it. */
 function override(email: string, role: RoleOverride["role"]): RoleOverride {
@@ -137,4 +138,17 @@ Deno.test("a cookie that names another person's tag is no session at all", async
   const page = await open(gw, "/ui/operators", borrowed);
   assert.equal(page.status, 200);
   assert.match(page.text, /name="key"/);
+});
+
+Deno.test("a sign-in whose person's role changed meanwhile starts no session (the override it read is checked)", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const key = overrideKey(await personTag("ada@example.com"));
+  const read = await kv.get<RoleOverride>(key);
+  await kv.set(key, override("ada@example.com", null));
+  const person = { email: "ada@example.com", role: "admin" as const, token_groups: [] };
+  const limits = { maxMs: 60_000, idleMs: 60_000, now: new Date() };
+  assert.equal(await startSession(kv, ADMIN_KEY, { ...limits, person, check: read }), undefined);
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["console_session"] })), []);
+  const fresh = await kv.get<RoleOverride>(key);
+  assert.ok(await startSession(kv, ADMIN_KEY, { ...limits, person, check: fresh }));
 });

@@ -79,6 +79,10 @@ Deno.test("a member's service answers for their own tokens and usage, and refuse
     ["listOperatorKeys", (s) => s.listOperatorKeys(), /may not list operator keys/],
     ["createOperatorKey", (s) => s.createOperatorKey({ name: "x", role: "viewer" }), /may not mint operator keys/],
     ["revokeOperatorKey", (s) => s.revokeOperatorKey("opk_1"), /may not revoke operator keys/],
+    ["listPeople", (s) => s.listPeople(), /may not list people/],
+    ["getPerson", (s) => s.getPerson("bob@example.com"), /may not read people's roles/],
+    ["setPersonRole", (s) => s.setPersonRole("bob@example.com", { role: "admin" }), /may not change people's roles/],
+    ["removePerson", (s) => s.removePerson("bob@example.com"), /may not remove people's roles/],
   ];
   // Every operation of the service has a row, so one added later must say what a member may do with it.
   assert.deepEqual(rows.map(([name]) => name).sort(), Object.keys(service).sort());

@@ -1,16 +1,18 @@
 /**
  * @module The OpenID client against a real provider on 127.0.0.1: discovery (kept once read), the code flow with PKCE,
- * and every way an id_token or a code is refused (tampered, unsigned, foreign key, wrong audience, expired, nonce,
- * replayed).
+ * every way an id_token or a code is refused (tampered, unsigned, foreign key, wrong audience, expired, nonce,
+ * replayed), the start's checks of auth.oidc, and the test provider's device flow.
  */
 import assert from "node:assert/strict";
 import { generateKeyPair, SignJWT } from "jose";
 import { codeChallenge, oidcClient, randomToken } from "../../src/access/oidc.ts";
 import { oidcFrom } from "../../src/access/operator.ts";
-import { parseConfig } from "../../src/core/config.ts";
-import type { OidcConfig } from "../../src/core/config.ts";
+import { type OidcConfig, parseConfig } from "../../src/core/config.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 import { startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
+import { deadlineFetch } from "../_reads.ts";
+
+const fetchWithDeadline = deadlineFetch();
 
 const REDIRECT = "http://127.0.0.1:9/ui/auth/callback";
 
@@ -32,7 +34,7 @@ async function authorize(provider: TestProvider, login: string, fetches: string[
     now: () => new Date(),
     fetch: (input, init) => {
       fetches.push(String(input));
-      return fetch(input, init);
+      return fetchWithDeadline(input, init);
     },
   });
   const state = randomToken();
@@ -173,4 +175,43 @@ auth: { oidc: { issuer: "https://id.example.test", client_id: gw, client_secret_
   assert.throws(() => oidcFrom(config, options({ OIDC_SECRET: "s" }), undefined), /off without MODELGATE_ADMIN_KEY/);
   assert.throws(() => oidcFrom(config, options({}), "k".repeat(32)), /names OIDC_SECRET, which is not set/);
   assert.ok(oidcFrom(config, options({ OIDC_SECRET: "s" }), "k".repeat(32)));
+});
+
+Deno.test("the test provider's device flow: a code confirmed as an account gives the device an id_token naming it", async () => {
+  await using provider = await startOidcProvider(ACCOUNTS);
+  const client = oidcClient(configOf(provider), { clientSecret: provider.clientSecret, now: () => new Date() });
+  const meta = await client.metadata();
+  assert.ok(meta.device_authorization_endpoint);
+  const basic = { authorization: `Basic ${btoa(`${provider.clientId}:${provider.clientSecret}`)}` };
+  const started = await fetchWithDeadline(meta.device_authorization_endpoint, {
+    method: "POST",
+    headers: basic,
+    body: new URLSearchParams({ scope: "openid email groups" }),
+  });
+  const device = await started.json();
+  assert.match(device.verification_uri_complete, /user_code=/);
+  const pending = await fetchWithDeadline(meta.token_endpoint, {
+    method: "POST",
+    headers: basic,
+    body: new URLSearchParams({
+      grant_type: "urn:ietf:params:oauth:grant-type:device_code",
+      device_code: device.device_code,
+    }),
+  });
+  assert.equal((await pending.json()).error, "authorization_pending");
+  const { page } = await provider.complete(device.verification_uri_complete, "alice");
+  assert.match(page ?? "", /Device signed in/);
+  const done = await fetchWithDeadline(meta.token_endpoint, {
+    method: "POST",
+    headers: basic,
+    body: new URLSearchParams({
+      grant_type: "urn:ietf:params:oauth:grant-type:device_code",
+      device_code: device.device_code,
+    }),
+  });
+  const answer = await done.json();
+  assert.equal(done.status, 200, JSON.stringify(answer));
+  const person = await client.verifyIdToken(answer.id_token);
+  assert.deepEqual(person.groups, ["platform-admins", "staff"]);
+  assert.equal(person.email, "alice@example.com");
 });

@@ -113,7 +113,10 @@ Deno.test("a removed role, or signing out, ends the session at once on a second 
   await using provider = await startOidcProvider(ACCOUNTS);
   await using one = await gateway(upstream.url, provider, kv);
   await using two = await gateway(upstream.url, provider, kv);
+  assert.equal((await call(one, "GET", "/admin/people/ada@example.com")).body.role, null, "no groups known yet");
   const ada = await oidcSignIn(one, provider, "ada");
+  const seen = (await call(two, "GET", "/admin/people/ada@example.com")).body;
+  assert.deepEqual([seen.role, seen.source], ["admin", "rules"], "the rules, with the groups of her sign-in");
   assert.equal((await open(two, "/ui/tokens", ada.cookie)).status, 200);
   assert.match((await open(two, "/ui/tokens", ada.cookie)).text, /Sign out/);
   const removed = await call(one, "DELETE", "/admin/people/ada@example.com");
