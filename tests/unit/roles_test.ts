@@ -101,3 +101,31 @@ Deno.test("auth.oidc: scopes must include openid, the secret is an env name, the
   assert.throws(() => oidc(`${ok}, redirect_url: 'ftp://x.test/cb'`), /auth\.oidc\.redirect_url/);
   assert.equal(parseConfig(BASE, "cfg.yaml").auth.oidc, undefined);
 });
+
+/** The ```yaml blocks of a Markdown file, with the indentation of a block inside a list item taken off. */
+function yamlBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^( *)```yaml\n([\s\S]*?)^ *```/gm)].map(([, indent, body]) =>
+    body.split("\n").map((line) => line.slice(indent.length)).join("\n")
+  );
+}
+
+Deno.test("docs: every auth.oidc example parses as written, and each provider's rules under a whole auth.oidc", () => {
+  const docs = Deno.readTextFileSync(new URL("../../docs/running-for-a-team.md", import.meta.url));
+  const blocks = yamlBlocks(docs);
+  const whole = blocks.filter((block) => block.startsWith("auth:"));
+  const providers = blocks.filter((block) => block.startsWith("scopes:"));
+  assert.equal(whole.length, 1);
+  assert.equal(providers.length, 4);
+  const config = parseConfig(`${BASE}${whole[0]}`, "running-for-a-team.md");
+  assert.deepEqual(config.auth.oidc!.roles.map((rule) => rule.role), ["admin", "viewer", "member"]);
+  assert.deepEqual(config.auth.oidc!.roles[2].token_groups, ["default"]);
+  for (const snippet of providers) {
+    const indented = snippet.split("\n").map((line) => (line ? `    ${line}` : line)).join("\n");
+    const parsed = parseConfig(
+      `${BASE}auth:\n  oidc:\n    issuer: https://id.example.test\n    client_id: gw\n    client_secret_env: S\n${indented}`,
+      "running-for-a-team.md",
+    );
+    assert.ok(parsed.auth.oidc!.roles.length >= 2);
+    assert.ok(parsed.auth.oidc!.scopes!.includes("openid"));
+  }
+});
