@@ -3,12 +3,10 @@
  * megabytes are sent at once (passthrough, and translated to a chat upstream), each round to a fresh gateway
  * process, and the peak RSS growth (VmHWM less the RSS before) is compared with the bytes of the bodies in flight.
  */
-import { benchArgs, parseCountFlags, runMemoryBench } from "./memory_run.ts";
+import { benchArgs, type MemoryBench, parseCountFlags, runMemoryBench } from "./memory_run.ts";
 import { readMemory } from "./processes.ts";
 import { requestHeaders, startGateway } from "./setup.ts";
-
-/** Peak RSS growth allowed per byte of request body in flight. */
-const BODY_MEMORY_TARGET = 2.5;
+import { type BodiesResult, LIMITS } from "./targets.ts";
 
 const MB = 1024 * 1024;
 
@@ -59,47 +57,56 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
+/**
+ * Sends `count` bodies of `sizeMb` at once to a fresh gateway per round, passthrough and translated; the peak RSS
+ * growth over the bytes in flight of each round, and their median.
+ */
+export async function measureBodies(bench: MemoryBench, options: BodiesOptions): Promise<BodiesResult[]> {
+  const { processes, dir, config, token } = bench;
+  const results: BodiesResult[] = [];
+  for (const [name, model] of [["passthrough", "bench-claude"], ["translated", "bench-gpt"]]) {
+    const body = largeBody(model, options.sizeMb * MB);
+    const inFlight = body.byteLength * options.count;
+    const ratios: number[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      const gateway = await startGateway(processes, { dir, config });
+      const send = async (payload: BodyInit) => {
+        const res = await fetch(`${gateway.url}/v1/messages`, {
+          method: "POST",
+          headers: requestHeaders(token),
+          body: payload,
+        });
+        await res.body?.cancel();
+        return res.status;
+      };
+      for (let i = 0; i < 3; i++) await send(JSON.stringify({ model, max_tokens: 8, messages: [] }));
+      const before = await readMemory(gateway.process.pid);
+      const statuses = await Promise.all(Array.from({ length: options.count }, () => send(body)));
+      const after = await readMemory(gateway.process.pid);
+      await processes.stop(gateway.process);
+      if (statuses.some((status) => status !== 200)) throw new Error(`${name}: answers ${statuses.join(",")}`);
+      ratios.push((after.peakRssBytes - before.rssBytes) / inFlight);
+    }
+    results.push({ name, count: options.count, sizeMb: options.sizeMb, ratios, median: median(ratios) });
+  }
+  return results;
+}
+
 async function main(): Promise<number> {
   const options = benchArgs(parseBodiesArgs, USAGE);
   if (typeof options === "number") return options;
-  return await runMemoryBench("modelgate-bench-bodies-", async ({ processes, dir, config, token }) => {
-    const lines: string[] = [];
-    let pass = true;
-    for (const [name, model] of [["passthrough", "bench-claude"], ["translated", "bench-gpt"]]) {
-      const body = largeBody(model, options.sizeMb * MB);
-      const inFlight = body.byteLength * options.count;
-      const ratios: number[] = [];
-      for (let round = 0; round < options.rounds; round++) {
-        const gateway = await startGateway(processes, { dir, config });
-        const send = async (payload: BodyInit) => {
-          const res = await fetch(`${gateway.url}/v1/messages`, {
-            method: "POST",
-            headers: requestHeaders(token),
-            body: payload,
-          });
-          await res.body?.cancel();
-          return res.status;
-        };
-        for (let i = 0; i < 3; i++) await send(JSON.stringify({ model, max_tokens: 8, messages: [] }));
-        const before = await readMemory(gateway.process.pid);
-        const statuses = await Promise.all(Array.from({ length: options.count }, () => send(body)));
-        const after = await readMemory(gateway.process.pid);
-        await processes.stop(gateway.process);
-        if (statuses.some((status) => status !== 200)) throw new Error(`${name}: answers ${statuses.join(",")}`);
-        ratios.push((after.peakRssBytes - before.rssBytes) / inFlight);
-      }
-      const value = median(ratios);
-      pass &&= value <= BODY_MEMORY_TARGET;
-      lines.push(
-        `${name.padEnd(12)} ${options.count} x ${(body.byteLength / MB).toFixed(1)} MB: peak RSS growth ${
-          value.toFixed(2)
+  return await runMemoryBench("modelgate-bench-bodies-", async (bench) => {
+    const results = await measureBodies(bench, options);
+    console.log(
+      results.map((r) =>
+        `${r.name.padEnd(12)} ${r.count} x ${r.sizeMb.toFixed(1)} MB: peak RSS growth ${
+          r.median.toFixed(2)
         }x the bodies in flight (rounds ${
-          ratios.map((r) => r.toFixed(2)).join(", ")
-        }), target <= ${BODY_MEMORY_TARGET}x: ${value <= BODY_MEMORY_TARGET ? "PASS" : "FAIL"}`,
-      );
-    }
-    console.log(lines.join("\n"));
-    return pass ? 0 : 1;
+          r.ratios.map((x) => x.toFixed(2)).join(", ")
+        }), target <= ${LIMITS.bodies}x: ${r.median <= LIMITS.bodies ? "PASS" : "FAIL"}`
+      ).join("\n"),
+    );
+    return results.every((r) => r.median <= LIMITS.bodies) ? 0 : 1;
   });
 }
 

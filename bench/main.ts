@@ -4,6 +4,8 @@
  */
 import { estimateSeconds, parseBenchArgs, USAGE } from "./options.ts";
 import { canPin, pinSelf, processSet, readMachineStat } from "./processes.ts";
+import { measureBodies } from "./bodies.ts";
+import { JS_RELAY_CASE_NAMES } from "./options.ts";
 import { CASES, prepareGateway, probe, ROOT, startFloor, startGateway, startUpstream } from "./setup.ts";
 import { measure } from "./run.ts";
 import { toolLoop, toolLoopTable } from "./tool_loop.ts";
@@ -83,12 +85,18 @@ async function main(): Promise<number> {
     const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port));
     const gateway = await startGateway(processes, { dir, config, profileDir: options.profileDir });
     const floor = options.floor ? await startFloor(processes, upstream.url) : undefined;
+    const jsRelay = options.floor && cases.some((c) => JS_RELAY_CASE_NAMES.includes(c.name))
+      ? await startFloor(processes, upstream.url, undefined, true)
+      : undefined;
     const unavailable = new Map<string, string>();
     for (const c of cases) {
       const directProblem = await probe(upstream.url, c.direct, c.stream, token);
       if (directProblem) throw new Error(`The fake upstream fails case "${c.name}": ${directProblem}`);
       const floorProblem = floor && await probe(floor.url, c.direct, c.stream, token);
       if (floorProblem) throw new Error(`The floor proxy fails case "${c.name}": ${floorProblem}`);
+      const relayProblem = jsRelay && JS_RELAY_CASE_NAMES.includes(c.name) &&
+        await probe(jsRelay.url, c.direct, c.stream, token);
+      if (relayProblem) throw new Error(`The JS relay floor fails case "${c.name}": ${relayProblem}`);
       const problem = await probe(gateway.url, c.gateway, c.stream, token);
       if (problem) {
         unavailable.set(c.name, problem);
@@ -116,9 +124,13 @@ async function main(): Promise<number> {
       upstream,
       gateway,
       floor,
+      jsRelay,
       token,
       dir,
       restart,
+      bodies: options.bodyRounds > 0
+        ? () => measureBodies({ processes, dir, config, token }, { sizeMb: 20, count: 10, rounds: options.bodyRounds })
+        : undefined,
     });
     const loop = await toolLoop({
       gatewayUrl: serving.gateway.url,

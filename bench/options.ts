@@ -14,6 +14,8 @@ export interface BenchOptions {
   ttfbSamples: number;
   /** Concurrent paced streams of the many-open-streams case; 0 skips it. */
   openStreams: number;
+  /** Fresh gateways per large-bodies case (ten 20 MB bodies at once, as bench:bodies); 0 skips it. */
+  bodyRounds: number;
   /** Case names to run; empty for all. */
   cases: string[];
   pin: boolean;
@@ -32,7 +34,8 @@ const FULL: BenchOptions = {
   concurrency: [1, 16, 64],
   soak: 100_000,
   ttfbSamples: 500,
-  openStreams: 1000,
+  openStreams: 512,
+  bodyRounds: 1,
   cases: [],
   pin: true,
   floor: true,
@@ -46,6 +49,9 @@ export const CASE_NAMES = ["messages", "messages_stream", "translated", "transla
 /** The cases the floor proxy is measured for: the passthrough ones, whose targets compare the gateway with it. */
 export const FLOOR_CASE_NAMES = ["messages", "messages_stream", "long_stream"];
 
+/** The cases the floor's bare JS relay variant is measured for: the long stream's CPU per event is judged against it. */
+export const JS_RELAY_CASE_NAMES = ["long_stream"];
+
 /** Usage text for --help. */
 export const USAGE = `Usage: deno task bench [--quick] [options]
 
@@ -56,7 +62,8 @@ export const USAGE = `Usage: deno task bench [--quick] [options]
   --concurrency LIST    connections, comma-separated (default 1,16,64)
   --soak N              requests of the RSS soak; RSS is read after N/10 and N (default 100000)
   --ttfb-samples N      sequential streamed requests per side for TTFB (default 500)
-  --open-streams N      concurrent paced streams of the open-streams case, 0 to skip (default 1000)
+  --open-streams N      concurrent paced streams of the open-streams case, 0 to skip (default 512)
+  --body-rounds N       fresh gateways per large-bodies case (ten 20 MB bodies at once), 0 to skip (default 1)
   --cases LIST          some of ${CASE_NAMES.join(",")} (default all)
   --no-pin              do not pin processes to cores
   --no-floor            skip the floor proxy (a bare fetch relay measured beside the gateway)
@@ -105,6 +112,9 @@ export function parseBenchArgs(args: readonly string[]): BenchOptions | undefine
       case "--open-streams":
         options.openStreams = positiveInt(flag, value(), 0);
         break;
+      case "--body-rounds":
+        options.bodyRounds = positiveInt(flag, value(), 0);
+        break;
       case "--cases": {
         options.cases = (value() ?? "").split(",");
         const unknown = options.cases.find((c) => !CASE_NAMES.includes(c));
@@ -147,7 +157,8 @@ export interface EstimatedCase {
  * start-up. The benchmark stops itself past twice this.
  */
 export function estimateSeconds(options: BenchOptions, cases: readonly EstimatedCase[]): number {
-  const sidesOf = (c: EstimatedCase) => (FLOOR_CASE_NAMES.includes(c.name) && options.floor ? 3 : 2);
+  const sidesOf = (c: EstimatedCase) =>
+    2 + (options.floor ? Number(FLOOR_CASE_NAMES.includes(c.name)) + Number(JS_RELAY_CASE_NAMES.includes(c.name)) : 0);
   const sides = cases.reduce((n, c) => n + sidesOf(c), 0);
   const runs = cases.reduce((n, c) => n + sidesOf(c) * (c.concurrency ? 1 : options.concurrency.length), 0);
   const warmups = sides * options.warmup;
@@ -158,5 +169,8 @@ export function estimateSeconds(options: BenchOptions, cases: readonly Estimated
   const openStreams = options.openStreams > 0 ? (options.floor ? 2 : 1) * 25 : 0;
   // The tool loop: a few seconds of 20-turn loops over a socket and over HTTP.
   const toolLoop = 10;
-  return runs * options.repeats * (options.duration + 0.3) + warmups + soak + ttfb + openStreams + toolLoop + 15;
+  // Two cases of fresh gateways, each taking 200 MB of bodies; and the idle wait at the start.
+  const bodies = 2 * options.bodyRounds * 15;
+  return runs * options.repeats * (options.duration + 0.3) + warmups + soak + ttfb + openStreams + toolLoop + bodies +
+    18;
 }

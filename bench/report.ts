@@ -68,6 +68,8 @@ export interface Comparison {
   unavailable?: string;
   /** The floor proxy (a bare fetch relay) on the same path, when measured. */
   floor?: Side;
+  /** The floor's bare JS relay variant (every chunk read and re-sent in JS), for the long stream. */
+  jsRelay?: Side;
   /** Gateway requests/s over direct requests/s. */
   throughputRatio: number;
   addedP50Ms: number;
@@ -75,6 +77,7 @@ export interface Comparison {
   /** The same two figures for the floor proxy; NaN when it was not measured. */
   floorRatio: number;
   floorAddedP50Ms: number;
+  floorAddedP99Ms: number;
 }
 
 /** Compares the gateway side (and the floor proxy, when measured) of a case with the direct side. */
@@ -84,11 +87,14 @@ export function compare(
   direct: Side,
   gateway: Side | { unavailable: string },
   floor?: Side,
+  jsRelay?: Side,
 ): Comparison {
   const floorFigures = {
     floor,
+    ...jsRelay ? { jsRelay } : {},
     floorRatio: floor ? floor.rps.mean / direct.rps.mean : NaN,
     floorAddedP50Ms: floor ? floor.p50Ms.mean - direct.p50Ms.mean : NaN,
+    floorAddedP99Ms: floor ? floor.p99Ms.mean - direct.p99Ms.mean : NaN,
   };
   if ("unavailable" in gateway) {
     return {
@@ -133,10 +139,16 @@ export interface Memory {
   floorPeakRssBytes?: number;
   /** RSS once started, before any request. */
   startRssBytes?: number;
+  /** Idle RSS: a few seconds after the first request of each case, on a fresh process; the floor's the same way. */
+  idleRssBytes?: number;
+  floorIdleRssBytes?: number;
   rssAfter: { requests: number; rssBytes: number }[];
 }
 
 const MB = 1024 * 1024;
+
+/** How long a fresh process sits idle after its first requests before its idle RSS is read. */
+export const IDLE_SETTLE_MS = 3000;
 
 /** A number with `digits` decimals and a unit, or "n/a" when it is not a number. */
 export function fixed(value: number, digits: number, unit = ""): string {
@@ -168,7 +180,7 @@ function perEventLines(comparisons: readonly Comparison[]): string[] {
     const per = (side?: Side) => fixed((side?.cpuUsPerRequest.mean ?? NaN) / EVENTS_PER_STREAM[c.case], 2, " us");
     return `${c.case} (${EVENTS_PER_STREAM[c.case]} events) at c=${c.concurrency}, CPU per event: upstream ${
       per(c.direct)
-    }, floor ${per(c.floor)}, gateway ${per(c.gateway)}`;
+    }, floor ${per(c.floor)}, bare JS relay ${per(c.jsRelay)}, gateway ${per(c.gateway)}`;
   });
 }
 
@@ -203,7 +215,7 @@ export function renderReport(input: {
   openStreams?: readonly OpenStreamsSide[];
 }): string {
   const head = ["case", "c", "direct rps", "floor rps", "gateway rps", "floor/direct", "gw/direct", "direct p50"];
-  head.push("floor +p50", "gw +p50", "gw +p99", "upstream cpu", "floor cpu", "gw cpu");
+  head.push("floor +p50", "gw +p50", "floor +p99", "gw +p99", "upstream cpu", "floor cpu", "gw cpu");
   const rows = input.comparisons.map((c) => [
     c.case,
     String(c.concurrency),
@@ -215,6 +227,7 @@ export function renderReport(input: {
     fixed(c.direct.p50Ms.mean, 3),
     signed(c.floorAddedP50Ms, 3),
     signed(c.addedP50Ms, 3),
+    signed(c.floorAddedP99Ms, 3),
     signed(c.addedP99Ms, 3),
     fixed(c.direct.cpuUsPerRequest.mean, 0),
     c.floor ? fixed(c.floor.cpuUsPerRequest.mean, 0) : "n/a",
@@ -235,6 +248,13 @@ export function renderReport(input: {
       ? [`floor proxy peak RSS (VmHWM): ${fixed(input.memory.floorPeakRssBytes / MB, 1)} MB`]
       : []),
     ...(input.memory.startRssBytes ? [`RSS at start: ${fixed(input.memory.startRssBytes / MB, 1)} MB`] : []),
+    ...(input.memory.idleRssBytes
+      ? [
+        `RSS idle (fresh process, ${IDLE_SETTLE_MS / 1000} s after the first request of each case): gateway ${
+          fixed(input.memory.idleRssBytes / MB, 1)
+        } MB, floor proxy ${fixed((input.memory.floorIdleRssBytes ?? NaN) / MB, 1)} MB`,
+      ]
+      : []),
     ...input.memory.rssAfter.map((m) => `RSS after ${m.requests} requests: ${fixed(m.rssBytes / MB, 1)} MB`),
   ];
   const targets = input.targets.map((t) => [t.name, t.value, t.limit, t.status.toUpperCase(), t.floor]);
@@ -254,7 +274,7 @@ export function renderReport(input: {
     ...memory,
     "",
     ...openStreamsTable(input.openStreams ?? []),
-    "Targets (floor: the same figure for the floor proxy)",
+    "Targets (floor: the same figure for the floor proxy; for the long stream, its bare JS relay variant)",
     formatColumns([["target", "value", "limit", "verdict", "floor"], ...targets]),
   ].join("\n");
 }

@@ -2,10 +2,19 @@
  * @module The measuring phases of one benchmark run: the RSS soak, the load runs of every case direct, through
  * the floor proxy and through the gateway at every concurrency and repeat, and the TTFB samples; then the report.
  */
-import { type BenchOptions, FLOOR_CASE_NAMES } from "./options.ts";
+import { type BenchOptions, FLOOR_CASE_NAMES, JS_RELAY_CASE_NAMES } from "./options.ts";
 import { type ProcessSet, readCpuMs, readMemory } from "./processes.ts";
-import { compare, type Comparison, type Memory, percentile, renderReport, side, type Ttfb } from "./report.ts";
-import { evaluateTargets } from "./targets.ts";
+import {
+  compare,
+  type Comparison,
+  IDLE_SETTLE_MS,
+  type Memory,
+  percentile,
+  renderReport,
+  side,
+  type Ttfb,
+} from "./report.ts";
+import { type BodiesResult, evaluateTargets } from "./targets.ts";
 import { measureOpenStreams, type OpenStreamsSide } from "./open_streams.ts";
 import { type BenchCase, PACED_TARGET, requestHeaders, sampleTtfb, type Service, type Target } from "./setup.ts";
 import { type LoadRequest, parseWrkOutput, wrkArgs, type WrkResult, wrkScript } from "./wrk.ts";
@@ -21,11 +30,15 @@ export interface MeasureInput {
   gateway: Service;
   /** The bare fetch relay measured beside the gateway; absent with --no-floor. */
   floor?: Service;
+  /** The floor's bare JS relay variant, measured for the long stream; absent with --no-floor. */
+  jsRelay?: Service;
   token: string;
   /** Scratch directory for the wrk scripts. */
   dir: string;
   /** Stops the gateway and the floor proxy and starts them afresh (for the open-streams case). */
   restart?(): Promise<{ gateway: Service; floor?: Service }>;
+  /** The large-bodies phase (fresh gateways of its own), when the run includes it. */
+  bodies?(): Promise<BodiesResult[]>;
 }
 
 async function runWrk(
@@ -103,10 +116,17 @@ function line(result: WrkResult): string {
 /** Runs every phase and returns the printed report and the JSON to store. */
 export async function measure(input: MeasureInput): Promise<{ text: string; json: Record<string, unknown> }> {
   const { options, cases, unavailable } = input;
+  // The gateway and the floor are fresh and have served one request of each case (the probes): their idle RSS.
   const startRssBytes = (await readMemory(input.gateway.process.pid)).rssBytes;
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+  const idleRssBytes = (await readMemory(input.gateway.process.pid)).rssBytes;
+  const floorIdleRssBytes = input.floor && (await readMemory(input.floor.process.pid)).rssBytes;
   const rssAfter = await soak(input);
-  const runs = new Map<string, { direct: WrkResult[]; floor: WrkResult[]; gateway: WrkResult[] }>();
-  const { floor } = input;
+  const runs = new Map<
+    string,
+    { direct: WrkResult[]; floor: WrkResult[]; jsRelay: WrkResult[]; gateway: WrkResult[] }
+  >();
+  const { floor, jsRelay } = input;
   const rssTimeline: { after: string; rssBytes: number }[] = [];
   const maxConcurrency = Math.max(...options.concurrency);
   const concurrencies = (c: BenchCase) => c.concurrency ? [c.concurrency] : options.concurrency;
@@ -119,11 +139,14 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
         if (floor && FLOOR_CASE_NAMES.includes(c.name)) {
           await runWrk(input, load(input, floor, c.direct), warm, options.warmup);
         }
+        if (jsRelay && JS_RELAY_CASE_NAMES.includes(c.name)) {
+          await runWrk(input, load(input, jsRelay, c.direct), warm, options.warmup);
+        }
         if (viaGateway) await runWrk(input, load(input, input.gateway, c.gateway), warm, options.warmup);
       }
       for (const concurrency of concurrencies(c)) {
         const key = `${c.name}|${concurrency}`;
-        const entry = runs.get(key) ?? { direct: [], floor: [], gateway: [] };
+        const entry = runs.get(key) ?? { direct: [], floor: [], jsRelay: [], gateway: [] };
         runs.set(key, entry);
         const measured = (server: Service, target: Target) =>
           runWrk(input, load(input, server, target), concurrency, options.duration, server);
@@ -135,6 +158,11 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
           const relayed = await measured(floor, c.direct);
           entry.floor.push(relayed);
           message += ` | floor ${line(relayed)}`;
+        }
+        if (jsRelay && JS_RELAY_CASE_NAMES.includes(c.name)) {
+          const relayed = await measured(jsRelay, c.direct);
+          entry.jsRelay.push(relayed);
+          message += ` | JS relay ${line(relayed)}`;
         }
         if (viaGateway) {
           const gateway = await measured(input.gateway, c.gateway);
@@ -159,6 +187,7 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
           side(entry.direct),
           problem ? { unavailable: problem } : side(entry.gateway),
           entry.floor.length > 0 ? side(entry.floor) : undefined,
+          entry.jsRelay.length > 0 ? side(entry.jsRelay) : undefined,
         ),
       );
     }
@@ -186,9 +215,17 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
   }
   const { peakRssBytes } = await readMemory(input.gateway.process.pid);
   const floorPeakRssBytes = floor && (await readMemory(floor.process.pid)).peakRssBytes;
-  const memory: Memory = { peakRssBytes, floorPeakRssBytes, startRssBytes, rssAfter };
+  const memory: Memory = {
+    peakRssBytes,
+    floorPeakRssBytes,
+    startRssBytes,
+    idleRssBytes,
+    floorIdleRssBytes,
+    rssAfter,
+  };
   const openStreams = await openStreamsPhase(input);
-  const targets = evaluateTargets({ comparisons, ttfb, memory, openStreams });
+  const bodies = await input.bodies?.() ?? [];
+  const targets = evaluateTargets({ comparisons, ttfb, memory, openStreams, bodies });
   const upstreamAlone = comparisons
     .filter((c) => c.concurrency === maxConcurrency)
     .map((c) => `${c.case} ${Math.round(c.direct.rps.mean)} rps`)
@@ -206,6 +243,7 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
       ttfb,
       memory,
       openStreams,
+      bodies,
       rssTimeline,
       targets,
       unavailable: Object.fromEntries(unavailable),

@@ -142,17 +142,25 @@ export function v8FlagsOf(task: string): string[] {
 
 /**
  * Starts the floor proxy (a bare fetch relay, see floor_proxy.ts) on the gateway's core and waits for its port; `env`
- * is its whole environment (none by default).
+ * is its whole environment (none by default); `jsRelay` starts its variant that passes each chunk through JS.
  */
 export async function startFloor(
   processes: ProcessSet,
   upstreamUrl: string,
   env?: Record<string, string>,
+  jsRelay = false,
 ): Promise<Service> {
   const process = processes.start(
-    "floor proxy",
+    jsRelay ? "JS relay floor" : "floor proxy",
     Deno.execPath(),
-    ["run", ...await startV8Flags(), "--allow-net=127.0.0.1", `${ROOT}bench/floor_proxy.ts`, upstreamUrl],
+    [
+      "run",
+      ...await startV8Flags(),
+      "--allow-net=127.0.0.1",
+      `${ROOT}bench/floor_proxy.ts`,
+      upstreamUrl,
+      ...(jsRelay ? ["--js-relay"] : []),
+    ],
     { core: 1, env },
   );
   const [, port] = await process.waitFor(/"listening":(\d+)/, 30_000);

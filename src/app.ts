@@ -5,7 +5,7 @@
 import { authenticateFrom, noCredential, readCredential, readGoogleCredential } from "./access/auth.ts";
 import { AUTH_ENDPOINTS } from "./admin/auth_routes.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
-import { CONSOLE_ENDPOINT } from "./console/routes.ts";
+import { CONSOLE_ENDPOINT } from "./console/endpoint.ts";
 import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
 import { rangesMatcher } from "./core/addresses.ts";

@@ -18,8 +18,7 @@ import type { Deps } from "./handlers/context.ts";
 import { createSocketBoard } from "./handlers/socket_board.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
-import { tracingEnabled, tracingObserver } from "./observe/tracing.ts";
-import { metrics, trace } from "@opentelemetry/api";
+import { loadTracing, tracingEnabled } from "./observe/tracing_switch.ts";
 import { createTransports, type Credentialed } from "./providers/mod.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { createHealthBoard } from "./relay/health.ts";
@@ -217,16 +216,8 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   for (const [name, { problem }] of transports) {
     if (problem) warn(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
-  // Deno wires the API to its exporter when OTEL_DENO is on; off, no observer is made and no request sees a trace.
-  const tracing = tracingEnabled(io.env)
-    ? tracingObserver({
-      tracer: trace.getTracer("modelgate"),
-      meter: metrics.getMeter("modelgate"),
-      currency: config.currency,
-      captureContent: io.env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")?.toLowerCase() === "true",
-      now: Date.now,
-    })
-    : undefined;
+  // Off, no observer is made, no request sees a trace and the tracing code is never loaded.
+  const tracing = await loadTracing(io.env, config.currency);
   const deps = buildDeps(config, store, {
     env: io.env,
     observers: tracing ? [tracing] : [],

@@ -124,9 +124,10 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
     attempt(kind, address) {
       const allowance = allowances[kind];
       const table = tables[kind];
-      const key = throttleKey(address);
-      const seen = table.get(key);
-      if (seen) {
+      // Most addresses never sent a wrong credential: with none remembered, the address is parsed only on a failure.
+      let key = table.size > 0 ? throttleKey(address) : undefined;
+      const seen = key === undefined ? undefined : table.get(key);
+      if (seen && key !== undefined) {
         refill(seen, allowance, options.now());
         if (seen.tokens < 1) throw refuse(kind, key, seen, allowance);
         seen.refusing = false;
@@ -136,6 +137,7 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
       return {
         failed() {
           const now = options.now();
+          key ??= throttleKey(address);
           let bucket = table.get(key);
           if (bucket) refill(bucket, allowance, now);
           else {

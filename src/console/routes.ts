@@ -6,7 +6,7 @@
 import type { Actor } from "../admin/audit.ts";
 import { serviceOf, whereFrom } from "../admin/routes.ts";
 import { GatewayError } from "../core/errors.ts";
-import type { Endpoint, RequestContext } from "../handlers/context.ts";
+import type { RequestContext } from "../handlers/context.ts";
 import { asset } from "./assets.ts";
 import { AUDIT_ROUTES } from "./audit.ts";
 import type { ConsoleRoute } from "./context.ts";
@@ -187,25 +187,19 @@ function consoleActor(req: Request, ctx: RequestContext, session: Session): Acto
   return { name: person.email, role: person.role, email: person.email, token_groups: person.token_groups, ...from };
 }
 
-/** The console as one endpoint of the app: everything under /ui, any method. */
-export const CONSOLE_ENDPOINT: Endpoint = {
-  method: "*",
-  path: "/ui/*",
-  operator: true,
-  errors: () => "openai-chat",
-  async handle(req, ctx) {
-    const adminKey = ctx.deps.operator.adminKey;
-    if (!adminKey) {
-      // Off looks exactly like a path that does not exist.
-      throw new GatewayError("not_found", `Unknown path: ${req.method} ${new URL(req.url).pathname}`, {
-        code: "unknown_url",
-      });
-    }
-    try {
-      return secure(await route(req, ctx, adminKey));
-    } catch (err) {
-      if (req.body && !req.bodyUsed) await req.body.cancel().catch(() => {});
-      return secure(errorPage(err, ctx));
-    }
-  },
-};
+/** Serves a request under /ui, any method: the console's half of its endpoint (./endpoint.ts loads it on first use). */
+export async function consolePages(req: Request, ctx: RequestContext): Promise<Response> {
+  const adminKey = ctx.deps.operator.adminKey;
+  if (!adminKey) {
+    // Off looks exactly like a path that does not exist.
+    throw new GatewayError("not_found", `Unknown path: ${req.method} ${new URL(req.url).pathname}`, {
+      code: "unknown_url",
+    });
+  }
+  try {
+    return secure(await route(req, ctx, adminKey));
+  } catch (err) {
+    if (req.body && !req.bodyUsed) await req.body.cancel().catch(() => {});
+    return secure(errorPage(err, ctx));
+  }
+}

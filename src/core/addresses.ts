@@ -73,6 +73,8 @@ export function parseRange(text: string): ((address: Bytes) => boolean) | undefi
 /** True when the address text falls in one of the ranges; text that is no address matches nothing. */
 export function rangesMatcher(ranges: readonly string[]): (address: string) => boolean {
   const matchers = ranges.map((range) => parseRange(range)).filter((m) => m !== undefined);
+  // No ranges (no trusted proxies, the default): nothing to parse an address for, on every request.
+  if (matchers.length === 0) return () => false;
   return (address) => {
     const bytes = parseIp(address);
     return bytes !== undefined && matchers.some((match) => match(bytes));

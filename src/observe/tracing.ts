@@ -30,12 +30,6 @@ import {
 } from "./genai.ts";
 import { inputContent, outputContent } from "./genai_content.ts";
 
-/** True when the runtime exports telemetry: decided once at start, so with it off no request does span work. */
-export function tracingEnabled(env: (name: string) => string | undefined): boolean {
-  // The runtime's own test: "true" in any case, nothing else.
-  return env("OTEL_DENO")?.toLowerCase() === "true";
-}
-
 /** Options for {@linkcode tracingObserver}. */
 export interface TracingOptions {
   tracer: Tracer;

@@ -123,12 +123,15 @@ Deno.test("renderReport() shows ratios, spread, unavailable cases and verdicts",
     memory: MEMORY_OK,
     targets: evaluateTargets({ comparisons, ttfb, memory: MEMORY_OK }),
   });
-  // Columns: direct, floor and gateway rps; floor/direct and gw/direct; direct p50; floor, gw +p50; gw +p99.
-  assert.match(text, /messages\s+1\s+10000 ±10%\s+n\/a\s+5000\s+n\/a\s+50%\s+0\.100\s+n\/a\s+\+0\.150\s+\+0\.400/);
+  // Columns: direct, floor and gateway rps; floor/direct and gw/direct; direct p50; floor, gw +p50; floor, gw +p99.
+  assert.match(
+    text,
+    /messages\s+1\s+10000 ±10%\s+n\/a\s+5000\s+n\/a\s+50%\s+0\.100\s+n\/a\s+\+0\.150\s+n\/a\s+\+0\.400/,
+  );
   assert.match(text, /translated\s+64\s+10000\s+n\/a\s+unavailable\s+n\/a/);
   assert.match(text, /messages_stream\s+0\.300\s+n\/a\s+0\.700\s+\+0\.400/);
   assert.match(text, /RSS after 100000 requests: 62\.0 MB/);
-  assert.match(text, /gateway peak RSS\s+80\.0 MB\s+<= floor \+ 40 MB\s+UNAVAILABLE\s+n\/a/);
+  assert.match(text, /gateway peak RSS\s+80\.0 MB \(floor \+ n\/a\)\s+<= floor \+ 60 MB\s+UNAVAILABLE\s+n\/a/);
 });
 
 Deno.test("side() averages the server CPU per request over the repeats that measured it", () => {

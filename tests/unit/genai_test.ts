@@ -16,7 +16,7 @@ import {
 } from "../../src/observe/genai.ts";
 import { SseParser } from "../../src/core/sse.ts";
 import { usageMeter } from "../../src/usage/meter.ts";
-import { tracingEnabled } from "../../src/observe/tracing.ts";
+import { tracingEnabled } from "../../src/observe/tracing_switch.ts";
 
 function upstream(config: Record<string, unknown>): UpstreamConfig {
   return UpstreamSchema.parse({ name: "up", models: ["m"], ...config });

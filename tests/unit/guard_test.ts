@@ -106,3 +106,15 @@ Deno.test("adminKeyFrom() takes a key of 32 characters or more, none at all, and
   assert.throws(() => adminKeyFrom(env("1")), /MODELGATE_ADMIN_KEY is 1 character long; it must be at least 32/);
   assert.throws(() => adminKeyFrom(env("k".repeat(31))), /31 characters long/);
 });
+
+Deno.test("attempt() remembers an IPv6 client by its /64 from its first wrong attempt, while no address is tracked", () => {
+  const { g } = guard();
+  // The first attempt finds nothing remembered: its address is keyed only when it fails.
+  const first = g.attempt("admin_key", "2001:db8:1:2::1");
+  assert.equal(g.tracked("admin_key"), 0);
+  first.failed();
+  assert.deepEqual([wrong(g, "2001:db8:1:2::2"), wrong(g, "[2001:db8:1:2::3]")], ["wrong", "wrong"]);
+  assert.equal(wrong(g, "2001:db8:1:2:ffff::9"), "retry-after 10", "the same /64 shares one bucket");
+  assert.equal(wrong(g, "2001:db8:1:3::1"), "wrong", "another /64 has its own");
+  assert.equal(g.tracked("admin_key"), 2);
+});
