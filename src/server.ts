@@ -100,7 +100,12 @@ export function upstreamTransports(
  */
 export function buildDeps(config: Config, store: Store, options: BuildDepsOptions): Deps {
   const now = options.now ?? (() => new Date());
-  const operator = createOperator(config, store, { env: options.env, log: options.log, now: () => now().getTime() });
+  const operator = createOperator(config, store, {
+    env: options.env,
+    log: options.log,
+    now: () => now().getTime(),
+    fetch: options.fetch,
+  });
   const transports = options.transports ?? upstreamTransports(config, options);
   const table = buildRouteTable(config, (upstream) => transports.get(upstream.name)?.transport, {
     firstServed: options.firstServed,

@@ -155,6 +155,8 @@ export interface StartOptions extends GatewayOptions {
   shutdownGraceMs?: number;
   /** Aborted to make the gateway stop as after SIGTERM (its sockets drain and close). */
   stopping?: AbortSignal;
+  /** The gateway's fetch, for upstreams and the identity provider alike. */
+  fetch?: typeof fetch;
 }
 
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
@@ -188,6 +190,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     random: options.random,
     closing: closing.signal,
     stopping: options.stopping,
+    fetch: options.fetch,
     observers: [{
       start: (exchange) => void started.push(exchange),
       finish: (exchange) => void exchanges.push(structuredClone(exchange)),

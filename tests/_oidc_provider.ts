@@ -216,6 +216,8 @@ export interface OidcGatewayOptions {
   kv?: Deno.Kv;
   /** The gateway's clock. */
   now?(): Date;
+  /** The gateway's fetch, e.g. one that alters what the provider answers. */
+  fetch?: typeof fetch;
 }
 
 /** Starts a gateway (admin key on) whose console signs in through `provider`, with the client secret in its env. */
@@ -239,6 +241,7 @@ export function startOidcGateway(
     admin: true,
     kv: options.kv,
     now: options.now,
+    fetch: options.fetch,
     extraYaml: `${options.top ?? ""}${yaml}\n`,
     env: { OIDC_CLIENT_SECRET: provider.clientSecret },
   });

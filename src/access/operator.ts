@@ -37,6 +37,8 @@ export interface OperatorOptions {
   env(name: string): string | undefined;
   log(line: Record<string, unknown>): void;
   now(): number;
+  /** How the identity provider is reached; tests put what a network attacker could do between the two. */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -76,7 +78,7 @@ export function oidcFrom(
   if (!clientSecret) {
     throw new Error(`auth.oidc.client_secret_env names ${oidc.client_secret_env}, which is not set in the environment`);
   }
-  return oidcClient(oidc, { clientSecret, now: () => new Date(options.now()) });
+  return oidcClient(oidc, { clientSecret, now: () => new Date(options.now()), fetch: options.fetch });
 }
 
 /** Builds the operator side over `store`; throws when the admin key is too short or sign-in cannot work. */

@@ -1,7 +1,7 @@
 /**
  * @module Console sign-in through a real OpenID provider on 127.0.0.1, over HTTP with cookie jars (no browser): the
- * rules give the role, a person matching none is refused, a tampered state, a missing flow, a provider's refusal and a
- * replayed code are refused with a clear page, failed callbacks are rate limited per address, the redirect URI comes
+ * rules give the role, a person matching none is refused, a tampered state, a missing flow, a provider's refusal, a
+ * replayed code and an id_token altered on its way from the provider are refused with a clear page, failed callbacks are rate limited per address, the redirect URI comes
  * from the checked host, and no page or log line holds the client secret, the admin key or a token secret.
  */
 import assert from "node:assert/strict";
@@ -274,4 +274,64 @@ Deno.test("the callback checks the id_token's nonce and sends the PKCE verifier 
     assert.match(refused.text, want);
     assert.equal(refused.cookie, undefined);
   }
+});
+
+/** Changes the id_token in the provider's answer to the code exchange, as a network attacker would. */
+function alteringTokens(provider: TestProvider, alter: (idToken: string) => string): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    const url = input instanceof Request ? input.url : String(input);
+    if (!url.startsWith(provider.issuer) || !url.includes("/token") || !res.ok) return res;
+    const answer = await res.json();
+    if (typeof answer.id_token === "string") answer.id_token = alter(answer.id_token);
+    return Response.json(answer, { status: res.status, headers: { "cache-control": "no-store" } });
+  };
+}
+
+const b64 = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).toBase64({ alphabet: "base64url" });
+const decode = (part: string) =>
+  JSON.parse(new TextDecoder().decode(Uint8Array.fromBase64(part, { alphabet: "base64url" })));
+
+const ALTERATIONS: { name: string; alter(idToken: string): string }[] = [
+  {
+    name: "a signature with one byte changed",
+    alter: (token) => token.slice(0, -2) + (token.at(-2) === "A" ? "B" : "A") + token.at(-1),
+  },
+  {
+    name: "claims rewritten to another person's groups, signature kept",
+    alter: (token) => {
+      const [header, payload, signature] = token.split(".");
+      return [header, b64({ ...decode(payload), groups: ["platform-admins"] }), signature].join(".");
+    },
+  },
+  {
+    name: "unsigned (alg none)",
+    alter: (token) => {
+      const [, payload] = token.split(".");
+      return [b64({ alg: "none", typ: "JWT" }), b64({ ...decode(payload), groups: ["platform-admins"] }), ""].join(".");
+    },
+  },
+];
+
+Deno.test("an id_token altered between the provider and the gateway is refused at the callback, and starts no session", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider(ACCOUNTS);
+  for (const alteration of ALTERATIONS) {
+    await using gw = await startOidcGateway(provider, upstream.url, {
+      roles: RULES,
+      fetch: alteringTokens(provider, alteration.alter),
+    });
+    const vera = await oidcSignIn(gw, provider, "vera");
+    assert.equal(vera.status, 401, alteration.name);
+    assert.match(vera.text, /The id_token is not valid/, alteration.name);
+    assert.equal(vera.cookie, undefined, alteration.name);
+  }
+  // The same sign-in with the provider's answer untouched works, so what refused them was the alteration.
+  await using gw = await startOidcGateway(provider, upstream.url, {
+    roles: RULES,
+    fetch: alteringTokens(provider, (t) => t),
+  });
+  const vera = await oidcSignIn(gw, provider, "vera");
+  assert.equal(vera.status, 303);
+  assert.ok(vera.cookie);
 });
