@@ -78,29 +78,16 @@ const LOG_INDEXES = ["token", "owner", "model", "session", "status"] as const;
 /** One indexed filter of the log. */
 export type LogIndex = typeof LOG_INDEXES[number];
 
-/** KV key of one index entry: ["request_log_by", index, value, started_at, request_id]; its value is null. */
+/**
+ * KV key of one index entry: ["request_log_by", index, value, started_at, request_id], naming that entry; its value lists
+ * the entries the key stands for (src/usage/log_index.ts), or is null for the entry alone (as earlier versions wrote).
+ */
 export function logIndexKey(index: LogIndex, value: string | number, startedAt: number, requestId: string): Deno.KvKey {
   return ["request_log_by", index, value, startedAt, requestId];
 }
 
 /** Where the time of the first indexed entry is kept: entries before it (written before the indexes) are scanned. */
 export const LOG_INDEXED_SINCE: Deno.KvKey = ["request_log_indexed_since"];
-
-/** The index keys of one entry. */
-export function indexKeys(entry: RequestLogEntry): Deno.KvKey[] {
-  const at = Date.parse(entry.time);
-  const values: Record<LogIndex, string | number | null> = {
-    token: entry.token_id,
-    owner: entry.owner,
-    model: entry.model,
-    session: entry.session_id,
-    status: entry.status,
-  };
-  return LOG_INDEXES.flatMap((index) => {
-    const value = values[index];
-    return value === null ? [] : [logIndexKey(index, value, at, entry.request_id)];
-  });
-}
 
 /** The token-counting route: free upstream, so neither recorded nor limited. */
 export const COUNT_TOKENS_ROUTE = "/v1/messages/count_tokens";

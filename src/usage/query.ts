@@ -7,10 +7,9 @@ import {
   type Dimension,
   LOG_INDEXED_SINCE,
   type LogIndex,
-  logIndexKey,
-  logKey,
   type RequestLogEntry,
 } from "./log_entry.ts";
+import { indexRefs, refKey } from "./log_index.ts";
 
 /** What totals are grouped by: an aggregation dimension, a token's owner, or the day. */
 export type GroupBy = Dimension | "owner" | "day";
@@ -240,16 +239,11 @@ async function scan(kv: Deno.Kv, filter: LogFilter, since: number, until: number
 async function throughIndex(
   kv: Deno.Kv,
   filter: LogFilter,
-  [index, value]: [LogIndex, string | number],
+  found: [LogIndex, string | number],
   range: { since: number; until: number },
   out: RequestLogEntry[],
 ) {
-  const selector = {
-    start: logIndexKey(index, value, range.since, ""),
-    end: logIndexKey(index, value, range.until, ""),
-  };
   let pending: Deno.KvKey[] = [];
-  let scanned = 0;
   const load = async () => {
     const chunks = [];
     for (let i = 0; i < pending.length; i += 10) chunks.push(kv.getMany<StoredEntry[]>(pending.slice(i, i + 10)));
@@ -258,9 +252,8 @@ async function throughIndex(
       if (entry.value && matches(entry.value, filter) && out.length < filter.limit) out.push(complete(entry.value));
     }
   };
-  for await (const { key } of kv.list(selector, { reverse: true, batchSize: 100 })) {
-    if (++scanned > MAX_SCANNED) break;
-    pending.push(logKey(key[3] as number, key[4] as string));
+  for await (const ref of indexRefs(kv, found, range, MAX_SCANNED)) {
+    pending.push(refKey(ref));
     if (pending.length >= Math.min(FETCH_AT_ONCE, filter.limit - out.length)) await load();
     if (out.length >= filter.limit) return;
   }

@@ -1,6 +1,7 @@
 /**
  * @module Usage accounting as an observer: each finished request becomes a request-log entry (no prompt or
- * completion text, expiring after the configured days, indexed by token, model, session and status) and adds to
+ * completion text, expiring after the configured days, indexed by token, owner, model, session and status, one index
+ * key per value and batch) and adds to
  * per-day aggregates by token, group, model and session, its cost included. Both are batched in memory and written
  * about once a second with KV atomic sums, off the request path; `close()` writes what is left. A batch the store
  * will not take is kept for the next flush. A crash loses at most one interval of counts.
@@ -14,13 +15,13 @@ import {
   countersOf,
   type Dimension,
   DIMENSIONS,
-  indexKeys,
   LOG_INDEXED_SINCE,
   logKey,
   type RequestLogEntry,
   toLogEntry,
   usageKey,
 } from "./log_entry.ts";
+import { type IndexGroup, indexGroups } from "./log_index.ts";
 
 /** The usage observer plus its batch control. */
 export interface UsageRecorder extends Observer {
@@ -60,14 +61,18 @@ const MAX_SUM = 2n ** 64n - 1n;
 
 const NO_COUNTS = Object.fromEntries(COUNTERS.map((counter) => [counter, 0n])) as Record<Counter, bigint>;
 
-/** One write of a batch: a request-log entry with its index keys, or an aggregate's sum. */
-type Mutation = { entry: RequestLogEntry } | { sum: Sum };
+/** One write of a batch: a request-log entry, an index key naming entries, or an aggregate's sum. */
+type Mutation = { entry: RequestLogEntry } | { group: IndexGroup } | { sum: Sum };
 
 /** A recorder that batches into `kv`. */
 export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): UsageRecorder {
   const maxKept = options.maxKeptEntries ?? 100_000;
   const writes = options.writes ?? createKvWriter({ log: options.log });
+  // Entries finished since the last flush; entries and index keys of earlier batches the store did not take yet. An
+  // entry's index keys are made once, in the first batch it is in, so a batch written in part is not indexed twice.
   let entries: RequestLogEntry[] = [];
+  let keptEntries: RequestLogEntry[] = [];
+  let keptGroups: IndexGroup[] = [];
   let sums = new Map<string, Sum>();
   // Requests of the same day, token, group, model and session add to one set of counters; they are spread over the
   // dimensions' sums only at a flush, so a request costs one lookup instead of one per dimension and counter.
@@ -105,18 +110,27 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
   /** Puts mutations the store would not take back into the next batch. */
   function keep(rest: Mutation[]): void {
     const kept: RequestLogEntry[] = [];
+    const groups: IndexGroup[] = [];
     for (const mutation of rest) {
       if ("entry" in mutation) kept.push(mutation.entry);
+      else if ("group" in mutation) groups.push(mutation.group);
       else addSum(mutation.sum.id, mutation.sum.key, mutation.sum.value);
     }
-    entries = [...kept, ...entries];
+    keptEntries = [...kept, ...keptEntries];
+    keptGroups = [...groups, ...keptGroups];
     // Totals are small and are what usage reports read; the log's detail gives way first when the store stays away.
-    const over = entries.length - maxKept;
+    const over = keptEntries.length - maxKept;
     if (over > 0) {
-      entries = entries.slice(over);
+      keptEntries = keptEntries.slice(over);
       options.log({ level: "warn", event: "usage_log_entries_dropped", count: over });
     }
-    const deferred = { entries: kept.length, sums: rest.length - kept.length };
+    // An entry whose index key is dropped is still in the log, found by a read of the log itself.
+    if (keptGroups.length > maxKept) keptGroups = keptGroups.slice(keptGroups.length - maxKept);
+    const deferred = {
+      entries: kept.length,
+      sums: rest.length - kept.length - groups.length,
+      index_keys: groups.length,
+    };
     options.log({ level: "warn", event: "usage_flush_deferred", ...deferred });
     timer ??= setTimeout(flush, options.flushMs);
   }
@@ -134,21 +148,22 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
     }).catch(() => marked = false);
   }
 
-  /** The KV writes of one batch item: an entry with its index keys, or a sum. */
+  /** The KV write of one batch item. */
   function mutationsOf(mutation: Mutation): KvMutation[] {
     if ("sum" in mutation) return [{ sum: mutation.sum.key, value: mutation.sum.value }];
-    const { entry } = mutation;
+    // An index key lives as long as the newest entry it names; the older ones expire a little before it.
     const expireIn = options.logDays * 86_400_000;
-    return [
-      { set: logKey(Date.parse(entry.time), entry.request_id), value: entry, expireIn },
-      ...indexKeys(entry).map((key) => ({ set: key, value: null, expireIn })),
-    ];
+    if ("group" in mutation) return [{ set: mutation.group.key, value: mutation.group.refs, expireIn }];
+    const { entry } = mutation;
+    return [{ set: logKey(Date.parse(entry.time), entry.request_id), value: entry, expireIn }];
   }
 
   /** Says what of the usage is lost: the request of an entry, the key of a sum, and why. */
-  function dropped(what: RequestLogEntry | Sum, why: unknown): void {
+  function dropped(what: RequestLogEntry | IndexGroup | Sum, why: unknown): void {
     const item = "request_id" in what
       ? { request_id: what.request_id, upstream: what.upstream }
+      : "refs" in what
+      ? { index: what.key[1], entries: what.refs.length }
       : { dimension: what.key[1], day: what.key[2], counter: what.key[4] };
     const error = typeof why === "string" ? why : String((why as Error)?.name ?? why);
     options.log({ level: "warn", event: "usage_entry_dropped", ...item, error });
@@ -160,7 +175,8 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
       writes,
       operation: "usage_flush",
       mutations: mutationsOf,
-      dropped: (mutation, why) => dropped("entry" in mutation ? mutation.entry : mutation.sum, why),
+      dropped: (mutation, why) =>
+        dropped("entry" in mutation ? mutation.entry : "group" in mutation ? mutation.group : mutation.sum, why),
     });
     if (rest.length > 0) keep(rest);
   }
@@ -169,8 +185,15 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
     clearTimeout(timer);
     timer = undefined;
     spread();
-    const batch: Mutation[] = [...entries.map((entry) => ({ entry })), ...[...sums.values()].map((sum) => ({ sum }))];
+    // Index keys before the entries they name: a read skips a named entry not written yet, and meets it once it is.
+    const batch: Mutation[] = [
+      ...[...keptGroups, ...indexGroups(entries)].map((group) => ({ group })),
+      ...[...keptEntries, ...entries].map((entry) => ({ entry })),
+      ...[...sums.values()].map((sum) => ({ sum })),
+    ];
     entries = [];
+    keptEntries = [];
+    keptGroups = [];
     sums = new Map();
     // Batches are written one after another so `close()` can wait for all of them.
     writing = writing.then(() => batch.length ? write(batch) : undefined);
@@ -206,8 +229,9 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
       // Nothing more will try: what the store still refuses is lost with the process, so say how much.
       clearTimeout(timer);
       timer = undefined;
-      if (entries.length || sums.size) {
-        options.log({ level: "error", event: "usage_unflushed_at_exit", entries: entries.length, sums: sums.size });
+      if (keptEntries.length || keptGroups.length || sums.size) {
+        const left = { entries: keptEntries.length, index_keys: keptGroups.length, sums: sums.size };
+        options.log({ level: "error", event: "usage_unflushed_at_exit", ...left });
       }
     },
   };

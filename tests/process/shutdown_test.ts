@@ -1,10 +1,12 @@
 /**
  * @module SIGTERM with clients on keep-alive connections: an idle connection is closed cleanly at once, and a request
- * in flight is answered in full with `connection: close`, so no client sends another request on a closing socket.
+ * in flight is answered in full with `connection: close`, so no client sends another request on a closing socket; its
+ * usage, batched in memory, is in the request log after the exit, found by each indexed filter.
  */
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, within } from "../_helpers.ts";
+import { requestLog } from "../../src/usage/query.ts";
 import { denoMain, processConfigYaml, runCommand, startProcess } from "../_process.ts";
 
 const encoder = new TextEncoder();
@@ -88,6 +90,16 @@ Deno.test("SIGTERM closes idle keep-alive connections cleanly and answers in-fli
     // Only while the child is not yet reaped: its pid is still its own.
     if (!exited) Deno.kill(gateway.pid, "SIGTERM");
     assert.equal(await stopped, 0);
+    // The request's log entry and its index keys, batched in memory, were written on the way out.
+    using kv = await Deno.openKv(`${dir}/gateway.kv`);
+    for (const filter of [{ model: "m1" }, { status: 200 }, {}]) {
+      const found = await requestLog(kv, { ...filter, limit: 10 });
+      assert.deepEqual(
+        found.map((entry) => [entry.route, entry.status]),
+        [["/v1/messages", 200]],
+        JSON.stringify(filter),
+      );
+    }
   } finally {
     for (const conn of conns) {
       try {

@@ -9,6 +9,8 @@ import { dayCache, type DaySums, openSince } from "../../src/usage/day_cache.ts"
 import { type LogFilter, requestLog, usageTotals } from "../../src/usage/query.ts";
 import { logKey, type RequestLogEntry, toLogEntry } from "../../src/usage/log_entry.ts";
 import { usageRecorder } from "../../src/usage/recorder.ts";
+import { createKvWriter, KvWriteFailed, type KvWriter } from "../../src/core/kv_write.ts";
+import type { LogRef } from "../../src/usage/log_index.ts";
 
 const T0 = Date.parse("2026-03-04T05:06:07Z");
 
@@ -122,6 +124,96 @@ Deno.test("entries written before the log had indexes are still found by a filte
     assert.deepEqual(got, expected(all, filter), JSON.stringify(filter));
   }
 });
+
+Deno.test("filters give the whole log's answer over batches whose entries interleave in time, old and new keys mixed", async () => {
+  using kv = await Deno.openKv(":memory:");
+  // Written by an earlier version: an index key per entry, its value null.
+  const legacy = Array.from({ length: 10 }, (_, i) => toLogEntry(exchange(300 + i, { started_at: T0 + 20_500 + i }))!);
+  for (const entry of legacy) {
+    const at = Date.parse(entry.time);
+    await kv.set(logKey(at, entry.request_id), entry);
+    await kv.set(["request_log_by", "token", entry.token_id, at, entry.request_id], null);
+    await kv.set(["request_log_by", "status", entry.status, at, entry.request_id], null);
+  }
+  await kv.set(["request_log_indexed_since"], T0);
+  const recorder = usageRecorder(kv, {
+    flushMs: 60_000,
+    logDays: 30,
+    log: (line) => assert.fail(JSON.stringify(line)),
+  });
+  const batches = [
+    Array.from({ length: 90 }, (_, i) => exchange(i)),
+    // Long requests finish in a later batch than shorter ones that started after them.
+    [exchange(200, { started_at: T0 + 5_500 }), exchange(201, { started_at: T0 + 61_500, status: 429 })],
+    Array.from({ length: 90 }, (_, i) => exchange(90 + i)),
+  ];
+  for (const batch of batches) {
+    for (const e of batch) recorder.finish!(e);
+    await recorder.flush();
+  }
+  await recorder.close();
+  const all = [...legacy, ...batches.flat().map((e) => toLogEntry(e)!)];
+  const filters: LogFilter[] = [
+    ...FILTERS,
+    { token_id: "tok_2", limit: 1000 },
+    { token_id: "tok_1", since: T0 + 5_000, until: T0 + 30_500, limit: 1000 },
+    { status: 200, until: T0 + 62_000, limit: 7 },
+    { status: 429, since: T0 + 61_000, limit: 1000 },
+  ];
+  for (const filter of filters) {
+    const got = (await requestLog(kv, filter)).map((e) => e.request_id);
+    assert.deepEqual(got, expected(all, filter), JSON.stringify(filter));
+  }
+});
+
+Deno.test("a batch of requests by one token for one model writes one index key per value, not per request", async () => {
+  using kv = await Deno.openKv(":memory:");
+  await record(kv, Array.from({ length: 100 }, (_, i) => exchange(i, { token_id: "t", model: "m", status: 200 })));
+  const keys = [];
+  for await (const { key } of kv.list({ prefix: ["request_log_by"] })) keys.push(key.slice(1, 3).join(" "));
+  // 100 requests one second apart: two groups of at most a minute per value; sessions 0-3 over 20 of the requests.
+  assert.deepEqual([...new Set(keys)].sort(), [
+    "model m",
+    "session s0",
+    "session s1",
+    "session s2",
+    "session s3",
+    "status 200",
+    "token t",
+  ]);
+  assert.ok(keys.length <= 16, `${keys.length} index keys`);
+  const found = await requestLog(kv, { token_id: "t", limit: 1000 });
+  assert.equal(found.length, 100);
+});
+
+for (const failing of [2, 3]) {
+  Deno.test(`a flush the store refuses at write ${failing} is finished by the next, each entry indexed once`, async () => {
+    using kv = await Deno.openKv(":memory:");
+    const lines: Record<string, unknown>[] = [];
+    const real = createKvWriter({ log: (line) => lines.push(line) });
+    let calls = 0;
+    // Write 1 marks where the indexes begin; 2 is the index keys and the first entries, 3 the other entries and sums.
+    const writes: KvWriter = {
+      write: (operation, attempt) =>
+        ++calls === failing ? Promise.reject(new KvWriteFailed(operation, "busy")) : real.write(operation, attempt),
+      giveUps: () => real.giveUps(),
+    };
+    const recorder = usageRecorder(kv, { writes, flushMs: 60_000, logDays: 30, log: (line) => lines.push(line) });
+    const exchanges = Array.from({ length: 150 }, (_, i) => exchange(i));
+    for (const e of exchanges) recorder.finish!(e);
+    await recorder.flush();
+    assert.equal(lines.filter((line) => line.event === "usage_flush_deferred").length, 1);
+    await recorder.close();
+    const entries = exchanges.map((e) => toLogEntry(e)!);
+    for (const filter of FILTERS) {
+      const got = (await requestLog(kv, filter)).map((e) => e.request_id);
+      assert.deepEqual(got, expected(entries, filter), JSON.stringify(filter));
+    }
+    let named = 0;
+    for await (const { value } of kv.list<LogRef[]>({ prefix: ["request_log_by", "token"] })) named += value.length;
+    assert.equal(named, 150);
+  });
+}
 
 Deno.test("usageTotals() with perDay keeps each day's totals apart, days in order and largest first", async () => {
   using kv = await Deno.openKv(":memory:");
