@@ -49,8 +49,46 @@ export function hasMarker(haystack: Uint8Array, marker: ByteMarker, end = haysta
   return indexOfMarker(haystack, marker, 0, end) !== -1;
 }
 
-/** Whether any of `markers` occurs in `haystack` before index `end`. */
-export function hasAnyMarker(haystack: Uint8Array, markers: readonly ByteMarker[], end = haystack.length): boolean {
-  for (const marker of markers) if (hasMarker(haystack, marker, end)) return true;
+/**
+ * Several markers searched for in one pass (Horspool's search over the markers' first `width` bytes, `width` being
+ * the shortest marker's length): a stream's watch looks at every byte it relays, and one pass over them costs a
+ * fraction of one search per marker.
+ */
+export interface MarkerSet {
+  markers: readonly ByteMarker[];
+  width: number;
+  /** How far the window moves when the byte under its last position is this one. */
+  skip: Uint8Array;
+  /** The markers whose byte at `width - 1` is this one: the only ones a window ending in it can begin. */
+  ending: (ByteMarker[] | undefined)[];
+}
+
+/** Prepares `markers` (at least one) for {@linkcode hasAnyMarker}. */
+export function markerSet(markers: readonly ByteMarker[]): MarkerSet {
+  if (markers.length === 0) throw new RangeError("Cannot search for no markers: a set has at least one");
+  const width = Math.min(...markers.map((marker) => marker.bytes.length));
+  const skip = new Uint8Array(256).fill(width);
+  const ending = new Array<ByteMarker[] | undefined>(256).fill(undefined);
+  for (const { bytes } of markers) {
+    for (let i = 0; i < width - 1; i++) skip[bytes[i]] = Math.min(skip[bytes[i]], width - 1 - i);
+  }
+  for (const marker of markers) (ending[marker.bytes[width - 1]] ??= []).push(marker);
+  return { markers, width, skip, ending };
+}
+
+/** Whether any marker of `set` occurs in `haystack` before index `end`. */
+export function hasAnyMarker(haystack: Uint8Array, set: MarkerSet, end = haystack.length): boolean {
+  const { width, skip, ending } = set;
+  for (let i = width - 1; i < end; i += skip[haystack[i]]) {
+    const candidates = ending[haystack[i]];
+    if (candidates === undefined) continue;
+    const start = i - width + 1;
+    for (const { bytes } of candidates) {
+      if (start + bytes.length > end) continue;
+      let j = 0;
+      while (j < bytes.length && haystack[start + j] === bytes[j]) j++;
+      if (j === bytes.length) return true;
+    }
+  }
   return false;
 }

@@ -9,8 +9,8 @@ import type { Config } from "../core/config.ts";
 import { clientClosed, GatewayError } from "../core/errors.ts";
 import type { Attempt } from "../core/exchange.ts";
 import { clientTimeoutMs } from "../core/http.ts";
-import { type AttemptResult, attemptUpstream } from "./attempt.ts";
-import type { HealthEvent, HealthView } from "./health.ts";
+import { type AttemptPlan, type AttemptResult, attemptUpstream } from "./attempt.ts";
+import type { Admission, Deployment, HealthView } from "./health.ts";
 import { deploymentOf, type NextAttempt, pickNext } from "./pick.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
@@ -106,6 +106,17 @@ async function relayAttempts(deps: RelayDeps, call: RelayRequest): Promise<Respo
   return last.fail();
 }
 
+/**
+ * What an attempt tells the deployment's health. It is made apart from the attempt: a stream keeps it until it ends,
+ * and a closure made inside the attempt would keep the attempt's whole scope with it, the request's body included.
+ */
+function reporter(health: HealthView, deployment: Deployment, admission: Admission): AttemptPlan["report"] {
+  return (event, pauseMs) => {
+    if (pauseMs !== undefined) health.pause(deployment, pauseMs);
+    health.record(admission, event);
+  };
+}
+
 /** One attempt at the chosen deployment, with its outcome reported to the request's view of the board. */
 async function attemptDeployment(
   deps: RelayDeps,
@@ -118,10 +129,7 @@ async function attemptDeployment(
   const deployment = deploymentOf(route);
   // Without a pass (every way is cooling, or a pause was waited out) the request goes anyway, as no probe.
   const admission = next.admission ?? health.force(deployment);
-  const report = (event: HealthEvent, pauseMs?: number) => {
-    if (pauseMs !== undefined) health.pause(deployment, pauseMs);
-    health.record(admission, event);
-  };
+  const report = reporter(health, deployment, admission);
   const trace = call.exchange.trace;
   const plan = { route, deadline, report };
   let result: AttemptResult;

@@ -3,7 +3,7 @@
  * error) without decoding the rest: the bytes are cut into whole events at blank lines, and only a run of events
  * holding one of the meter's markers is decoded and parsed. Streams with CR line endings are parsed whole.
  */
-import { type ByteMarker, hasAnyMarker } from "../core/byte_search.ts";
+import { hasAnyMarker, type MarkerSet } from "../core/byte_search.ts";
 import { type SseMessage, SseParser } from "../core/sse.ts";
 
 const LF = 10;
@@ -34,7 +34,7 @@ export interface StreamWatch {
  * A watch that hands `onEvent` every event whose bytes hold one of `markers`; events without any are skipped
  * unread, so `onEvent` must not care about them.
  */
-export function streamWatch(markers: readonly ByteMarker[], onEvent: (message: SseMessage) => void): StreamWatch {
+export function streamWatch(markers: MarkerSet, onEvent: (message: SseMessage) => void): StreamWatch {
   const decoder = new TextDecoder();
   const parser = new SseParser();
   // Bytes of an event not yet ended (only while such an event is open).
@@ -52,7 +52,11 @@ export function streamWatch(markers: readonly ByteMarker[], onEvent: (message: S
   }
   return {
     push(bytes) {
-      if (!whole && bytes.indexOf(CR) !== -1) giveUpCutting();
+      // A chunk that ends an event with "\n\n" is cut there whatever line endings came before it; only another end
+      // asks for the search for a CR, which costs a pass over every byte.
+      const n = bytes.length;
+      const endsEvent = n >= 2 && bytes[n - 1] === LF && bytes[n - 2] === LF;
+      if (!whole && !endsEvent && bytes.indexOf(CR) !== -1) giveUpCutting();
       if (whole) return read(bytes);
       let data = bytes;
       if (carry) {

@@ -2,7 +2,7 @@
  * @module Reading token usage from an upstream's answer in its own protocol: a non-streamed body, or the
  * stream's events as they pass (Anthropic usage is cumulative; OpenAI chat sends one usage chunk).
  */
-import { type ByteMarker, byteMarker } from "../core/byte_search.ts";
+import { byteMarker, type MarkerSet, markerSet } from "../core/byte_search.ts";
 import type { AnswerFacts, Usage } from "../core/exchange.ts";
 import { saneId } from "../core/http.ts";
 import type { SseMessage } from "../core/sse.ts";
@@ -32,7 +32,7 @@ export interface UsageMeter {
    * Byte strings one of which every event that can change this meter holds (its usage, its state); an event with
    * none of them may pass by unread.
    */
-  markers: readonly ByteMarker[];
+  markers: MarkerSet;
   /**
    * "finished" once the terminal event passed (message_stop, [DONE], response.completed ...), "finishing" once an
    * end would be acceptable (chat's finish chunk), "errored" once the upstream sent its own in-band error, else "open".
@@ -61,10 +61,10 @@ const FINISHING: Partial<Record<UpstreamProtocol, (message: SseMessage) => boole
 const USAGE_OBJECT = /"usage(Metadata)?"\s*:\s*\{/;
 
 /** What the tests above look for, as bytes: usage, errors (named, or in the payload), and the endings. */
-const MARKERS: Record<UpstreamProtocol, readonly ByteMarker[]> = {
-  anthropic: ["usage", "error", "message_stop", "response.failed"].map(byteMarker),
-  "openai-chat": ["usage", "error", "[DONE]", "finish_reason", "response.failed"].map(byteMarker),
-  gemini: ["usageMetadata", "error", "finishReason"].map(byteMarker),
+const MARKERS: Record<UpstreamProtocol, MarkerSet> = {
+  anthropic: markerSet(["usage", "error", "message_stop", "response.failed"].map(byteMarker)),
+  "openai-chat": markerSet(["usage", "error", "[DONE]", "finish_reason", "response.failed"].map(byteMarker)),
+  gemini: markerSet(["usageMetadata", "error", "finishReason"].map(byteMarker)),
 };
 
 function parse(data: string): JsonObject | undefined {

@@ -1,6 +1,13 @@
 /** Tests for the byte search that finds markers in stream bytes without decoding them. */
 import assert from "node:assert/strict";
-import { byteMarker, bytePattern, hasAnyMarker, hasMarker, indexOfMarker } from "../../src/core/byte_search.ts";
+import {
+  byteMarker,
+  bytePattern,
+  hasAnyMarker,
+  hasMarker,
+  indexOfMarker,
+  markerSet,
+} from "../../src/core/byte_search.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -45,9 +52,29 @@ Deno.test("hasMarker() agrees with a plain search on every position of a marker 
 });
 
 Deno.test("hasAnyMarker() is true when one of several markers occurs", () => {
-  const markers = ["usage", "error", "message_stop"].map(byteMarker);
+  const markers = markerSet(["usage", "error", "message_stop"].map(byteMarker));
   assert.equal(hasAnyMarker(encode('{"type":"message_stop"}'), markers), true);
   assert.equal(hasAnyMarker(encode('{"type":"ping"}'), markers), false);
+});
+
+Deno.test("hasAnyMarker() agrees with a search per marker at every position, and only before the end", () => {
+  const texts = ["usage", "error", "[DONE]", "finish_reason", "response.failed", "finishReason", "usageMetadata"];
+  const set = markerSet(texts.map(byteMarker));
+  const each = (bytes: Uint8Array, end: number) => texts.some((text) => hasMarker(bytes, byteMarker(text), end));
+  const filler = '{"type":"content_block_delta","delta":{"text":"use a[DONE finish_reaso erro."}}';
+  assert.equal(hasAnyMarker(encode(filler), set), false);
+  for (const marker of texts) {
+    for (let at = 0; at <= filler.length; at++) {
+      const bytes = encode(filler.slice(0, at) + marker + filler.slice(at));
+      assert.equal(hasAnyMarker(bytes, set), true, `${marker} at ${at}`);
+      for (const end of [at + marker.length - 1, at + marker.length]) {
+        assert.equal(hasAnyMarker(bytes, set, end), each(bytes, end), `${marker} at ${at} before ${end}`);
+      }
+      const broken = encode(filler.slice(0, at) + marker.slice(0, -1) + "#" + filler.slice(at));
+      assert.equal(hasAnyMarker(broken, set), each(broken, broken.length), `${marker} broken at ${at}`);
+    }
+  }
+  assert.throws(() => markerSet([]), RangeError);
 });
 
 Deno.test("byteMarker() refuses an empty, non-ASCII or overlong marker", () => {
