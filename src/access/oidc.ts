@@ -3,7 +3,10 @@
  * read once and kept), exchanging an authorization code (with its PKCE verifier and the client secret) for tokens,
  * and verifying an id_token against the issuer's keys (signature, iss, aud, exp, nonce) into the person it names.
  */
-import { createRemoteJWKSet, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+// jose is loaded on the first id_token to verify: a gateway without single sign-on never holds it in memory.
+import type { JWTPayload } from "jose";
+
+type Jose = typeof import("jose");
 import type { OidcConfig } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Person } from "./roles.ts";
@@ -55,7 +58,7 @@ export function oidcClient(config: OidcConfig, options: OidcClientOptions) {
   const fetcher = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
   let metadata: Promise<OidcMetadata> | undefined;
-  let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
+  let keys: ReturnType<Jose["createRemoteJWKSet"]> | undefined;
 
   async function discover(): Promise<OidcMetadata> {
     const url = `${config.issuer.replace(/\/$/, "")}/.well-known/openid-configuration`;
@@ -150,6 +153,7 @@ export function oidcClient(config: OidcConfig, options: OidcClientOptions) {
      */
     async verifyIdToken(idToken: string, expect: { nonce?: string } = {}): Promise<Person> {
       const meta = await getMetadata();
+      const { createRemoteJWKSet, errors: joseErrors, jwtVerify } = await import("jose");
       keys ??= createRemoteJWKSet(new URL(meta.jwks_uri), { timeoutDuration: timeoutMs });
       let payload: JWTPayload;
       try {
@@ -162,7 +166,7 @@ export function oidcClient(config: OidcConfig, options: OidcClientOptions) {
         }));
       } catch (err) {
         if (err instanceof joseErrors.JWKSTimeout) throw unreachable("did not answer for its keys");
-        throw refused(`The id_token is not valid (${idTokenProblem(err)}); sign in again`);
+        throw refused(`The id_token is not valid (${idTokenProblem(err, joseErrors)}); sign in again`);
       }
       if (expect.nonce !== undefined && payload.nonce !== expect.nonce) {
         throw refused("The id_token is not for this sign-in (nonce); sign in again");
@@ -193,7 +197,7 @@ export async function codeChallenge(verifier: string): Promise<string> {
 }
 
 /** What was wrong with an id_token, in a few words that hold none of it. */
-function idTokenProblem(err: unknown): string {
+function idTokenProblem(err: unknown, joseErrors: Jose["errors"]): string {
   if (err instanceof joseErrors.JWTExpired) return "expired";
   if (err instanceof joseErrors.JWTClaimValidationFailed) return `claim ${err.claim}`;
   if (err instanceof joseErrors.JWSSignatureVerificationFailed) return "signature";

@@ -1,7 +1,7 @@
 /**
- * @module What `serve` loads only when it is used: the console's pages and the tracing code with the OpenTelemetry
- * API are reached from main.ts by dynamic imports only, so a gateway that never serves /ui or runs without
- * OTEL_DENO does not hold their code in memory.
+ * @module What `serve` loads only when it is used: the console's pages, the tracing code with the OpenTelemetry
+ * API and the JWT library of single sign-on are reached from main.ts by dynamic imports only, so a gateway that
+ * never serves /ui, runs without OTEL_DENO or verifies no id_token does not hold their code in memory.
  */
 import assert from "node:assert/strict";
 
@@ -30,10 +30,10 @@ async function staticallyReached(): Promise<Set<string>> {
   return seen;
 }
 
-Deno.test("main.ts reaches the console's pages, the tracing code and the OpenTelemetry API only dynamically", async () => {
+Deno.test("main.ts reaches the console's pages, the tracing code, OpenTelemetry and jose only dynamically", async () => {
   const reached = await staticallyReached();
   assert.ok(reached.has("src/server.ts") && reached.has("src/app.ts"), "the walk follows the imports");
-  for (const lazy of ["src/console/routes.ts", "src/observe/tracing.ts", "@opentelemetry/api"]) {
+  for (const lazy of ["src/console/routes.ts", "src/observe/tracing.ts", "@opentelemetry/api", "jose"]) {
     assert.equal(reached.has(lazy), false, `${lazy} is loaded at start`);
   }
 });
@@ -44,4 +44,6 @@ Deno.test("the lazy modules are still imported where they are used", async () =>
   const tracing = await Deno.readTextFile(new URL("src/observe/tracing_switch.ts", ROOT));
   assert.match(tracing, /import\("@opentelemetry\/api"\)/);
   assert.match(tracing, /import\("\.\/tracing\.ts"\)/);
+  const oidc = await Deno.readTextFile(new URL("src/access/oidc.ts", ROOT));
+  assert.match(oidc, /import\("jose"\)/);
 });
