@@ -167,8 +167,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   };
   const oidc = config.auth.oidc;
   if (oidc && operator.oidc) {
-    const clientSecret = options.env(oidc.client_secret_env);
-    deps.device = deviceBroker({ config: oidc, client: operator.oidc, clientSecret, kv: store.kv, now });
+    deps.device = deviceBroker({ config: oidc, client: operator.oidc, kv: store.kv, now });
   }
   const { adminKey } = operator;
   const required = config.metrics.require_admin_key;

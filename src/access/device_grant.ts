@@ -54,13 +54,8 @@ const slowDown = (why: string) => deviceError("slow_down", why);
 export interface DeviceBrokerOptions {
   config: OidcConfig;
   client: OidcClient;
-  /** The client secret; undefined when its variable is not set. */
-  clientSecret: string | undefined;
   kv: Deno.Kv;
   now(): Date;
-  fetch?: typeof fetch;
-  /** How long one call to the provider may take. */
-  timeoutMs?: number;
 }
 
 /** A positive whole number of seconds from a provider's answer, or `fallback`. */
@@ -71,29 +66,11 @@ function seconds(value: unknown, fallback: number): number {
 /** The broker over one provider and one KV. */
 export function deviceBroker(options: DeviceBrokerOptions) {
   const { config, client, kv } = options;
-  const fetcher = options.fetch ?? fetch;
-  const timeoutMs = options.timeoutMs ?? 10_000;
   const grantKey = async (handle: string): Promise<Deno.KvKey> => ["device_grant", await hashToken(handle)];
 
-  /** POSTs a form to the provider as this client (client_secret_basic); undefined when it cannot be reached. */
-  async function callProvider(url: string, params: Record<string, string>) {
-    if (options.clientSecret === undefined) {
-      throw new GatewayError("unavailable", `The client secret is not set (env ${config.client_secret_env})`);
-    }
-    const basic = btoa(`${encodeURIComponent(config.client_id)}:${encodeURIComponent(options.clientSecret)}`);
-    try {
-      const res = await fetcher(url, {
-        method: "POST",
-        signal: AbortSignal.timeout(timeoutMs),
-        headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${basic}` },
-        body: new URLSearchParams({ client_id: config.client_id, ...params }),
-      });
-      const body = await res.json().catch(() => ({})) as Record<string, unknown>;
-      return { status: res.status, body };
-    } catch {
-      return undefined;
-    }
-  }
+  /** POSTs a form to the provider as this client, naming the client in the form too (RFC 8628, section 3.1). */
+  const callProvider = (url: string, params: Record<string, string>) =>
+    client.postForm(url, { client_id: config.client_id, ...params });
 
   return {
     /** Starts a grant at the provider and keeps it; what the CLI shows the person and polls with. */

@@ -1,7 +1,8 @@
 /**
  * @module The gateway as an OpenID Connect client of the team's identity provider: the issuer's metadata (discovery,
- * read once and kept), exchanging an authorization code (with its PKCE verifier and the client secret) for tokens,
- * and verifying an id_token against the issuer's keys (signature, iss, aud, exp, nonce) into the person it names.
+ * read once and kept), exchanging an authorization code (with its PKCE verifier and the client secret) for tokens, the
+ * client's other authenticated form posts (the device grant's), and verifying an id_token against the issuer's keys
+ * (signature, iss, aud, exp, nonce) into the person it names.
  */
 // jose is loaded on the first id_token to verify: a gateway without single sign-on never holds it in memory.
 import type { JWTPayload } from "jose";
@@ -93,6 +94,32 @@ export function oidcClient(config: OidcConfig, options: OidcClientOptions) {
     return metadata;
   }
 
+  /**
+   * POSTs a form to one of the provider's endpoints as this client (client_secret_basic, RFC 6749 section 2.3.1):
+   * the answer's status and JSON body (empty when it is not JSON), or undefined when the provider cannot be reached.
+   */
+  async function postForm(
+    url: string,
+    params: Record<string, string>,
+  ): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
+    if (options.clientSecret === undefined) {
+      throw new GatewayError("unavailable", `The client secret is not set (env ${config.client_secret_env})`);
+    }
+    const basic = btoa(`${encodeURIComponent(config.client_id)}:${encodeURIComponent(options.clientSecret)}`);
+    try {
+      const res = await fetcher(url, {
+        method: "POST",
+        signal: AbortSignal.timeout(timeoutMs),
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${basic}` },
+        body: new URLSearchParams(params),
+      });
+      const body = await res.json().catch(() => ({})) as Record<string, unknown>;
+      return { status: res.status, body };
+    } catch {
+      return undefined;
+    }
+  }
+
   return {
     metadata: getMetadata,
 
@@ -113,37 +140,26 @@ export function oidcClient(config: OidcConfig, options: OidcClientOptions) {
       return url;
     },
 
+    postForm,
+
     /** Exchanges an authorization code for the provider's answer; only its id_token is used. */
     async exchangeCode(input: { code: string; redirectUri: string; codeVerifier: string }): Promise<string> {
       const meta = await getMetadata();
-      if (options.clientSecret === undefined) {
-        throw new GatewayError("unavailable", `The client secret is not set (env ${config.client_secret_env})`);
-      }
-      const basic = btoa(`${encodeURIComponent(config.client_id)}:${encodeURIComponent(options.clientSecret)}`);
-      let res: Response;
-      try {
-        res = await fetcher(meta.token_endpoint, {
-          method: "POST",
-          signal: AbortSignal.timeout(timeoutMs),
-          headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${basic}` },
-          body: new URLSearchParams({
-            grant_type: "authorization_code",
-            code: input.code,
-            redirect_uri: input.redirectUri,
-            code_verifier: input.codeVerifier,
-          }),
-        });
-      } catch {
-        throw unreachable("could not be reached to finish the sign-in");
-      }
-      const answer = await res.json().catch(() => ({})) as Record<string, unknown>;
+      const reply = await postForm(meta.token_endpoint, {
+        grant_type: "authorization_code",
+        code: input.code,
+        redirect_uri: input.redirectUri,
+        code_verifier: input.codeVerifier,
+      });
+      if (!reply) throw unreachable("could not be reached to finish the sign-in");
+      const { status, body: answer } = reply;
       // A code used twice, expired, or not this client's: the provider's `invalid_grant` (RFC 6749, section 5.2).
-      if (res.status >= 400 && res.status < 500) {
-        throw refused(
-          `The identity provider refused the sign-in (${String(answer.error ?? res.status)}); sign in again`,
-        );
+      if (status >= 400 && status < 500) {
+        throw refused(`The identity provider refused the sign-in (${String(answer.error ?? status)}); sign in again`);
       }
-      if (!res.ok || typeof answer.id_token !== "string") throw unreachable("answered the sign-in without an id_token");
+      if (status < 200 || status > 299 || typeof answer.id_token !== "string") {
+        throw unreachable("answered the sign-in without an id_token");
+      }
       return answer.id_token;
     },
 
