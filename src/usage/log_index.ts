@@ -91,19 +91,23 @@ export async function* indexRefs(
   };
   let pool: LogRef[] = [];
   let read = 0;
+  // The pool is kept newest first: it is sorted again only after a key added to it.
   for await (const { key, value: refs } of kv.list<LogRef[] | null>(selector, { reverse: true, batchSize: 100 })) {
-    pool.sort(newestFirst);
     let ready = 0;
     while (ready < pool.length && after(pool[ready], key)) ready++;
-    yield* pool.slice(0, ready);
-    pool = pool.slice(ready);
+    if (ready > 0) {
+      yield* pool.slice(0, ready);
+      pool = pool.slice(ready);
+    }
+    const before = pool.length;
     for (const ref of refs ?? [[key[3] as number, key[4] as string] as LogRef]) {
       if (ref[0] >= range.since && ref[0] < range.until) pool.push(ref);
     }
+    if (pool.length > before) pool.sort(newestFirst);
     read += refs?.length ?? 1;
     if (read > maxRefs) break;
   }
-  yield* pool.sort(newestFirst);
+  yield* pool;
 }
 
 /** The log key of a ref. */
