@@ -4,9 +4,8 @@
  * MODELGATE_CLAUDE_CODE names Claude Code's executable (`npm install @anthropic-ai/claude-code`), skipped otherwise.
  */
 import assert from "node:assert/strict";
-import { fakeUpstream } from "../_fake_upstream.ts";
-import { GEMINI_KEY, geminiResponder, type GeminiTurn, geminiUpstreamYaml } from "../_gemini_upstream.ts";
-import { startGateway } from "../_helpers.ts";
+import { withAgentOnGemini } from "../_agent_on_gemini.ts";
+import type { GeminiTurn } from "../_gemini_upstream.ts";
 
 const CLI = Deno.env.get("MODELGATE_CLAUDE_CODE");
 
@@ -28,19 +27,7 @@ Deno.test({
   name: "Claude Code completes a read-a-file tool loop through the gateway on a Gemini model",
   ignore: !CLI,
   async fn() {
-    const dir = await Deno.makeTempDir();
-    try {
-      await Deno.writeTextFile(`${dir}/notes.txt`, "The launch code is PLUM-42.\n");
-      await using upstream = fakeUpstream();
-      const gemini = geminiResponder(model);
-      upstream.routes.set("POST /gem/v1beta/models/gemini-test:generateContent", gemini);
-      upstream.routes.set("POST /gem/v1beta/models/gemini-test:streamGenerateContent", gemini);
-      upstream.routes.set("POST /gem/v1beta/models/gemini-test:countTokens", gemini);
-      await using gw = await startGateway(upstream.url, {
-        ...geminiUpstreamYaml(upstream.url),
-        env: { TEST_GEMINI_KEY: GEMINI_KEY },
-      });
-      const token = (await gw.store.createToken({ group: "gem" })).secret;
+    await withAgentOnGemini(model, async ({ dir, upstream, gw, token, sentSignature }) => {
       const out = await new Deno.Command(CLI!, {
         args: [
           "-p",
@@ -71,13 +58,7 @@ Deno.test({
       assert.equal(out.code, 0, `${text}\n${new TextDecoder().decode(out.stderr).slice(-2000)}\n${refusals}`);
       assert.match(text, /PLUM-42/);
       // The second turn carried Gemini's own signature back on the call, not the stand-in.
-      const signed = upstream.requests.some((r) =>
-        JSON.stringify(r.body ?? {}).includes('"thoughtSignature":"Y2Mtc2lnLTE="') &&
-        JSON.stringify(r.body ?? {}).includes("functionResponse")
-      );
-      assert.ok(signed, "the tool loop's second turn carried the thought signature");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+      assert.ok(sentSignature("Y2Mtc2lnLTE="), "the tool loop's second turn carried the thought signature");
+    });
   },
 });

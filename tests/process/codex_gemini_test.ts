@@ -4,9 +4,8 @@
  * MODELGATE_CODEX names Codex's executable (`npm install @openai/codex`), and is skipped otherwise.
  */
 import assert from "node:assert/strict";
-import { fakeUpstream } from "../_fake_upstream.ts";
-import { GEMINI_KEY, geminiResponder, type GeminiTurn, geminiUpstreamYaml } from "../_gemini_upstream.ts";
-import { startGateway } from "../_helpers.ts";
+import { withAgentOnGemini } from "../_agent_on_gemini.ts";
+import type { GeminiTurn } from "../_gemini_upstream.ts";
 
 const CLI = Deno.env.get("MODELGATE_CODEX");
 
@@ -28,18 +27,7 @@ Deno.test({
   name: "Codex runs a command and answers from its output through the gateway on a Gemini model",
   ignore: !CLI,
   async fn() {
-    const dir = await Deno.makeTempDir();
-    try {
-      await Deno.writeTextFile(`${dir}/notes.txt`, "The launch code is PLUM-42.\n");
-      await using upstream = fakeUpstream();
-      const gemini = geminiResponder(model);
-      upstream.routes.set("POST /gem/v1beta/models/gemini-test:generateContent", gemini);
-      upstream.routes.set("POST /gem/v1beta/models/gemini-test:streamGenerateContent", gemini);
-      await using gw = await startGateway(upstream.url, {
-        ...geminiUpstreamYaml(upstream.url),
-        env: { TEST_GEMINI_KEY: GEMINI_KEY },
-      });
-      const token = (await gw.store.createToken({ group: "gem" })).secret;
+    await withAgentOnGemini(model, async ({ dir, gw, token, sentSignature }) => {
       await Deno.mkdir(`${dir}/.codex`);
       await Deno.writeTextFile(
         `${dir}/.codex/config.toml`,
@@ -68,13 +56,7 @@ Deno.test({
       const text = new TextDecoder().decode(out.stdout);
       assert.equal(out.code, 0, `${text}\n${new TextDecoder().decode(out.stderr).slice(-3000)}`);
       assert.match(text, /PLUM-42/);
-      const signed = upstream.requests.some((r) =>
-        JSON.stringify(r.body ?? {}).includes('"thoughtSignature":"Y3gtMQ=="') &&
-        JSON.stringify(r.body ?? {}).includes("functionResponse")
-      );
-      assert.ok(signed, "the tool loop's second turn carried the thought signature");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+      assert.ok(sentSignature("Y3gtMQ=="), "the tool loop's second turn carried the thought signature");
+    });
   },
 });
