@@ -1,8 +1,9 @@
 /**
  * @module The device sign-in under test: a gateway signing in through the test provider (example.com people are
- * members who may mint in `default` and `oa`), on a clock the test moves, a CLI whose waits move it, and the
- * provider's user step completed as an account when the CLI shows its URL.
+ * members who may mint in `default` and `oa`), on a clock the test moves (its KV's entries expire by it too), a CLI
+ * whose waits move it, and the provider's user step completed as an account when the CLI shows its URL.
  */
+import { clockedKv } from "./_clocked_kv.ts";
 import type { OidcGatewayOptions, TestProvider } from "./_oidc_provider.ts";
 import { startOidcGateway } from "./_oidc_provider.ts";
 
@@ -22,12 +23,31 @@ export function startDeviceGateway(
 }
 
 /**
- * A gateway signing in through `provider`, on a clock the test moves, and a CLI whose waits move that clock once the
- * person has confirmed (so the first poll finds the confirmation, as a person's would after some seconds).
+ * A gateway signing in through `provider`, on a clock the test moves (KV drops an entry once that clock passes its
+ * `expireIn`), and a CLI whose waits move that clock once the person has confirmed (so the first poll finds the
+ * confirmation, as a person's would after some seconds). `options` may add a `fetch` for the gateway.
  */
-export async function deviceSetup(provider: TestProvider, upstreamUrl: string) {
+export async function deviceSetup(
+  provider: TestProvider,
+  upstreamUrl: string,
+  options: Pick<OidcGatewayOptions, "fetch"> = {},
+) {
   let at = Date.now();
-  const gw = await startDeviceGateway(provider, upstreamUrl, { now: () => new Date(at) });
+  const kv = await Deno.openKv(":memory:");
+  const gw = await startDeviceGateway(provider, upstreamUrl, {
+    ...options,
+    kv: clockedKv(kv, () => at),
+    now: () => new Date(at),
+  });
+  // The gateway leaves a KV it was given open; this one is the setup's own.
+  const stop = gw[Symbol.asyncDispose].bind(gw);
+  gw[Symbol.asyncDispose] = async () => {
+    try {
+      await stop();
+    } finally {
+      kv.close();
+    }
+  };
   const confirmed = Promise.withResolvers<void>();
   const waits: number[] = [];
   return {

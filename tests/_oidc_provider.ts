@@ -6,7 +6,7 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { exportJWK, generateKeyPair } from "jose";
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import Provider from "oidc-provider";
 import type { Page } from "puppeteer-core";
 import { startGateway, type TestGateway } from "./_helpers.ts";
@@ -17,8 +17,8 @@ export interface TestAccount {
   email: string;
   name?: string;
   groups?: string[];
-  /** Sent as `email_verified`; true unless given. */
-  email_verified?: boolean;
+  /** Sent as `email_verified`, whatever it is (a string, a number...); true unless given, left out when undefined. */
+  email_verified?: unknown;
 }
 
 /** The provider under test. */
@@ -37,6 +37,11 @@ export interface TestProvider extends AsyncDisposable {
   complete(url: string, login: string): Promise<{ redirect?: URL; page?: string }>;
   /** Fills the provider's login form in `page` as `login` and submits it, and its consent form when it asks. */
   signInPage(page: Page, login: string): Promise<void>;
+  /**
+   * An id_token signed with the provider's own key, holding `claims` over ones it would issue to its client now
+   * (iss, aud, sub, email, iat, exp): what a provider that erred, or a token made for another client, would carry.
+   */
+  signIdToken(claims: JWTPayload): Promise<string>;
 }
 
 /** What the provider hands `loadExistingGrant` (the package ships no types). */
@@ -110,10 +115,10 @@ export async function startOidcProvider(accounts: Record<string, TestAccount>): 
     findAccount(_ctx: unknown, id: string) {
       const account = known.get(id);
       if (!account) return undefined;
-      return {
-        accountId: id,
-        claims: () => ({ sub: id, email_verified: true, groups: [], ...account }),
-      };
+      // An account whose email_verified is undefined sends none: the claim is left out, not sent as null.
+      const claims = { sub: id, email_verified: true, groups: [], ...account };
+      if ("email_verified" in account && account.email_verified === undefined) delete claims.email_verified;
+      return { accountId: id, claims: () => claims };
     },
     // The gateway is a first-party client: the grant covers what it asked for, so only the provider's confirmation of
     // a native client remains.
@@ -134,6 +139,18 @@ export async function startOidcProvider(accounts: Record<string, TestAccount>): 
     clientSecret: CLIENT_SECRET,
     accounts: known,
     complete: (url, login) => completeAs(issuer, url, login),
+    signIdToken(claims) {
+      const now = Math.floor(Date.now() / 1000);
+      const base = {
+        iss: issuer,
+        aud: CLIENT_ID,
+        sub: "someone",
+        email: "someone@example.com",
+        iat: now,
+        exp: now + 600,
+      };
+      return new SignJWT({ ...base, ...claims }).setProtectedHeader({ alg: "RS256", kid: jwk.kid }).sign(privateKey);
+    },
     async signInPage(page, login) {
       await page.waitForSelector("input[name=login]");
       await page.type("input[name=login]", login);
@@ -210,6 +227,8 @@ export interface OidcGatewayOptions {
   roles: string[];
   /** More `auth.oidc` keys, as YAML lines indented for it, e.g. `redirect_url: https://...`. */
   oidc?: string[];
+  /** The scopes asked for; openid, email, profile and groups unless given. */
+  scopes?: string[];
   /** Top-level YAML before the auth section, e.g. `public_hosts: [...]`. */
   top?: string;
   /** A KV shared with another gateway. */
@@ -232,7 +251,7 @@ export function startOidcGateway(
     `    issuer: "${provider.issuer}"`,
     `    client_id: ${provider.clientId}`,
     "    client_secret_env: OIDC_CLIENT_SECRET",
-    "    scopes: [openid, email, profile, groups]",
+    `    scopes: [${(options.scopes ?? ["openid", "email", "profile", "groups"]).join(", ")}]`,
     ...(options.oidc ?? []).map((line) => `    ${line}`),
     "    roles:",
     ...options.roles.map((rule) => `      - ${rule}`),

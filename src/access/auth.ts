@@ -1,7 +1,11 @@
-/** @module Client credentials: reading them from headers and resolving them to a live token and its group. */
+/**
+ * @module Client credentials: reading them from headers and resolving them to a live token and its group; a token
+ * whose owner has no role on the gateway any more is suspended.
+ */
 import { GatewayError } from "../core/errors.ts";
 import type { Group, Principal, TokenRecord } from "../core/principal.ts";
 import type { AuthGuard } from "./guard.ts";
+import type { Suspension } from "./people.ts";
 import { hashToken, type Store } from "./store.ts";
 
 export { hashToken };
@@ -53,7 +57,12 @@ export async function sameSecret(a: string, b: string): Promise<boolean> {
 export interface Resolved {
   token: TokenRecord;
   group: Group | null;
+  /** Set when the token's owner may not use it now (see access/people.ts). */
+  suspended?: Suspension;
 }
+
+/** Judges whether a person's tokens may be used now; see {@linkcode suspensionOf} in access/people.ts. */
+export type OwnerJudge = (owner: string) => Promise<Suspension | undefined>;
 
 /** Where tokens are looked up: KV directly, or a cache in front of it (see auth_cache.ts). */
 export interface Credentials {
@@ -63,10 +72,15 @@ export interface Credentials {
   bySecret?(secret: string): Promise<Resolved | null>;
 }
 
-/** Credentials read from KV on every call. */
-export function storeCredentials(store: Store): Credentials {
+/** Credentials read from KV on every call; with `judge`, a token that names an owner is judged by its owner's role. */
+export function storeCredentials(store: Store, judge?: OwnerJudge): Credentials {
   async function withGroup(token: TokenRecord | null): Promise<Resolved | null> {
-    return token && { token, group: await store.getGroup(token.group) };
+    if (!token) return null;
+    const [group, suspended] = await Promise.all([
+      store.getGroup(token.group),
+      token.owner && judge ? judge(token.owner) : undefined,
+    ]);
+    return { token, group, ...suspended ? { suspended } : {} };
   }
   return {
     byHash: async (hash) => withGroup(await store.findTokenByHash(hash)),
@@ -100,6 +114,12 @@ export async function authenticate(
   if (token.disabled) throw new GatewayError("authentication", "API key is disabled");
   if (token.expires_at && Date.parse(token.expires_at) <= now.getTime()) {
     throw new GatewayError("authentication", "API key has expired");
+  }
+  if (found.suspended) {
+    const why = found.suspended === "removed"
+      ? "an operator removed its owner's role"
+      : "its owner matches no sign-in rule of this gateway";
+    throw new GatewayError("authentication", `API key is suspended: ${why}`);
   }
   if (!group) throw new GatewayError("permission", `API key's group "${token.group}" no longer exists`);
   return { token, group };

@@ -5,7 +5,7 @@
  * process sharing the KV takes effect everywhere within the interval. Writes through this process's own store
  * drop the cache at once.
  */
-import type { Credentials, Resolved } from "./auth.ts";
+import type { Credentials, OwnerJudge, Resolved } from "./auth.ts";
 import { hashToken, storeCredentials } from "./auth.ts";
 import { AUTH_VERSION_KEY, type Store } from "./store.ts";
 
@@ -24,11 +24,13 @@ export interface CacheOptions {
   /** Entries kept at most; the cache starts over when it is full, which only costs reads. */
   maxEntries?: number;
   log?(line: Record<string, unknown>): void;
+  /** Judges tokens that name an owner by the owner's role; the auth version moves with every such role change. */
+  judge?: OwnerJudge;
 }
 
 /** Wraps the store's token lookups in a cache invalidated by the version key. */
 export function cachedCredentials(store: Store, options: CacheOptions): CachedCredentials {
-  const source = storeCredentials(store);
+  const source = storeCredentials(store, options.judge);
   const maxEntries = options.maxEntries ?? 10_000;
   const byHash = new Map<string, Resolved>();
   // A secret seen before skips its SHA-256, the largest cost of a cached lookup.

@@ -2,13 +2,13 @@
  * @module The device authorization grant (RFC 8628) brokered for the CLI: the gateway starts a grant at the identity
  * provider with its own client credentials, keeps it in KV under a handle of its own (so any instance can answer a
  * poll, until the grant expires), polls the provider's token endpoint when the CLI polls (never faster than the
- * provider's interval) and hands back the person the verified id_token names.
- * Keys: ["device_grant", sha256(handle)] -> PendingGrant.
+ * provider's interval) and hands back the person the verified id_token names. A grant that gave its id_token is
+ * deleted at once; an expired one is kept for a while, so a late poll is told `expired_token`, not that its code is
+ * unknown. Keys: ["device_grant", sha256(handle)] -> PendingGrant.
  */
 import type { OidcConfig } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
-import { type OidcClient, randomToken } from "./oidc.ts";
-import type { Person } from "./roles.ts";
+import { type OidcClient, randomToken, type SignedIn } from "./oidc.ts";
 import { hashToken } from "./store.ts";
 
 /** What the CLI is told when a grant starts (RFC 8628, section 3.2), with the gateway's handle as device_code. */
@@ -38,6 +38,8 @@ const DEFAULT_INTERVAL_S = 5;
 const SLOW_DOWN_S = 5;
 /** The longest a grant is kept, whatever the provider says: a person confirms within minutes or starts again. */
 const MAX_EXPIRES_S = 1800;
+/** How long an expired grant is kept to answer `expired_token` (RFC 8628, section 3.5) before it is forgotten. */
+export const EXPIRED_KEPT_MS = 3_600_000;
 
 /**
  * An answer in the OAuth error shape (`error`, `error_description`; RFC 8628, section 3.5): a 400 with one of the
@@ -61,6 +63,11 @@ export interface DeviceBrokerOptions {
 /** A positive whole number of seconds from a provider's answer, or `fallback`. */
 function seconds(value: unknown, fallback: number): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.ceil(value) : fallback;
+}
+
+/** How long KV keeps `grant` from `now`: until it expires, and {@linkcode EXPIRED_KEPT_MS} after. */
+function keepFor(grant: PendingGrant, now: number): number {
+  return Math.max(1, grant.expires_at - now) + EXPIRED_KEPT_MS;
 }
 
 /** The broker over one provider and one KV. */
@@ -100,7 +107,7 @@ export function deviceBroker(options: DeviceBrokerOptions) {
         next_poll_at: now + interval * 1000,
         expires_at: now + expiresIn * 1000,
       };
-      await kv.set(await grantKey(handle), grant, { expireIn: expiresIn * 1000 });
+      await kv.set(await grantKey(handle), grant, { expireIn: keepFor(grant, now) });
       const complete = body.verification_uri_complete;
       return {
         device_code: handle,
@@ -117,17 +124,16 @@ export function deviceBroker(options: DeviceBrokerOptions) {
      * RFC's errors as {@linkcode deviceError}s. `onGuess` runs for a poll that should not have been made (an unknown
      * handle, or one polled before its interval), so the caller can charge the address.
      */
-    async poll(handle: string, onGuess: () => void): Promise<Person> {
+    async poll(handle: string, onGuess: () => void): Promise<SignedIn> {
       const key = await grantKey(handle);
       const entry = await kv.get<PendingGrant>(key);
       const grant = entry.value;
       const now = options.now().getTime();
-      if (!grant) {
+      if (!grant || grant.expires_at + EXPIRED_KEPT_MS <= now) {
         onGuess();
         throw deviceError("invalid_grant", "Unknown or finished device_code; start the sign-in again");
       }
       if (grant.expires_at <= now) {
-        await kv.delete(key);
         throw deviceError("expired_token", "The code expired before it was confirmed; start the sign-in again");
       }
       if (now < grant.next_poll_at) {
@@ -136,7 +142,7 @@ export function deviceBroker(options: DeviceBrokerOptions) {
       }
       // One poll at a time reaches the provider, whichever instance answers it.
       const claimed = { ...grant, next_poll_at: now + grant.interval_s * 1000 };
-      const won = await kv.atomic().check(entry).set(key, claimed, { expireIn: grant.expires_at - now }).commit();
+      const won = await kv.atomic().check(entry).set(key, claimed, { expireIn: keepFor(grant, now) }).commit();
       if (!won.ok) throw pending();
       const meta = await client.metadata();
       const answer = await callProvider(meta.token_endpoint, {
@@ -145,19 +151,20 @@ export function deviceBroker(options: DeviceBrokerOptions) {
       });
       if (!answer || answer.status >= 500) {
         await kv.set(key, { ...claimed, interval_s: grant.interval_s + SLOW_DOWN_S }, {
-          expireIn: grant.expires_at - now,
+          expireIn: keepFor(grant, now),
         });
         throw slowDown("The identity provider did not answer; polling more slowly");
       }
       const error = answer.body.error;
       if (answer.status === 200 && typeof answer.body.id_token === "string") {
+        // Used once: a replayed device_code is unknown from now on, and the provider is not asked again.
         await kv.delete(key);
         return await client.verifyIdToken(answer.body.id_token);
       }
       if (error === "authorization_pending") throw pending();
       if (error === "slow_down") {
         await kv.set(key, { ...claimed, interval_s: grant.interval_s + SLOW_DOWN_S }, {
-          expireIn: grant.expires_at - now,
+          expireIn: keepFor(grant, now),
         });
         throw slowDown("The identity provider asked to poll more slowly");
       }

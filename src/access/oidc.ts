@@ -2,7 +2,7 @@
  * @module The gateway as an OpenID Connect client of the team's identity provider: the issuer's metadata (discovery,
  * read once and kept), exchanging an authorization code (with its PKCE verifier and the client secret) for tokens, the
  * client's other authenticated form posts (the device grant's), and verifying an id_token against the issuer's keys
- * (signature, iss, aud, exp, nonce) into the person it names.
+ * (signature, iss, aud and azp, exp and iat, nonce, email_verified) into the person it names.
  */
 // jose is loaded on the first id_token to verify: a gateway without single sign-on never holds it in memory.
 import type { JWTPayload } from "jose";
@@ -164,10 +164,11 @@ export function oidcClient(config: OidcConfig, options: OidcClientOptions) {
     },
 
     /**
-     * The person an id_token names, once its signature (by the issuer's keys, never `none`), issuer, audience,
-     * lifetime and, when given, nonce are checked. An email the provider says is not verified is refused.
+     * The person an id_token names, once its signature (by the issuer's keys, never `none`), issuer, audience and
+     * authorized party, lifetime, issue time and, when given, nonce are checked (OpenID Connect Core 1.0, section
+     * 3.1.3.7). An email is taken only when the provider says it is verified (see {@linkcode emailVerified}).
      */
-    async verifyIdToken(idToken: string, expect: { nonce?: string } = {}): Promise<Person> {
+    async verifyIdToken(idToken: string, expect: { nonce?: string } = {}): Promise<SignedIn> {
       const meta = await getMetadata();
       const { createRemoteJWKSet, errors: joseErrors, jwtVerify } = await import("jose");
       keys ??= createRemoteJWKSet(new URL(meta.jwks_uri), { timeoutDuration: timeoutMs });
@@ -184,21 +185,52 @@ export function oidcClient(config: OidcConfig, options: OidcClientOptions) {
         if (err instanceof joseErrors.JWKSTimeout) throw unreachable("did not answer for its keys");
         throw refused(`The id_token is not valid (${idTokenProblem(err, joseErrors)}); sign in again`);
       }
+      const problem = claimProblem(payload, config.client_id, options.now());
+      if (problem) throw refused(`The id_token is not valid (claim ${problem}); sign in again`);
       if (expect.nonce !== undefined && payload.nonce !== expect.nonce) {
         throw refused("The id_token is not for this sign-in (nonce); sign in again");
       }
       if (typeof payload.email !== "string" || !payload.email.includes("@")) {
         throw refused("The identity provider sent no email for this person (is the email scope granted?)");
       }
-      if (payload.email_verified === false) throw refused("The identity provider has not verified this email");
+      if (!emailVerified(payload.email_verified, config.require_email_verified)) {
+        throw refused("The identity provider has not verified this email");
+      }
       const groups = Array.isArray(payload.groups) ? payload.groups.filter((g) => typeof g === "string") : [];
       return {
         email: payload.email.toLowerCase(),
         ...typeof payload.name === "string" ? { name: payload.name } : {},
         groups,
+        groupsClaim: Array.isArray(payload.groups),
       };
     },
   };
+}
+
+/** A person as a verified id_token names them, and whether it carried a `groups` claim at all. */
+export interface SignedIn extends Person {
+  groupsClaim: boolean;
+}
+
+/**
+ * True when the id_token's `email_verified` lets the email be trusted: only the boolean `true` (a string "true" or
+ * "false", a number, anything else is refused), or no claim at all when the operator has said the provider verifies
+ * every email it sends without saying so (`require_email_verified: false`).
+ */
+export function emailVerified(claim: unknown, required: boolean): boolean {
+  return claim === true || (claim === undefined && !required);
+}
+
+/**
+ * What jose leaves to the client among OpenID Connect Core 1.0's checks of an id_token (section 3.1.3.7): an `iat` no
+ * later than now and the clock tolerance; with several audiences an `azp`, and any `azp` naming this client. The
+ * claim at fault, or undefined.
+ */
+function claimProblem(payload: JWTPayload, clientId: string, now: Date): string | undefined {
+  if (typeof payload.iat !== "number" || payload.iat > now.getTime() / 1000 + CLOCK_TOLERANCE_S) return "iat";
+  const several = Array.isArray(payload.aud) && payload.aud.length > 1;
+  if ((several || payload.azp !== undefined) && payload.azp !== clientId) return "azp";
+  return undefined;
 }
 
 /** A random value for state, nonce or a PKCE verifier: 32 bytes, base64url (43 characters, RFC 7636 allows 43-128). */

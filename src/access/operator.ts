@@ -11,6 +11,7 @@ import { type CachedCredentials, cachedCredentials } from "./auth_cache.ts";
 import { type AuthGuard, createAuthGuard } from "./guard.ts";
 import { createLimiter, type Limiter } from "./limiter.ts";
 import { type OidcClient, oidcClient } from "./oidc.ts";
+import { suspensionOf } from "./people.ts";
 import type { Store } from "./store.ts";
 
 /** What the operator side adds to an instance. */
@@ -78,14 +79,34 @@ export function oidcFrom(
   if (!clientSecret) {
     throw new Error(`auth.oidc.client_secret_env names ${oidc.client_secret_env}, which is not set in the environment`);
   }
+  const groupsUnasked = groupsScopeWarning(oidc);
+  if (groupsUnasked) options.log({ level: "warn", event: "oidc_groups_not_requested", advice: groupsUnasked });
   return oidcClient(oidc, { clientSecret, now: () => new Date(options.now()), fetch: options.fetch });
+}
+
+/**
+ * What to change when rules match on `group` but `scopes` does not ask for `groups`: most providers (Okta, Keycloak)
+ * then send no groups claim, and those rules match nobody. Microsoft Entra ID's groups claim comes from the app
+ * registration's token configuration, not from a scope (see docs/running-for-a-team.md), so its issuer is not warned.
+ */
+export function groupsScopeWarning(oidc: NonNullable<Config["auth"]["oidc"]>): string | undefined {
+  if (!oidc.roles.some((rule) => rule.group !== undefined) || oidc.scopes.includes("groups")) return undefined;
+  if (new URL(oidc.issuer).hostname === "login.microsoftonline.com") return undefined;
+  return "auth.oidc.roles match on group, but auth.oidc.scopes does not ask for groups, so the provider may send no " +
+    "groups claim and those rules would match nobody: add groups to auth.oidc.scopes (see " +
+    "docs/running-for-a-team.md, Rules for common providers)";
 }
 
 /** Builds the operator side over `store`; throws when the admin key is too short or sign-in cannot work. */
 export function createOperator(config: Config, store: Store, options: OperatorOptions): Operator {
   const adminKey = adminKeyFrom(options.env);
   const oidc = oidcFrom(config, options, adminKey);
-  const credentials = cachedCredentials(store, { refreshMs: config.usage.auth_refresh_ms, log: options.log });
+  const rules = config.auth.oidc?.roles ?? [];
+  const credentials = cachedCredentials(store, {
+    refreshMs: config.usage.auth_refresh_ms,
+    log: options.log,
+    judge: (owner) => suspensionOf(store.kv, rules, owner),
+  });
   const limiter = createLimiter(store.kv, {
     now: options.now,
     writes: store.writes,

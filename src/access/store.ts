@@ -56,6 +56,11 @@ export interface Store {
   listGroups(): Promise<Group[]>;
   /** Deletes a group; false when there was none. */
   deleteGroup(name: string): Promise<boolean>;
+  /**
+   * Commits `op` with the auth version bumped, as token and group writes are, for another change that decides
+   * whether a token works (a person's role); false when one of its checks failed.
+   */
+  commitAuth(op: Deno.AtomicOperation): Promise<boolean>;
   /** Calls `listener` after every token or group write made through this store; returns the unsubscribe. */
   onChange(listener: () => void): () => void;
   close(): void;
@@ -225,6 +230,7 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
         return await commit(kv.atomic().check(entry).delete(["group", name]));
       });
     },
+    commitAuth: async (op) => await commit(op) === true,
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -5,8 +5,8 @@
  * calls it. Tokens made and revoked here are recorded in the audit trail under the person's email.
  */
 import { deviceError } from "../access/device_grant.ts";
-import { overrideKey, personTag, type RoleOverride } from "../access/people.ts";
-import { type Grant, grantFor, type Person } from "../access/roles.ts";
+import { grantNow, overrideKey, personTag, recordSignIn, type RoleOverride } from "../access/people.ts";
+import type { Grant, Person } from "../access/roles.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
 import { readJsonObject } from "../core/request_body.ts";
@@ -15,8 +15,6 @@ import type { Deps, Endpoint, RequestContext } from "../handlers/context.ts";
 import { type Actor, auditTrail } from "./audit.ts";
 import { whereFrom } from "./routes.ts";
 
-/** How long a token made by `modelgate login` works; the person signs in again after it. */
-export const LOGIN_TOKEN_DAYS = 90;
 /** The name a login's token gets when the CLI sends none. */
 const LOGIN_TOKEN_NAME = "modelgate login";
 
@@ -71,11 +69,7 @@ function device(path: string, handle: (req: Request, ctx: RequestContext) => Pro
  */
 async function grantOf(deps: Deps, person: Person): Promise<Grant> {
   const override = await deps.store.kv.get<RoleOverride>(overrideKey(await personTag(person.email)));
-  const grant = override.value
-    ? override.value.role === null
-      ? undefined
-      : { role: override.value.role, token_groups: override.value.token_groups }
-    : grantFor(person, deps.config.auth.oidc?.roles ?? []);
+  const grant = grantNow(person, deps.config.auth.oidc?.roles ?? [], override.value);
   if (!grant) {
     throw deviceError("access_denied", `${person.email} matches no rule of this gateway's sign-in; ask an operator`);
   }
@@ -139,14 +133,17 @@ async function pollGrant(req: Request, ctx: RequestContext): Promise<Response> {
     if (err instanceof GatewayError && err.kind === "authentication") throw deviceError("access_denied", err.message);
     throw err;
   });
+  const now = deps.now();
+  await recordSignIn(deps.store, person, { now, rules: deps.config.auth.oidc?.roles ?? [], log: deps.log });
   const grant = await grantOf(deps, person);
   const group = await tokenGroup(deps, person, grant, asked);
-  const now = deps.now();
+  // The person signs in again after it: the operator's default for personal tokens (auth.personal_tokens).
+  const days = deps.config.auth.personal_tokens.default_days;
   const { secret, record: token } = await deps.store.createToken({
     group,
     name,
     owner: person.email,
-    expiresAt: new Date(now.getTime() + LOGIN_TOKEN_DAYS * 86_400_000),
+    expiresAt: new Date(now.getTime() + days * 86_400_000),
     now,
   });
   const actor: Actor = {

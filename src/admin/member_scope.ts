@@ -1,8 +1,9 @@
 /**
  * @module The admin service as a member sees it: their own tokens (list, read, create in their token groups with
- * themselves as owner, revoke), their token groups and their own usage; every other operation is refused by name.
+ * themselves as owner and an expiry within the operator's bounds, revoke), their token groups and their own usage;
+ * every other operation is refused by name.
  */
-import type { Limits } from "../core/config.ts";
+import type { Config, Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
 import { invalidField } from "../core/validation.ts";
@@ -22,9 +23,31 @@ export function memberOf(actor: Actor): Member | undefined {
   return { email: actor.email ?? "", token_groups: actor.email ? actor.token_groups ?? [] : [] };
 }
 
-/** What the scope needs of the full service: its operations, and usage counted over only some tokens. */
+/** What the scope needs beyond the full service: usage counted over only some tokens, the clock, expiry bounds. */
 export interface ScopeDeps {
   usageOf(query: ReturnType<typeof UsageQuery.parse>, tokens?: ReadonlySet<string>): Promise<unknown>;
+  now(): Date;
+  personalTokens: Config["auth"]["personal_tokens"];
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The expiry of a member's new token: the one asked for when it is at most `max_days` from now, the operator's
+ * `default_days` when none is asked; never none (a 400 naming expires_at).
+ */
+function memberExpiry(asked: string | null | undefined, deps: ScopeDeps): string {
+  const now = deps.now().getTime();
+  const { default_days, max_days } = deps.personalTokens;
+  if (asked === undefined) return new Date(now + default_days * DAY_MS).toISOString();
+  const latest = new Date(now + max_days * DAY_MS).toISOString();
+  if (asked === null || Date.parse(asked) > now + max_days * DAY_MS) {
+    throw invalidField(
+      "expires_at",
+      `a member's token must expire within ${max_days} days, by ${latest} at the latest`,
+    );
+  }
+  return asked;
 }
 
 /** What each refused operation is, in the words of its refusal. */
@@ -101,7 +124,7 @@ export function scopeToMember<S extends Record<string, unknown>>(service: S, mem
       }
       if (body.owner !== undefined && body.owner !== email) throw refused(member, "create tokens for someone else");
       checkLimits(body.limits, await full.getGroup(body.group));
-      return await full.createToken({ ...body, owner: email });
+      return await full.createToken({ ...body, owner: email, expires_at: memberExpiry(body.expires_at, deps) });
     },
     async revokeToken(id: string) {
       await ownToken(id);

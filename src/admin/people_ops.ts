@@ -1,8 +1,8 @@
 /**
  * @module The admin service's operations on people signed in through the identity provider: listing them with the
  * role they have now (an override in KV, else what the config's rules give them), changing a role (which
- * beats the rules) and removing it (they are refused at their next page, on every instance). Only an owner gives or
- * takes the owner role. Every change is recorded in the audit trail.
+ * beats the rules) and removing it (they are refused at their next page, on every instance, and the tokens they own
+ * are revoked). Only an owner gives or takes the owner role. Every change is recorded in the audit trail.
  */
 import { overrideKey, type PersonSeen, personTag, type RoleOverride, seenKey } from "../access/people.ts";
 import { grantFor, type PersonRole } from "../access/roles.ts";
@@ -79,9 +79,10 @@ export function peopleOps({ ctx, mayChange, record }: OperatorOpsContext) {
       updated_by: actor.name,
     };
     const key = overrideKey(await personTag(email));
-    const { ok } = await ctx.store.writes.write(
+    // The auth version moves with it, so every instance judges the person's tokens again (see access/people.ts).
+    const ok = await ctx.store.writes.write(
       "person_role",
-      () => kv.atomic().check(override).set(key, entry).commit(),
+      () => ctx.store.commitAuth(kv.atomic().check(override).set(key, entry)),
     );
     if (!ok) {
       throw new GatewayError("invalid_request", `${email}'s role changed meanwhile; try again`, {
@@ -91,7 +92,21 @@ export function peopleOps({ ctx, mayChange, record }: OperatorOpsContext) {
     }
     const after = (await read(email)).view;
     await record(role === null ? "person.remove" : "person.update", email, before, after);
+    if (role === null) await revokeTokensOf(email);
     return after;
+  }
+
+  /**
+   * Revokes every active token `email` owns, each recorded as `token.revoke` by whoever removed them. Their tokens
+   * are refused from the removal on anyway (suspended while the removal stands); revoking keeps them refused if the
+   * person is given a role again, and shows it in every list.
+   */
+  async function revokeTokensOf(email: string): Promise<void> {
+    for (const token of await ctx.store.listTokens()) {
+      if (token.owner !== email || token.disabled) continue;
+      const after = await ctx.store.revokeToken(token.id);
+      if (after) await record("token.revoke", token.id, token, after);
+    }
   }
 
   return {

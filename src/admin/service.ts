@@ -291,7 +291,8 @@ export function adminService(ctx: AdminContext) {
     },
   };
   const member = memberOf(ctx.actor);
-  return member ? scopeToMember(service, member, { usageOf }) : service;
+  const personalTokens = ctx.config.auth.personal_tokens;
+  return member ? scopeToMember(service, member, { usageOf, now: ctx.now, personalTokens }) : service;
 }
 
 /** The service's type, for callers that receive one. */

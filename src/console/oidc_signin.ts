@@ -1,80 +1,20 @@
 /**
  * @module Console sign-in through the identity provider: `GET /ui/auth/oidc` sends the browser to the provider
- * (authorization code with PKCE S256; state, nonce and verifier in a short-lived cookie signed with a key derived from
- * the admin key), and `GET /ui/auth/callback` checks the state, exchanges the code, verifies the id_token and its
- * nonce, and starts a session with the role an override in KV or the first matching rule gives; a person with none is
- * refused. Failed callbacks are charged to the address (the guard's `sign_in`), never answered with a 500.
+ * (authorization code with PKCE S256; the flow kept as oidc_flow.ts says), and `GET /ui/auth/callback` checks the
+ * state, consumes the flow (once, on any instance), exchanges the code, verifies the id_token and its nonce, and starts
+ * a session with the role an override in KV or the first matching rule gives; a person with none is refused. Failed
+ * callbacks are charged to the address (the guard's `sign_in`), never answered with a 500.
  */
-import { sameSecret } from "../access/auth.ts";
-import { type OidcClient, randomToken } from "../access/oidc.ts";
-import { overrideKey, type PersonSeen, personTag, type RoleOverride, seenKey } from "../access/people.ts";
-import { type Grant, grantFor, type Person } from "../access/roles.ts";
+import { type OidcClient, randomToken, type SignedIn } from "../access/oidc.ts";
+import { grantNow, overrideKey, personTag, recordSignIn, type RoleOverride } from "../access/people.ts";
+import type { Store } from "../access/store.ts";
 import type { OidcConfig } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { RequestContext } from "../handlers/context.ts";
 import { html } from "./html.ts";
+import { consumeFlow, type Flow, FLOW_MS, flowCookie, readFlow, rememberFlow, sealFlow } from "./oidc_flow.ts";
 import { pageResponse, redirect } from "./page.ts";
 import { sessionCookie, type SessionLimits, startSession } from "./session.ts";
-
-/** The flow cookie over http (for /ui/auth only) and over https (`__Host-`: Secure, whole host, this host's alone). */
-const FLOW_COOKIE = "modelgate_oidc";
-const HOST_FLOW_COOKIE = "__Host-modelgate_oidc";
-/** How long a browser may spend at the provider between starting and finishing a sign-in. */
-const FLOW_MS = 10 * 60_000;
-
-/** What one sign-in remembers between its start and its callback. */
-export interface Flow {
-  state: string;
-  nonce: string;
-  verifier: string;
-  redirect: string;
-  next: string;
-  expires_at: number;
-}
-
-const encoder = new TextEncoder();
-
-async function flowMac(adminKey: string, payload: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(adminKey), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`modelgate oidc flow ${payload}`));
-  return new Uint8Array(mac).toBase64({ alphabet: "base64url", omitPadding: true });
-}
-
-/** A flow as the cookie carries it: its JSON in base64url, a dot, and its MAC. */
-export async function sealFlow(adminKey: string, flow: Flow): Promise<string> {
-  const payload = encoder.encode(JSON.stringify(flow)).toBase64({ alphabet: "base64url", omitPadding: true });
-  return `${payload}.${await flowMac(adminKey, payload)}`;
-}
-
-/**
- * The Set-Cookie value carrying `flow`, or one removing it. SameSite=Lax, since the provider sends the browser back
- * with a top-level navigation from its own site, where a Strict cookie would stay behind.
- */
-function flowCookie(value: string | undefined, https: boolean): string {
-  const scope = https ? "Path=/; HttpOnly; SameSite=Lax; Secure" : "Path=/ui/auth; HttpOnly; SameSite=Lax";
-  const life = value === undefined ? "Max-Age=0" : `Max-Age=${FLOW_MS / 1000}`;
-  return `${https ? HOST_FLOW_COOKIE : FLOW_COOKIE}=${value ?? ""}; ${life}; ${scope}`;
-}
-
-/** The flow the request's cookie carries, when its MAC is good and it has not expired; else undefined. */
-async function readFlow(req: Request, adminKey: string, https: boolean, now: number): Promise<Flow | undefined> {
-  const wanted = https ? HOST_FLOW_COOKIE : FLOW_COOKIE;
-  for (const part of (req.headers.get("cookie") ?? "").split(";")) {
-    const [name, value] = part.trim().split("=", 2);
-    if (name !== wanted || !value) continue;
-    const [payload, mac] = value.split(".", 2);
-    if (!payload || !mac || !await sameSecret(mac, await flowMac(adminKey, payload))) return undefined;
-    try {
-      const flow = JSON.parse(new TextDecoder().decode(Uint8Array.fromBase64(payload, { alphabet: "base64url" })));
-      return typeof flow?.expires_at === "number" && flow.expires_at > now ? flow as Flow : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
-}
 
 /** Where the provider sends the browser back: the configured URL, else this host's callback as the browser named it. */
 function redirectUri(config: OidcConfig, ctx: RequestContext): string {
@@ -111,25 +51,25 @@ export async function startOidc(
     if (!(err instanceof GatewayError)) throw err;
     return refusedPage(err.status, err.message);
   }
+  await rememberFlow(ctx.deps.store, flow);
   const cookie = flowCookie(await sealFlow(adminKey, flow), ctx.peer.https);
   return redirect(url.href, { "set-cookie": cookie });
 }
 
-/** The grant a person has now: an override in KV beats the rules; undefined when they have none. */
-function grantOf(person: Person, rules: OidcConfig["roles"], override: RoleOverride | null): Grant | undefined {
-  if (override) {
-    return override.role === null ? undefined : { role: override.role, token_groups: override.token_groups };
-  }
-  return grantFor(person, rules);
-}
-
-/** Checks the callback's state and code and answers the person the id_token names; throws a 401 refusal. */
-async function personOf(url: URL, flow: Flow | undefined, oidc: OidcClient): Promise<Person> {
+/**
+ * Checks the callback's state, consumes its flow, checks the code and answers the person the id_token names; throws a
+ * 401 refusal.
+ */
+async function personOf(url: URL, flow: Flow | undefined, oidc: OidcClient, store: Store): Promise<SignedIn> {
   if (!flow) {
     throw new GatewayError("authentication", "This sign-in was not started here, or took too long; sign in again");
   }
   if (url.searchParams.get("state") !== flow.state) {
     throw new GatewayError("authentication", "This sign-in's state does not match the one it started with");
+  }
+  // A callback replayed with its cookie, here or on another instance, never reaches the provider again.
+  if (!await consumeFlow(store, flow.state)) {
+    throw new GatewayError("authentication", "This sign-in was finished already; sign in again");
   }
   const error = url.searchParams.get("error");
   if (error !== null) {
@@ -162,9 +102,10 @@ export async function finishOidc(
   const clear = flowCookie(undefined, peer.https);
   const now = deps.now();
   const flow = await readFlow(req, adminKey, peer.https, now.getTime());
-  let person: Person;
+  const { store } = deps;
+  let person: SignedIn;
   try {
-    person = await personOf(new URL(req.url), flow, oidc);
+    person = await personOf(new URL(req.url), flow, oidc, store);
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     // Only what the browser brought is charged to its address; a provider that is down is nobody's guess.
@@ -172,13 +113,10 @@ export async function finishOidc(
     deps.log({ level: "warn", event: "console_sign_in_refused", client: peer.address, reason: err.message });
     return refusedPage(err.status, err.message, { "set-cookie": clear });
   }
-  const { store } = deps;
-  const tag = await personTag(person.email);
-  const override = await store.kv.get<RoleOverride>(overrideKey(tag));
+  const override = await store.kv.get<RoleOverride>(overrideKey(await personTag(person.email)));
   const rules = deps.config.auth.oidc!.roles;
-  const seen: PersonSeen = { ...person, signed_in_at: now.toISOString() };
-  await store.writes.write("console_person", () => store.kv.set(seenKey(tag), seen));
-  const grant = grantOf(person, rules, override.value);
+  await recordSignIn(store, person, { now, rules, log: deps.log });
+  const grant = grantNow(person, rules, override.value);
   if (!grant) {
     deps.log({ level: "warn", event: "console_sign_in_no_role", client: peer.address, email: person.email });
     const text = `${person.email} has no role on this gateway. An owner or admin can give you one.`;

@@ -114,11 +114,28 @@ const Oidc = z.strictObject({
   ]).refine((scopes) => scopes.includes("openid"), "must include openid"),
   /** Checked in order; the first rule a person matches gives their role. A person matching none is refused. */
   roles: z.array(RoleRule).min(1),
+  /**
+   * Only an id_token whose `email_verified` is the boolean true is taken. False: one without the claim is taken too,
+   * for a provider that verifies every email it sends and does not say so (Microsoft Entra ID).
+   */
+  require_email_verified: z.boolean().default(true),
 });
+
+/** Tokens people make for themselves: `modelgate login`'s, and a member's own in the console or the admin API. */
+const PersonalTokens = z.strictObject({
+  /** Days such a token works when its maker names no expiry (a login's always); 90, or max_days when less. */
+  default_days: z.number().int().min(1).max(3660).optional(),
+  /** The latest expiry a member may choose, in days from the token's creation. */
+  max_days: z.number().int().min(1).max(3660).default(90),
+}).refine((tokens) => (tokens.default_days ?? 0) <= tokens.max_days, {
+  message: "must be at most max_days",
+  path: ["default_days"],
+}).transform((tokens) => ({ ...tokens, default_days: tokens.default_days ?? Math.min(90, tokens.max_days) }));
 
 const Auth = z.strictObject({
   /** Sign-in to the console through the team's OpenID Connect provider. */
   oidc: Oidc.optional(),
+  personal_tokens: PersonalTokens.default(PersonalTokens.parse({})),
 });
 
 const ResponsesSocket = z.strictObject({
@@ -221,7 +238,7 @@ const ConfigSchema = z.strictObject({
   responses_socket: ResponsesSocket.default(ResponsesSocket.parse({})),
   audit: Audit.default(Audit.parse({})),
   console: Console.default(Console.parse({})),
-  auth: Auth.default({}),
+  auth: Auth.default(Auth.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
 });

@@ -1,10 +1,12 @@
 /**
  * @module POST /auth/device and /auth/device/token over real HTTP, with a real OpenID provider on 127.0.0.1: the
- * RFC 8628 answers (pending, slow_down before the interval, expired_token, invalid_grant for an unknown code,
- * access_denied for a person an operator removed), a field named when missing, a grant any instance can answer,
- * sign-ins limited per address, and a clear 404 where sign-in is not set up.
+ * RFC 8628 answers (pending, slow_down before the interval, expired_token for a code left too long, invalid_grant for
+ * an unknown code or one used already, access_denied for a person an operator removed or whose email is not verified),
+ * a field named when missing, a grant any instance can answer, sign-ins limited per address, and a clear 404 where
+ * sign-in is not set up. The gateway's clock is the test's, and its KV drops entries by that clock.
  */
 import assert from "node:assert/strict";
+import { EXPIRED_KEPT_MS } from "../../src/access/device_grant.ts";
 import { overrideKey, personTag } from "../../src/access/people.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { startGateway } from "../_helpers.ts";
@@ -61,11 +63,58 @@ Deno.test("the device endpoints answer RFC 8628's errors: pending, slow_down, ex
     error_description: "name: must be a string of 1 to 100 characters",
   }]);
 
+  // Left too long: KV has dropped what it held for the grant's lifetime, and the code is still told it expired.
   setup.advance(grant.expires_in * 1000);
   const expired = await poll();
   assert.deepEqual([expired.status, expired.body.error], [400, "expired_token"]);
+  setup.advance(EXPIRED_KEPT_MS / 2);
+  const later = await poll();
+  assert.deepEqual([later.status, later.body.error], [400, "expired_token"], "every poll until it is forgotten");
+  setup.advance(EXPIRED_KEPT_MS / 2);
   const gone = await poll();
-  assert.deepEqual([gone.status, gone.body.error], [400, "invalid_grant"], "an expired grant is forgotten");
+  assert.deepEqual([gone.status, gone.body.error], [400, "invalid_grant"], "forgotten an hour after it expired");
+});
+
+Deno.test("a grant that gave its token is gone: its device_code is unknown from then on and the provider is not asked again", async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider({ ada: { email: "ada@example.com" } });
+  const tokenCalls: string[] = [];
+  const setup = await deviceSetup(provider, upstream.url, {
+    fetch: (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (url.startsWith(provider.issuer) && new URL(url).pathname.endsWith("/token")) tokenCalls.push(url);
+      return fetch(input, init);
+    },
+  });
+  await using gw = setup.gw;
+  const grant = (await call(gw.url, "/auth/device", {})).body;
+  await provider.complete(grant.verification_uri_complete, "ada");
+  setup.advance(5000);
+  const done = await call(gw.url, "/auth/device/token", { device_code: grant.device_code });
+  assert.equal(done.status, 200, JSON.stringify(done.body));
+  assert.equal(tokenCalls.length, 1);
+  for (let i = 0; i < 2; i++) {
+    setup.advance(5000);
+    const again = await call(gw.url, "/auth/device/token", { device_code: grant.device_code });
+    assert.deepEqual([again.status, again.body.error], [400, "invalid_grant"]);
+    assert.match(again.body.error_description, /Unknown or finished device_code/);
+  }
+  assert.equal(tokenCalls.length, 1, "the provider is asked once, for the poll that got the token");
+  assert.equal((await gw.store.listTokens()).filter((token) => token.owner).length, 1, "one token made");
+});
+
+Deno.test('an id_token whose email_verified is the string "false" gets access_denied and no token', async () => {
+  await using upstream = fakeUpstream();
+  await using provider = await startOidcProvider({ said: { email: "said@example.com", email_verified: "false" } });
+  const setup = await deviceSetup(provider, upstream.url);
+  await using gw = setup.gw;
+  const grant = (await call(gw.url, "/auth/device", {})).body;
+  await provider.complete(grant.verification_uri_complete, "said");
+  setup.advance(5000);
+  const denied = await call(gw.url, "/auth/device/token", { device_code: grant.device_code });
+  assert.deepEqual([denied.status, denied.body.error], [400, "access_denied"]);
+  assert.match(denied.body.error_description, /not verified this email/);
+  assert.equal((await gw.store.listTokens()).filter((token) => token.owner).length, 0);
 });
 
 Deno.test("a grant started on one instance is answered by another sharing its KV", async () => {

@@ -1,12 +1,14 @@
 /**
  * @module The admin service scoped to a member, one row per operation: their own tokens only (list, read, create in
- * their token groups with themselves as owner and at most the group's limits, revoke), their token groups, their own
- * usage and spend; every other operation refused with a 403 naming what is refused.
+ * their token groups with themselves as owner, at most the group's limits and an expiry within the operator's bounds,
+ * revoke), their token groups, their own usage and spend; every other operation refused with a 403 naming what is
+ * refused.
  */
 import assert from "node:assert/strict";
 import type { Actor } from "../../src/admin/audit.ts";
 import { serviceOf } from "../../src/admin/routes.ts";
 import type { AdminService } from "../../src/admin/service.ts";
+import type { GatewayError } from "../../src/core/errors.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, startGateway, type TestGateway } from "../_helpers.ts";
 
@@ -152,6 +154,36 @@ Deno.test("a member creates tokens only in their token groups, owned by them, wi
   });
   assert.deepEqual(capped.token.limits, { tokens_per_day: 1000, requests_per_minute: 5 });
   assert.equal((await gw.store.listTokens()).filter((t) => t.owner === ALICE).length, 3);
+});
+
+Deno.test("a member's token expires within auth.personal_tokens: the default when none is asked, later or never refused", async () => {
+  await using upstream = fakeUpstream();
+  const now = new Date("2031-03-01T12:00:00.000Z");
+  await using gw = await startGateway(upstream.url, {
+    admin: true,
+    now: () => now,
+    extraYaml: "auth: { personal_tokens: { default_days: 30, max_days: 60 } }\n",
+  });
+  const service = serviceOf(gw.deps, alice());
+  const day = 86_400_000;
+  const at = (days: number) => new Date(now.getTime() + days * day).toISOString();
+  assert.equal((await service.createToken({ group: "default" })).token.expires_at, at(30), "the default");
+  assert.equal((await service.createToken({ group: "default", expires_at: at(7) })).token.expires_at, at(7));
+  assert.equal((await service.createToken({ group: "default", expires_at: at(60) })).token.expires_at, at(60));
+  for (const expires_at of [at(60).replace(".000Z", ".001Z"), at(365), null]) {
+    await assert.rejects(() => service.createToken({ group: "default", expires_at }), (err: GatewayError) => {
+      assert.equal(err.status, 400, String(expires_at));
+      assert.equal(err.param, "expires_at");
+      assert.match(
+        err.message,
+        /a member's token must expire within 60 days, by 2031-04-30T12:00:00\.000Z at the latest/,
+      );
+      return true;
+    });
+  }
+  // An operator's own tokens are theirs to shape: no expiry at all is still allowed.
+  const operator = serviceOf(gw.deps, { name: "admin key", role: "owner", via: "api" });
+  assert.equal((await operator.createToken({ group: "default", owner: ALICE })).token.expires_at, null);
 });
 
 Deno.test("a member sees only their own usage and spend, by token, by owner or by day, never by model", async () => {

@@ -1,12 +1,13 @@
 /**
  * @module The OpenID client against a real provider on 127.0.0.1: discovery (kept once read), the code flow with PKCE,
  * every way an id_token or a code is refused (tampered, unsigned, foreign key, wrong audience, expired, nonce,
- * replayed), the start's checks of auth.oidc, and the test provider's device flow.
+ * replayed, issued in the future, another authorized party, an email not verified as the boolean true), the start's
+ * checks of auth.oidc, and the test provider's device flow.
  */
 import assert from "node:assert/strict";
 import { generateKeyPair, SignJWT } from "jose";
 import { codeChallenge, oidcClient, randomToken } from "../../src/access/oidc.ts";
-import { oidcFrom } from "../../src/access/operator.ts";
+import { groupsScopeWarning, oidcFrom } from "../../src/access/operator.ts";
 import { type OidcConfig, parseConfig } from "../../src/core/config.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 import { startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
@@ -23,6 +24,7 @@ function configOf(provider: TestProvider, extra: Partial<OidcConfig> = {}): Oidc
     client_secret_env: "OIDC_SECRET",
     scopes: ["openid", "email", "profile", "groups"],
     roles: [{ domain: "example.com", role: "member", token_groups: [] }],
+    require_email_verified: true,
     ...extra,
   };
 }
@@ -71,7 +73,12 @@ Deno.test("the code flow with PKCE gives the person the id_token names; the meta
   const fetches: string[] = [];
   const { client, idToken, nonce } = await signIn(provider, "alice", fetches);
   const person = await client.verifyIdToken(idToken, { nonce });
-  assert.deepEqual(person, { email: "alice@example.com", name: "Alice", groups: ["platform-admins", "staff"] });
+  assert.deepEqual(person, {
+    email: "alice@example.com",
+    name: "Alice",
+    groups: ["platform-admins", "staff"],
+    groupsClaim: true,
+  });
   await client.verifyIdToken(idToken, { nonce });
   assert.equal(fetches.filter((url) => url.endsWith("/.well-known/openid-configuration")).length, 1);
 });
@@ -163,6 +170,75 @@ Deno.test("metadata that names another issuer is refused (502), and an unverifie
   assert.match((await refusal(client.verifyIdToken(idToken, { nonce }))).message, /not verified/);
 });
 
+Deno.test("email_verified lets an email in only as the boolean true, or absent where the operator trusts the provider without it", async () => {
+  await using provider = await startOidcProvider({});
+  const verify = async (claims: Record<string, unknown>, required: boolean) => {
+    const client = oidcClient(configOf(provider, { require_email_verified: required }), {
+      clientSecret: "x",
+      now: () => new Date(),
+    });
+    const outcome = await client.verifyIdToken(await provider.signIdToken(claims)).then(() => "taken", (err) => {
+      assert.ok(err instanceof GatewayError && err.status === 401, String(err));
+      return err.message.includes("not verified") ? "not verified" : err.message;
+    });
+    return outcome;
+  };
+  const cases: [unknown, "taken" | "not verified", "taken" | "not verified"][] = [
+    // [the claim, with require_email_verified: true (the default), with false]
+    [true, "taken", "taken"],
+    [false, "not verified", "not verified"],
+    ["false", "not verified", "not verified"],
+    ["true", "not verified", "not verified"],
+    [1, "not verified", "not verified"],
+    [null, "not verified", "not verified"],
+    [{}, "not verified", "not verified"],
+    [undefined, "not verified", "taken"],
+  ];
+  for (const [claim, required, trusted] of cases) {
+    const claims = claim === undefined ? {} : { email_verified: claim };
+    assert.equal(await verify(claims, true), required, `${JSON.stringify(claim)}, required`);
+    assert.equal(await verify(claims, false), trusted, `${JSON.stringify(claim)}, trusted without it`);
+  }
+  assert.equal(parseConfigWith("").auth.oidc?.require_email_verified, true, "required unless the config says not");
+});
+
+Deno.test("an id_token issued in the future beyond the clock tolerance, or for another authorized party, is refused", async () => {
+  await using provider = await startOidcProvider({});
+  const client = oidcClient(configOf(provider), { clientSecret: "x", now: () => new Date() });
+  const now = Math.floor(Date.now() / 1000);
+  const verified = { email_verified: true };
+  const cases: [string, Record<string, unknown>, RegExp | "taken"][] = [
+    ["iat an hour ahead", { iat: now + 3600 }, /claim iat/],
+    ["iat two minutes ahead", { iat: now + 120 }, /claim iat/],
+    ["iat within the tolerance", { iat: now + 30 }, "taken"],
+    ["two audiences, no azp", { aud: [provider.clientId, "another-client"] }, /claim azp/],
+    ["two audiences, azp another", { aud: [provider.clientId, "another-client"], azp: "another-client" }, /claim azp/],
+    ["two audiences, azp this client", { aud: [provider.clientId, "another-client"], azp: provider.clientId }, "taken"],
+    ["one audience, azp another", { azp: "another-client" }, /claim azp/],
+    ["one audience, azp this client", { azp: provider.clientId }, "taken"],
+  ];
+  for (const [name, claims, want] of cases) {
+    const attempt = client.verifyIdToken(await provider.signIdToken({ ...verified, ...claims }));
+    if (want === "taken") await attempt;
+    else {
+      const { status, message } = await refusal(attempt);
+      assert.equal(status, 401, name);
+      assert.match(message, want, name);
+    }
+  }
+});
+
+/** The test config with `auth` set to a provider at an example address and `extra` lines of auth.oidc. */
+function parseConfigWith(extra: string) {
+  return parseConfig(
+    `upstreams: [{ name: a, protocol: anthropic, base_url: "https://api.example.test", api_key_env: K, models: [m] }]
+groups: [{ name: default, listing: anthropic, models: [m] }]
+auth: { oidc: { issuer: "https://id.example.test", client_id: gw, client_secret_env: S, roles: [{ domain: example.com, role: member }]${extra} } }
+`,
+    "cfg.yaml",
+  );
+}
+
 Deno.test("the gateway does not start with auth.oidc but no admin key, or with its client secret unset", () => {
   const config = parseConfig(
     `upstreams: [{ name: a, protocol: anthropic, base_url: "https://api.example.test", api_key_env: K, models: [m] }]
@@ -175,6 +251,28 @@ auth: { oidc: { issuer: "https://id.example.test", client_id: gw, client_secret_
   assert.throws(() => oidcFrom(config, options({ OIDC_SECRET: "s" }), undefined), /off without MODELGATE_ADMIN_KEY/);
   assert.throws(() => oidcFrom(config, options({}), "k".repeat(32)), /names OIDC_SECRET, which is not set/);
   assert.ok(oidcFrom(config, options({ OIDC_SECRET: "s" }), "k".repeat(32)));
+});
+
+Deno.test("groupsScopeWarning() warns when rules match on group and scopes lacks groups, and not otherwise", () => {
+  const oidcOf = (issuer: string, rules: string) =>
+    parseConfig(
+      `upstreams: [{ name: a, protocol: anthropic, base_url: "https://api.example.test", api_key_env: K, models: [m] }]
+groups: [{ name: default, listing: anthropic, models: [m] }]
+auth: { oidc: { issuer: "${issuer}", client_id: gw, client_secret_env: S, ${rules} } }
+`,
+      "cfg.yaml",
+    ).auth.oidc!;
+  const group = "roles: [{ group: admins, role: admin }, { domain: example.com, role: member }]";
+  const cases: [string, string, boolean][] = [
+    ["https://id.example.test", group, true],
+    ["https://id.example.test", `scopes: [openid, email, groups], ${group}`, false],
+    ["https://id.example.test", "roles: [{ domain: example.com, role: member }]", false],
+    ["https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0", group, false],
+  ];
+  for (const [issuer, rules, warned] of cases) {
+    const warning = groupsScopeWarning(oidcOf(issuer, rules));
+    assert.equal(warning !== undefined, warned, `${issuer} ${rules}`);
+  }
 });
 
 Deno.test("the test provider's device flow: a code confirmed as an account gives the device an id_token naming it", async () => {
