@@ -32,7 +32,7 @@ export const ALLOWANCES: Record<CredentialKind, Allowance> = {
   device: { burst: 20, refillMs: 6_000 },
 };
 
-/** Addresses tracked at most per kind; past it, full buckets go first, then the longest-tracked. */
+/** Addresses tracked at most per kind; past it, full buckets go first, then those that owe nothing, then the rest. */
 export const MAX_TRACKED_ADDRESSES = 10_000;
 
 /** One credential check that the guard let through. */
@@ -89,15 +89,23 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
     bucket.at = now;
   }
 
+  /**
+   * Forgets addresses until the table has room for one more: first those whose bucket is full again (what an address
+   * never seen has anyway), then the longest-tracked that owe nothing, and an address in debt only when every one
+   * left is, so a flood of new addresses cannot wipe a guesser's debt.
+   */
   function makeRoom(table: Map<string, Bucket>, allowance: Allowance, now: number): void {
     if (table.size < cap) return;
-    // A full bucket is what an untracked address has anyway, so forgetting it changes nothing.
     for (const [key, bucket] of table) {
       refill(bucket, allowance, now);
       if (bucket.tokens >= allowance.burst) table.delete(key);
     }
+    for (const [key, bucket] of table) {
+      if (table.size < cap) return;
+      if (bucket.tokens >= 1) table.delete(key);
+    }
     for (const key of table.keys()) {
-      if (table.size < cap) break;
+      if (table.size < cap) return;
       table.delete(key);
     }
   }

@@ -99,6 +99,38 @@ Deno.test("attempt() tracks a bounded number of addresses, and forgets one whose
   assert.equal(fresh.tracked("token"), 0, "a bucket full again is forgotten");
 });
 
+Deno.test("attempt() with the table full forgets a full bucket before the count of an address that has guessed", () => {
+  const { g, advance } = guard({ maxAddresses: 2 });
+  wrong(g, "203.0.113.1");
+  wrong(g, "203.0.113.1");
+  wrong(g, "198.51.100.1");
+  // 198.51.100.1 has earned its attempt back (a full bucket, as if never seen); 203.0.113.1, tracked first, owes one.
+  advance(10_000);
+  wrong(g, "198.51.100.2");
+  assert.equal(g.tracked("admin_key"), 2);
+  assert.deepEqual([1, 2, 3].map(() => wrong(g, "203.0.113.1")), ["wrong", "wrong", "retry-after 10"]);
+});
+
+Deno.test("attempt() with the table full keeps an address in debt while a flood of new addresses comes and goes", () => {
+  const { g } = guard({ maxAddresses: 100 });
+  for (let i = 0; i < 10; i++) wrong(g, "203.0.113.1");
+  for (let i = 0; i < 1000; i++) wrong(g, `10.0.${i >> 8}.${i & 255}`);
+  assert.equal(g.tracked("admin_key"), 100);
+  assert.match(wrong(g, "203.0.113.1"), /^retry-after \d+$/, "a flood of one-guess addresses does not reset a guesser");
+});
+
+Deno.test("attempt() caps a bucket's refill at the burst when the failure is charged after a slow check", () => {
+  const { g, advance } = guard();
+  for (let i = 0; i < 3; i++) wrong(g, "203.0.113.1");
+  advance(10_000);
+  // One attempt earned back lets a check through; it takes an hour (a slow provider) and then fails.
+  const slow = g.attempt("admin_key", "203.0.113.1");
+  advance(3_600_000);
+  slow.failed();
+  // The hour refilled the bucket to its burst and no further: the burst less the one charged, then a refusal.
+  assert.deepEqual([1, 2, 3].map(() => wrong(g, "203.0.113.1")), ["wrong", "wrong", "retry-after 10"]);
+});
+
 Deno.test("adminKeyFrom() takes a key of 32 characters or more, none at all, and refuses a shorter one", () => {
   const env = (key: string) => (name: string) => name === "MODELGATE_ADMIN_KEY" ? key : undefined;
   assert.equal(adminKeyFrom(env("k".repeat(32))), "k".repeat(32));
