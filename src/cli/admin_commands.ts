@@ -1,6 +1,6 @@
 /**
  * @module The CLI's token, group and response commands over the same service as the admin API: flags become the
- * API's JSON input, results print as tables for people or as JSON with --json.
+ * API's JSON input, results print as tables for people or as JSON with --json (a list always as an array).
  */
 import { LIMIT_FIELDS } from "../access/limits.ts";
 import { seedGroups } from "../access/store.ts";
@@ -11,12 +11,7 @@ import type { TokenRecord } from "../core/principal.ts";
 import { buildRouteTable, serves } from "../relay/routing.ts";
 import { openKvStore } from "../runtime.ts";
 import type { Args, Io } from "./args.ts";
-
-/** Renders rows as aligned columns; the first row is the header. */
-export function table(rows: string[][]): string {
-  const widths = rows[0].map((_, col) => Math.max(...rows.map((row) => row[col].length)));
-  return rows.map((row) => row.map((cell, col) => cell.padEnd(widths[col])).join("  ").trimEnd()).join("\n");
-}
+import { jsonText, printable, table } from "./print.ts";
 
 /** Runs `run` with the service over the configured KV, closing it afterwards. */
 export async function withService<T>(args: Args, io: Io, run: (service: AdminService) => Promise<T>): Promise<T> {
@@ -88,8 +83,10 @@ function status(t: TokenRecord): string {
   return t.expires_at && Date.parse(t.expires_at) <= Date.now() ? "expired" : "active";
 }
 
-function printTokens(io: Io, args: Args, tokens: TokenRecord[]): number {
-  if (args.flags.json) return io.out(JSON.stringify(tokens.length === 1 ? tokens[0] : tokens, null, 2)), 0;
+/** Prints tokens: a list (`token list`, an array with --json, however many) or one token (`get`, `update`). */
+function printTokens(io: Io, args: Args, tokens: TokenRecord | TokenRecord[]): number {
+  if (args.flags.json) return io.out(jsonText(tokens)), 0;
+  tokens = [tokens].flat();
   const rows = tokens.map((
     t,
   ) => [t.id, t.name, t.group, t.owner ?? "-", t.created_at, t.expires_at ?? "-", status(t), formatLimits(t.limits)]);
@@ -115,9 +112,9 @@ export async function tokenCommand(args: Args, io: Io, help: string): Promise<nu
           limits: limitFlags(args),
         };
         const { token, secret } = await service.createToken(input);
-        if (args.flags.json) return io.out(JSON.stringify({ token, secret }, null, 2)), 0;
+        if (args.flags.json) return io.out(jsonText({ token, secret })), 0;
         io.err(
-          `Created token ${token.id} ("${token.name}") in group "${token.group}"` +
+          `Created token ${token.id} ("${printable(token.name)}") in group "${printable(token.group)}"` +
             (token.expires_at ? `, expires ${token.expires_at}` : "") + ". The secret is shown once:",
         );
         io.out(secret);
@@ -126,7 +123,7 @@ export async function tokenCommand(args: Args, io: Io, help: string): Promise<nu
     case "list":
       return await withService(args, io, async (s) => printTokens(io, args, await s.listTokens(flag(args, "group"))));
     case "get":
-      return await withService(args, io, async (s) => printTokens(io, args, [await s.getToken(needId("show"))]));
+      return await withService(args, io, async (s) => printTokens(io, args, await s.getToken(needId("show"))));
     case "update":
       return await withService(args, io, async (service) => {
         const current = await service.getToken(needId("update"));
@@ -139,12 +136,12 @@ export async function tokenCommand(args: Args, io: Io, help: string): Promise<nu
           disabled,
           limits,
         };
-        return printTokens(io, args, [await service.updateToken(current.id, input)]);
+        return printTokens(io, args, await service.updateToken(current.id, input));
       });
     case "revoke":
       return await withService(args, io, async (service) => {
         const record = await service.revokeToken(needId("revoke"));
-        io.err(`Revoked token ${record.id} ("${record.name}")`);
+        io.err(`Revoked token ${record.id} ("${printable(record.name)}")`);
         return 0;
       });
   }
@@ -160,7 +157,7 @@ export async function groupCommand(args: Args, io: Io, help: string): Promise<nu
     case "list":
       return await withService(args, io, async (service) => {
         const groups = await service.listGroups();
-        if (args.flags.json) return io.out(JSON.stringify(groups, null, 2)), 0;
+        if (args.flags.json) return io.out(jsonText(groups)), 0;
         const rows = groups.map((g) => [g.name, g.listing, g.models.join(", "), formatLimits(g.limits)]);
         io.out(table([["NAME", "LISTING", "MODELS", "LIMITS"], ...rows]));
         return 0;
@@ -173,7 +170,7 @@ export async function groupCommand(args: Args, io: Io, help: string): Promise<nu
           models: models ?? [],
           limits: limitFlags(args),
         });
-        io.err(`Created group "${group.name}"`);
+        io.err(`Created group "${printable(group.name)}"`);
         return 0;
       });
     case "update":
@@ -181,13 +178,13 @@ export async function groupCommand(args: Args, io: Io, help: string): Promise<nu
         const current = await service.getGroup(name ?? "");
         const limits = limitsUpdate(args, current.limits);
         const group = await service.updateGroup(current.name, { listing: flag(args, "listing"), models, limits });
-        io.err(`Updated group "${group.name}"`);
+        io.err(`Updated group "${printable(group.name)}"`);
         return 0;
       });
     case "delete":
       return await withService(args, io, async (service) => {
         await service.deleteGroup(name ?? "");
-        io.err(`Deleted group "${name}"`);
+        io.err(`Deleted group "${printable(name ?? "")}"`);
         return 0;
       });
   }
@@ -201,7 +198,7 @@ export async function responseCommand(args: Args, io: Io, help: string): Promise
   if (action === "delete" && id) {
     return await withService(args, io, async (service) => {
       const result = await service.deleteResponse(id);
-      io.err(`Deleted response ${result.id} of token ${result.token}`);
+      io.err(`Deleted response ${printable(result.id)} of token ${printable(result.token)}`);
       return 0;
     });
   }
@@ -209,7 +206,7 @@ export async function responseCommand(args: Args, io: Io, help: string): Promise
   if (action === "purge" && token) {
     return await withService(args, io, async (service) => {
       const result = await service.purgeResponses(token);
-      io.err(`Deleted ${result.deleted} stored response(s) of token ${result.token}`);
+      io.err(`Deleted ${result.deleted} stored response(s) of token ${printable(result.token)}`);
       return 0;
     });
   }

@@ -1,7 +1,8 @@
 /** @module The CLI's `audit` command: the audit trail, newest first, filtered as the admin API filters it. */
 import type { AuditRecord } from "../admin/audit.ts";
-import { flag, table, withService } from "./admin_commands.ts";
+import { flag, withService } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
+import { jsonText, printable, table } from "./print.ts";
 
 /** What a change set, as `field=after` for each field whose value it changed (all of them for a creation). */
 function changed(record: AuditRecord): string {
@@ -22,10 +23,19 @@ export async function auditCommand(args: Args, io: Io): Promise<number> {
       if (value !== undefined) query[name] = value;
     }
     const page = await service.audit(query);
-    if (args.flags.json) return io.out(JSON.stringify(page, null, 2)), 0;
-    const rows = page.data.map((r) => [r.time, r.actor, r.via, r.action, r.target, r.ip ?? "-", changed(r)]);
-    io.out(table([["TIME", "ACTOR", "VIA", "ACTION", "TARGET", "IP", "CHANGE"], ...rows]));
-    if (page.next_cursor) io.err(`More: add --cursor ${page.next_cursor}`);
+    if (args.flags.json) return io.out(jsonText(page)), 0;
+    const rows = page.data.map((r) => [
+      r.time,
+      r.actor,
+      r.via,
+      r.action,
+      r.target,
+      r.ip ?? "-",
+      r.user_agent ?? "-",
+      changed(r),
+    ]);
+    io.out(table([["TIME", "ACTOR", "VIA", "ACTION", "TARGET", "IP", "USER_AGENT", "CHANGE"], ...rows]));
+    if (page.next_cursor) io.err(`More: add --cursor ${printable(page.next_cursor)}`);
     return 0;
   });
 }

@@ -12,6 +12,8 @@ import {
   readCredentials,
   writeCredentials,
 } from "./credentials.ts";
+import { printable } from "./print.ts";
+import { thisProgram } from "./program.ts";
 
 /** How long one call to the gateway may take. */
 const CALL_TIMEOUT_MS = 30_000;
@@ -87,6 +89,11 @@ function reason(answer: Answer): string {
   return typeof error === "string" ? error : `the gateway answered ${answer.status}`;
 }
 
+/** {@linkcode reason}, as the terminal may show it: the gateway's words are not the CLI's to trust. */
+function shownReason(answer: Answer): string {
+  return printable(reason(answer));
+}
+
 /** Waits `ms`, or until `signal` aborts. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -110,6 +117,7 @@ export async function loginCommand(args: Args, io: Io, help: string): Promise<nu
     return 2;
   }
   const gateway = gatewayRoot(given);
+  const program = thisProgram(io.env);
   const warning = plainHttpWarning(gateway);
   if (warning) io.err(warning);
   // Ctrl-C while waiting ends the wait cleanly: nothing is saved and the grant is left to expire.
@@ -117,13 +125,15 @@ export async function loginCommand(args: Args, io: Io, help: string): Promise<nu
   const stop = () => interrupted.abort();
   Deno.addSignalListener("SIGINT", stop);
   try {
-    const credentials = await signIn(gateway, args, io, interrupted.signal);
+    const credentials = await signIn(gateway, args, io, { signal: interrupted.signal, program });
     if (!credentials) return interrupted.signal.aborted ? 130 : 1;
     await writeCredentials(path, credentials);
     const expiry = credentials.expires_at ? `, until ${credentials.expires_at}` : "";
     io.err(
-      `Signed in to ${gateway} as ${credentials.owner}: token ${credentials.token_id} in group ` +
-        `"${credentials.group}"${expiry}, kept in ${path}.\nNow run a tool with it: modelgate run -- claude`,
+      printable(
+        `Signed in to ${gateway} as ${credentials.owner}: token ${credentials.token_id} in group ` +
+          `"${credentials.group}"${expiry}, kept in ${path}.`,
+      ) + `\nNow run a tool with it: ${program} run -- claude`,
     );
     if (previous && previous.token !== credentials.token) await retire(previous, io);
     return 0;
@@ -138,11 +148,19 @@ export async function loginCommand(args: Args, io: Io, help: string): Promise<nu
   }
 }
 
-/** Asks the gateway for a grant, shows the person where to confirm it and polls until they have; undefined if not. */
-async function signIn(gateway: string, args: Args, io: Io, signal: AbortSignal): Promise<Credentials | undefined> {
+/**
+ * Asks the gateway for a grant, shows the person where to confirm it and polls until they have; undefined if not.
+ * `program` is how the person started this CLI, for what to run again.
+ */
+async function signIn(
+  gateway: string,
+  args: Args,
+  io: Io,
+  { signal, program }: { signal: AbortSignal; program: string },
+): Promise<Credentials | undefined> {
   const started = await post(`${gateway}/auth/device`, {}, signal);
   if (started.status !== 200) {
-    io.err(`Cannot sign in to ${gateway}: ${reason(started)}`);
+    io.err(`Cannot sign in to ${printable(gateway)}: ${shownReason(started)}`);
     return undefined;
   }
   const grant = started.body as {
@@ -153,8 +171,8 @@ async function signIn(gateway: string, args: Args, io: Io, signal: AbortSignal):
     interval?: number;
     expires_in: number;
   };
-  io.err(`To sign in, open this page in a browser and confirm the code ${grant.user_code}:`);
-  io.err(grant.verification_uri_complete ?? grant.verification_uri);
+  io.err(`To sign in, open this page in a browser and confirm the code ${printable(String(grant.user_code))}:`);
+  io.err(printable(String(grant.verification_uri_complete ?? grant.verification_uri)));
   io.err("Waiting for you to confirm (Ctrl-C to stop)...");
   let intervalS = Math.max(1, Number(grant.interval) || 5);
   const now = io.now ?? Date.now;
@@ -190,21 +208,21 @@ async function signIn(gateway: string, args: Args, io: Io, signal: AbortSignal):
       continue;
     }
     const why = error === "access_denied"
-      ? `access denied: ${reason(answer)}`
+      ? `access denied: ${shownReason(answer)}`
       : error === "expired_token"
-      ? "the code expired before it was confirmed; run modelgate login again"
-      : reason(answer);
-    io.err(`Cannot sign in to ${gateway}: ${why}`);
+      ? `the code expired before it was confirmed; run ${program} login again`
+      : shownReason(answer);
+    io.err(`Cannot sign in to ${printable(gateway)}: ${why}`);
     return undefined;
   }
-  io.err("The code expired before it was confirmed; run modelgate login again.");
+  io.err(`The code expired before it was confirmed; run ${program} login again.`);
   return undefined;
 }
 
 /** Revokes the token a new login replaces, so signing in again leaves no forgotten token working. */
 async function retire(previous: Credentials, io: Io): Promise<void> {
   const answer = await post(`${previous.gateway}/auth/logout`, {}, undefined, previous.token).catch(() => undefined);
-  if (answer?.status === 200) io.err(`The earlier login's token ${previous.token_id} is revoked.`);
+  if (answer?.status === 200) io.err(`The earlier login's token ${printable(previous.token_id)} is revoked.`);
 }
 
 /** Runs `modelgate logout`: revokes the saved token at its gateway, then forgets it. */
@@ -221,16 +239,16 @@ export async function logoutCommand(_args: Args, io: Io): Promise<number> {
   try {
     answer = await post(`${credentials.gateway}/auth/logout`, {}, undefined, credentials.token);
   } catch (err) {
-    io.err(`${err instanceof Error ? err.message : String(err)}. ${kept}`);
+    io.err(printable(`${err instanceof Error ? err.message : String(err)}. ${kept}`));
     return 1;
   }
   // A token the gateway no longer takes (revoked, expired) is as good as revoked: only the file is left to forget.
   if (answer.status !== 200 && answer.status !== 401) {
-    io.err(`Cannot sign out of ${credentials.gateway}: ${reason(answer)}. ${kept}`);
+    io.err(`Cannot sign out of ${printable(credentials.gateway)}: ${shownReason(answer)}. ${printable(kept)}`);
     return 1;
   }
   await deleteCredentials(path);
   const what = answer.status === 200 ? "revoked" : "no longer valid";
-  io.err(`Signed out of ${credentials.gateway}: token ${credentials.token_id} ${what}, ${path} deleted.`);
+  io.err(printable(`Signed out of ${credentials.gateway}: token ${credentials.token_id} ${what}, ${path} deleted.`));
   return 0;
 }

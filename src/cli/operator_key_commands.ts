@@ -3,8 +3,9 @@
  * (never their secrets), revoke one; through the same service as the admin API, recorded as "cli".
  */
 import { parseDuration } from "../core/duration.ts";
-import { flag, table, withService } from "./admin_commands.ts";
+import { flag, withService } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
+import { jsonText, printable, table } from "./print.ts";
 
 /** `operator-key create|list|revoke`. */
 export async function operatorKeyCommand(args: Args, io: Io, help: string): Promise<number> {
@@ -21,15 +22,18 @@ export async function operatorKeyCommand(args: Args, io: Io, help: string): Prom
           role: flag(args, "role"),
           expires_at,
         });
-        if (args.flags.json) return io.out(JSON.stringify({ key, secret }, null, 2)), 0;
-        io.err(`Minted operator key ${key.id} for "${key.name}" (${key.role}), expires ${key.expires_at}. Shown once:`);
+        if (args.flags.json) return io.out(jsonText({ key, secret })), 0;
+        io.err(
+          `Minted operator key ${key.id} for "${printable(key.name)}" (${key.role}), expires ${key.expires_at}. ` +
+            "Shown once:",
+        );
         io.out(secret);
         return 0;
       });
     case "list":
       return await withService(args, io, async (service) => {
         const keys = await service.listOperatorKeys();
-        if (args.flags.json) return io.out(JSON.stringify(keys, null, 2)), 0;
+        if (args.flags.json) return io.out(jsonText(keys)), 0;
         const rows = keys.map((k) => [
           k.id,
           k.name,
@@ -45,7 +49,7 @@ export async function operatorKeyCommand(args: Args, io: Io, help: string): Prom
       if (!id) break;
       return await withService(args, io, async (service) => {
         const key = await service.revokeOperatorKey(id);
-        io.err(`Revoked operator key ${key.id} ("${key.name}")`);
+        io.err(`Revoked operator key ${key.id} ("${printable(key.name)}")`);
         return 0;
       });
   }

@@ -4,6 +4,8 @@
  */
 import type { Args, Io } from "./args.ts";
 import { type Credentials, credentialsPath, readCredentials } from "./credentials.ts";
+import { printable } from "./print.ts";
+import { thisProgram } from "./program.ts";
 
 /** The name Codex is given the gateway under, as its own model provider (see docs/clients.md, "Codex CLI"). */
 const CODEX_PROVIDER = "modelgate";
@@ -82,11 +84,14 @@ export async function runCommand(args: Args, io: Io, help: string): Promise<numb
   const path = credentialsPath(io.env);
   const credentials = await readCredentials(path);
   if (!credentials) {
-    io.err(`Not signed in (no ${path}): run modelgate login --gateway URL first`);
+    io.err(`Not signed in (no ${path}): run ${thisProgram(io.env)} login --gateway URL first`);
     return 1;
   }
   if (credentials.expires_at && Date.parse(credentials.expires_at) <= (io.now ?? Date.now)()) {
-    io.err(`The login for ${credentials.gateway} expired at ${credentials.expires_at}: run modelgate login again`);
+    io.err(
+      `The login for ${printable(credentials.gateway)} expired at ${printable(String(credentials.expires_at))}: ` +
+        `run ${thisProgram(io.env)} login again`,
+    );
     return 1;
   }
   let child: Deno.ChildProcess;
@@ -102,10 +107,10 @@ export async function runCommand(args: Args, io: Io, help: string): Promise<numb
   } catch (err) {
     // The codes a shell gives for a command it cannot find or may not run.
     if (err instanceof Deno.errors.NotFound) {
-      io.err(`modelgate run: no command "${program}" found on PATH`);
+      io.err(`modelgate run: no command "${printable(program)}" found on PATH`);
       return 127;
     }
-    io.err(`modelgate run: cannot run "${program}": ${err instanceof Error ? err.message : String(err)}`);
+    io.err(`modelgate run: cannot run "${printable(program)}": ${err instanceof Error ? err.message : String(err)}`);
     return 126;
   }
   const forwarding = forwardSignals(child, Deno.stdin.isTerminal());

@@ -4,8 +4,9 @@
  */
 import type { UsageRow } from "../usage/query.ts";
 import type { RequestLogEntry } from "../usage/log_entry.ts";
-import { flag, table, withService } from "./admin_commands.ts";
+import { flag, withService } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
+import { jsonText, printable, table } from "./print.ts";
 
 function usageTable(rows: UsageRow[]): string {
   const header = [
@@ -96,14 +97,16 @@ export async function usageCommand(args: Args, io: Io): Promise<number> {
       const { data } = await service.requests(
         pick(args, ["token", "owner", "group", "model", "session", "status", "upstream", "affinity", "since", "limit"]),
       );
-      io.out(args.flags.json ? JSON.stringify(data, null, 2) : logTable(data));
+      io.out(args.flags.json ? jsonText(data) : logTable(data));
       return 0;
     }
     const result = await service.usage(pick(args, ["by", "since", "until", "name"]));
     io.out(
       args.flags.json
-        ? JSON.stringify(result, null, 2)
-        : `${result.since} to ${result.until}, by ${result.by}, cost in ${result.currency}\n${usageTable(result.data)}`,
+        ? jsonText(result)
+        : `${printable(`${result.since} to ${result.until}, by ${result.by}, cost in ${result.currency}`)}\n${
+          usageTable(result.data)
+        }`,
     );
     return 0;
   });

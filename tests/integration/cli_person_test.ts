@@ -1,7 +1,8 @@
 /**
  * @module The person's side of the CLI as `deno task cli` runs it, in a temporary config home: `run` gives a real
  * command the login's variables and passes its exit code back, says so when there is no login, and `logout` revokes
- * the token at a real gateway and deletes the file (or keeps it when the gateway cannot be reached).
+ * the token at a real gateway and deletes the file (or keeps it when the gateway cannot be reached); `login` shows what
+ * a gateway sends with control characters escaped.
  */
 import assert from "node:assert/strict";
 import { type Credentials, writeCredentials } from "../../src/cli/credentials.ts";
@@ -115,4 +116,37 @@ Deno.test("modelgate run with an expired login says to sign in again and runs no
     /^The login for http:\/\/127\.0\.0\.1:9 expired at 2026-01-01T00:00:00\.000Z: run modelgate login again$/,
   );
   await assert.rejects(Deno.stat(seen), Deno.errors.NotFound);
+});
+
+Deno.test("modelgate login shows what a gateway sends (its code, page and errors) with control characters escaped", async () => {
+  const hostile = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\u202e";
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    await req.body?.cancel();
+    if (new URL(req.url).pathname === "/auth/device") {
+      return Response.json({
+        device_code: "d",
+        user_code: `ABCD${hostile}`,
+        verification_uri: `http://127.0.0.1:9/device${hostile}`,
+        interval: 1,
+        expires_in: 60,
+      });
+    }
+    return Response.json({ error: "access_denied", error_description: `no${hostile}\nforged line` }, { status: 400 });
+  });
+  try {
+    await using person = await personSetup();
+    const gateway = `http://127.0.0.1:${server.addr.port}`;
+    const login = await person.cli(["login", "--gateway", gateway], () => {}, {
+      now: () => 0,
+      sleep: () => Promise.resolve(),
+    });
+    assert.equal(login.code, 1);
+    // deno-lint-ignore no-control-regex -- no control character may reach the terminal
+    assert.ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e]/.test(login.err), JSON.stringify(login.err));
+    assert.match(login.err, /confirm the code ABCD\\x1b\]52;c;cHduZWQ=\\x07\\x1b\[2J\\u202e:/);
+    assert.match(login.err, /access denied: no\\x1b.*\\nforged line$/);
+    assert.equal(login.err.split("\n").length, 4, "no line forged");
+  } finally {
+    await server.shutdown();
+  }
 });

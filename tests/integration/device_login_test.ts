@@ -34,6 +34,7 @@ Deno.test("modelgate login signs in through the provider and keeps a token of th
     login.err,
     /Signed in to http:\/\/127\.0\.0\.1:\d+ as ada@example\.com: token tok_\w+ in group "default"/,
   );
+  assert.match(login.err, /\nNow run a tool with it: modelgate run -- claude$/, "as the installed command");
 
   const saved = JSON.parse(await Deno.readTextFile(person.credentials));
   assert.equal((await Deno.stat(person.credentials)).mode! & 0o777, 0o600);
@@ -128,8 +129,12 @@ Deno.test("signing in again replaces the login and revokes the token of the earl
         setup.advance(ms);
       },
     };
+    // The second time as `deno task cli` runs it, which sets npm_config_user_agent as npm does, Deno's name first.
+    if (i === 1) person.env.npm_config_user_agent = `deno/${Deno.version.deno} npm/? deno/${Deno.version.deno} linux`;
     const login = await person.cli(["login", "--gateway", gw.url], confirmAs(provider, "ada", confirmed), seams);
     assert.equal(login.code, 0, login.err);
+    const next = i === 0 ? "modelgate run -- claude" : "deno task cli run -- claude";
+    assert.ok(login.err.split("\n").includes(`Now run a tool with it: ${next}`), login.err);
     tokens.push(JSON.parse(await Deno.readTextFile(person.credentials)).token_id);
     if (i === 1) assert.match(login.err, new RegExp(`The earlier login's token ${tokens[0]} is revoked\\.$`));
   }

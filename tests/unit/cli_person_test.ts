@@ -1,12 +1,14 @@
 /**
  * @module The person's side of the CLI, its pure parts: where the login is kept, the gateway's root from what a
- * person types, the environment and arguments `run` gives a command, and `--` on the command line.
+ * person types, the environment and arguments `run` gives a command, `--` on the command line, and how the person
+ * started the CLI (for the command it tells them to run next).
  */
 import assert from "node:assert/strict";
 import { parseArgs } from "../../src/cli/args.ts";
 import type { Credentials } from "../../src/cli/credentials.ts";
 import { credentialsPath } from "../../src/cli/credentials.ts";
 import { gatewayRoot, plainHttpWarning } from "../../src/cli/login.ts";
+import { invokedAs } from "../../src/cli/program.ts";
 import { runArguments, runEnvironment } from "../../src/cli/run.ts";
 
 const LOGIN: Credentials = {
@@ -118,3 +120,18 @@ for (const c of WARNINGS) {
     else assert.equal(warning, undefined);
   });
 }
+
+Deno.test("invokedAs() names the command that starts the CLI again from where the person is", () => {
+  const task = "deno/2.9.6 npm/? deno/2.9.6 linux x86_64";
+  const cases: [Record<string, string>, string, string][] = [
+    [{}, "/home/ada/.deno/bin/deno", "modelgate"],
+    [{ npm_config_user_agent: task }, "/usr/local/bin/deno", "deno task cli"],
+    [{ npm_config_user_agent: task }, "/home/ada/.npm/_npx/1a2b/node_modules/deno/deno", "npx -y deno@2.9.6 task cli"],
+    // npm alone (not deno task) is not a checkout's task.
+    [{ npm_config_user_agent: "npm/10.9.2 node/v22.12.0 linux x64" }, "/usr/bin/deno", "modelgate"],
+    [{}, "/home/ada/.local/bin/modelgate", "modelgate"],
+    [{}, "/opt/tools/mg", "mg"],
+    [{}, "C:\\Users\\ada\\bin\\modelgate.exe", "modelgate"],
+  ];
+  for (const [env, execPath, want] of cases) assert.equal(invokedAs((n) => env[n], execPath, "2.9.6"), want, execPath);
+});
