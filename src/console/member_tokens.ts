@@ -17,6 +17,7 @@ import { costCell, expiryInput, limitInputs, pricing, secretPanel, select, table
 /** The form for a new token in one of `groups`, filled from `values` after a failed attempt. */
 function createForm(c: ConsoleRequest, groups: Group[], values: URLSearchParams | undefined, open: boolean): Html {
   const currency = c.deps.config.currency;
+  const { default_days, max_days } = c.deps.config.auth.personal_tokens;
   if (groups.length === 0) {
     return html`<p class="panel muted">You may not create tokens: your role names no group for them. Ask an operator.</p>`;
   }
@@ -29,7 +30,8 @@ function createForm(c: ConsoleRequest, groups: Group[], values: URLSearchParams 
   return html`
     <details class="panel" ${open ? "open" : ""}>
       <summary>New token</summary>
-      <p class="muted">It will be yours: it names you as its owner. ${caps}</p>
+      <p class="muted">It will be yours: it names you as its owner. Without an expiry it lasts ${default_days} days; the
+      latest you may choose is ${max_days} days away. ${caps}</p>
       <form method="post" action="${MY_TOKENS}" class="grid">
     <label>Group ${select("group", groups.map((group) => group.name), values?.get("group") ?? groups[0].name)}</label>
     <label>Name <span class="muted">(optional)</span><input name="name" maxlength="100" value="${values?.get("name") ??

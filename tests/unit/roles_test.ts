@@ -109,12 +109,16 @@ function yamlBlocks(markdown: string): string[] {
   );
 }
 
-Deno.test("docs: every auth.oidc example parses as written, and each provider's rules under a whole auth.oidc", () => {
+Deno.test("docs: every auth example parses as written, and each provider's rules under a whole auth.oidc", () => {
   const docs = Deno.readTextFileSync(new URL("../../docs/running-for-a-team.md", import.meta.url));
   const blocks = yamlBlocks(docs);
-  const whole = blocks.filter((block) => block.startsWith("auth:"));
+  const whole = blocks.filter((block) => block.startsWith("auth:\n  oidc:"));
   const providers = blocks.filter((block) => block.startsWith("scopes:"));
   assert.equal(whole.length, 1);
+  const personal = blocks.filter((block) => block.startsWith("auth:\n  personal_tokens:"));
+  assert.equal(personal.length, 1);
+  const tokens = parseConfig(`${BASE}${personal[0]}`, "running-for-a-team.md").auth.personal_tokens;
+  assert.deepEqual(tokens, { default_days: 90, max_days: 90 }, "the example shows the defaults");
   assert.equal(providers.length, 4);
   const config = parseConfig(`${BASE}${whole[0]}`, "running-for-a-team.md");
   assert.deepEqual(config.auth.oidc!.roles.map((rule) => rule.role), ["admin", "viewer", "member"]);
