@@ -8,17 +8,36 @@ import assert from "node:assert/strict";
 import { oidcSignIn } from "../_console.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, type TestGateway } from "../_helpers.ts";
-import { startOidcGateway, startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
+import { startOidcGateway, startOidcProvider } from "../_oidc_provider.ts";
 
 const ADA = "ada@example.com";
 const RULES = ["{ group: eng, role: member, token_groups: [default] }"];
 
-/** Two gateways sharing one KV, signing in through `provider` under `roles`. */
-async function twoInstances(provider: TestProvider, upstreamUrl: string, kv: Deno.Kv, roles = RULES) {
-  return [
-    await startOidcGateway(provider, upstreamUrl, { roles, kv }),
-    await startOidcGateway(provider, upstreamUrl, { roles, kv }),
-  ];
+/**
+ * Ada (in the provider's eng group) and two gateways sharing one KV, signing in through the provider under
+ * {@linkcode RULES}, over an upstream that answers.
+ */
+async function team() {
+  const upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  const provider = await startOidcProvider({ ada: { email: ADA, groups: ["eng"] } });
+  const kv = await Deno.openKv(":memory:");
+  const one = await startOidcGateway(provider, upstream.url, { roles: RULES, kv });
+  const two = await startOidcGateway(provider, upstream.url, { roles: RULES, kv });
+  return {
+    upstream,
+    provider,
+    kv,
+    one,
+    two,
+    async [Symbol.asyncDispose]() {
+      await one[Symbol.asyncDispose]();
+      await two[Symbol.asyncDispose]();
+      kv.close();
+      await provider[Symbol.asyncDispose]();
+      await upstream[Symbol.asyncDispose]();
+    },
+  };
 }
 
 /** A token made by the admin API, for `owner`. */
@@ -43,16 +62,11 @@ async function refreshed(...gateways: TestGateway[]): Promise<void> {
 }
 
 Deno.test("removing a person revokes every token they own, audited, and none works on either instance from then on", async () => {
-  await using upstream = fakeUpstream();
-  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
-  await using provider = await startOidcProvider({ ada: { email: ADA, groups: ["eng"] } });
-  using kv = await Deno.openKv(":memory:");
-  const [one, two] = await twoInstances(provider, upstream.url, kv);
-  await using _one = one;
-  await using _two = two;
+  await using at = await team();
+  const { one, two } = at;
   const adas = [await tokenFor(one, ADA), await tokenFor(two, ADA), await tokenFor(one, ADA)];
   const bobs = await tokenFor(one, "bob@example.com");
-  await one.admin("POST", `/admin/tokens/${adas[2].id}/revoke`);
+  await (await one.admin("POST", `/admin/tokens/${adas[2].id}/revoke`)).body?.cancel();
   for (const gw of [one, two]) {
     for (const token of [adas[0], adas[1], bobs]) assert.equal(await use(gw, token.secret), "200", "cached, in use");
   }
@@ -79,13 +93,8 @@ Deno.test("removing a person revokes every token they own, audited, and none wor
 });
 
 Deno.test("a removed person's token enabled again stays refused on every instance until they are given a role again", async () => {
-  await using upstream = fakeUpstream();
-  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
-  await using provider = await startOidcProvider({ ada: { email: ADA, groups: ["eng"] } });
-  using kv = await Deno.openKv(":memory:");
-  const [one, two] = await twoInstances(provider, upstream.url, kv);
-  await using _one = one;
-  await using _two = two;
+  await using at = await team();
+  const { one, two } = at;
   const token = await tokenFor(one, ADA);
   await (await one.admin("DELETE", `/admin/people/${ADA}`)).body?.cancel();
   await (await one.admin("PATCH", `/admin/tokens/${token.id}`, { disabled: false })).body?.cancel();
@@ -99,13 +108,8 @@ Deno.test("a removed person's token enabled again stays refused on every instanc
 });
 
 Deno.test("a person the rules no longer match at their next sign-in, or on an instance with other rules, is refused with every token", async () => {
-  await using upstream = fakeUpstream();
-  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
-  await using provider = await startOidcProvider({ ada: { email: ADA, groups: ["eng"] } });
-  using kv = await Deno.openKv(":memory:");
-  const [one, two] = await twoInstances(provider, upstream.url, kv);
-  await using _one = one;
-  await using _two = two;
+  await using at = await team();
+  const { one, two, provider, upstream, kv } = at;
   assert.equal((await oidcSignIn(one, provider, "ada")).status, 303);
   const token = await tokenFor(one, ADA);
   const stranger = await tokenFor(one, "carol@partner.test");
