@@ -1,5 +1,6 @@
 /**
- * @module A per-instance cache of tokens and their groups in front of KV, so a known token costs no KV read.
+ * @module A per-instance cache of tokens, their groups and their owners' standing in front of KV, so a known token
+ * costs no KV read.
  * Every token or group write bumps one version key in the same atomic commit; each instance polls that key
  * (one small read per interval, not per request) and drops its cache when it moves, so a change made by any
  * process sharing the KV takes effect everywhere within the interval. Writes through this process's own store

@@ -1,7 +1,8 @@
 /**
  * @module Tokens and groups in Deno KV. Only a token's SHA-256 hash is stored, never its secret.
  * Keys: ["token_hash", hash] -> TokenRecord (the one read auth needs), ["token", id] -> hash, ["group", name] -> Group,
- * and ["auth_version"], bumped in the same atomic write as every token or group change so caches can notice.
+ * and ["auth_version"], bumped in the same atomic write as every token or group change (and every change to whether a
+ * person's tokens work, see people.ts) so caches can notice.
  */
 import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
