@@ -7,7 +7,7 @@ import { json, saneId } from "../core/http.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { redactSecrets } from "../providers/mod.ts";
-import type { Translation } from "../translate/mod.ts";
+import type { Refusal, Translation } from "../translate/mod.ts";
 import { usageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
 import type { HealthEvent } from "./health.ts";
@@ -41,6 +41,10 @@ export interface AttemptResult {
   retryAfterMs?: number;
   /** The upstream's own id for the request, when its answer named one. */
   requestId?: string;
+  /** What the upstream's error body said, when it refused the request with one. */
+  refusal?: Refusal;
+  /** The id a passthrough Responses answer has: the provider's, which the client sees and continues from. */
+  answerId?: string;
   /** The final answer when no attempt is left: the upstream's error as the client's protocol has it. */
   fail(): Response;
 }
@@ -204,11 +208,13 @@ export async function finishJson(
     call.exchange.answer = meter.answer();
     call.exchange.usage_complete = true;
     const translated = passthrough ? undefined : translation.response(body);
-    if (translated && call.watch) await call.watch.body(translated);
+    // A passthrough answer is kept as it is (a Responses answer from a Responses upstream).
+    if (call.watch) await call.watch.body(translated ?? body);
     const response = translated
       ? json(translated)
       : new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
-    return { ...base, outcome: "ok", retryable: false, response, fail: () => response };
+    const answerId = passthrough && typeof body.id === "string" ? body.id : undefined;
+    return { ...base, outcome: "ok", retryable: false, response, answerId, fail: () => response };
   }
   // What follows is a failure: only now are the headers it relays and its retry-after read.
   const headers = new Headers();
@@ -266,7 +272,8 @@ export async function finishJson(
     throw error;
   };
   const retrySame = res.status !== 429 && res.status !== 529;
-  return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail };
+  const refusal = { status: res.status, code: upstreamCode(body), message: error.message };
+  return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail, refusal };
 }
 
 /**
@@ -276,6 +283,7 @@ export async function finishJson(
 function isAnswer(body: JsonObject, protocol: string, operation: string): boolean {
   if (operation === "count_tokens") return typeof (body.input_tokens ?? body.totalTokens) === "number";
   if (protocol === "gemini") return Array.isArray(body.candidates) || isObject(body.promptFeedback);
+  if (protocol === "openai-responses") return Array.isArray(body.output);
   return protocol === "anthropic" ? body.type === "message" : Array.isArray(body.choices);
 }
 

@@ -43,6 +43,18 @@ export interface Translation {
   response(body: JsonObject): JsonObject;
   /** A fresh stream step; absent for passthrough, whose stream bytes are relayed unchanged. Read after request(). */
   stream?(): StreamStep;
+  /**
+   * The request to send the same deployment once more in place of one it refused, when the refusal is about
+   * something the translation can leave out (reasoning another deployment made); undefined otherwise.
+   */
+  recover?(refusal: Refusal): JsonObject | undefined;
+}
+
+/** An upstream's refusal of a request, as far as a translation needs it. */
+export interface Refusal {
+  status: number;
+  code?: string;
+  message: string;
 }
 
 /** Builds a translation for one request. */
