@@ -250,6 +250,8 @@ export async function finishJson(
     };
   }
   // Here the body is a JSON object and the status is an error.
+  const misrouted = responsesOnly(route, res.status, body);
+  if (misrouted) return misrouted(deps, call, base);
   const retryable = retryableStatus(res.status);
   noteHealth(plan, res.status, retryAfter);
   const error = new GatewayError(
@@ -274,6 +276,36 @@ export async function finishJson(
   const retrySame = res.status !== 429 && res.status !== 529;
   const refusal = { status: res.status, code: upstreamCode(body), message: error.message };
   return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail, refusal };
+}
+
+/**
+ * A chat upstream's refusal of a model that its provider serves only through the Responses API (OpenAI's 404, Azure's
+ * 400 OperationNotSupported; see docs/protocols.md, "Responses-only models"), or undefined for any other answer. It is
+ * the config's mistake, not the deployment's trouble: the deployment's health is untouched, the next deployment of the
+ * model (one that speaks Responses) is tried, and the client's error, like the log line written once per model, names
+ * the fix.
+ */
+function responsesOnly(route: Route, status: number, body: JsonObject) {
+  if (route.protocol !== "openai-chat") return undefined;
+  const message = upstreamMessage(body) ?? "";
+  const refused = (status === 404 && /only supported in v1\/responses|not a chat model/i.test(message)) ||
+    (status === 400 && upstreamCode(body) === "OperationNotSupported");
+  if (!refused) return undefined;
+  const name = route.upstream.name;
+  return (deps: RelayDeps, call: RelayRequest, base: Partial<AttemptResult>): AttemptResult => {
+    const advice = `upstream "${name}" reaches it through Chat Completions; give that upstream protocol: ` +
+      `${route.upstream.protocol === "openai" ? "openai-responses" : "azure-openai with api: responses"}`;
+    if (!deps.notices.has(`responses_only:${name}:${route.model}`)) {
+      deps.notices.add(`responses_only:${name}:${route.model}`);
+      deps.log({ level: "warn", event: "responses_only_model", upstream: name, model: route.model, advice });
+    }
+    const error = new GatewayError(
+      "invalid_request",
+      `Model "${call.body.model}" is served only through the Responses API, and ${advice} (docs/clients.md)`,
+      { param: "model" },
+    );
+    return { ...failed(route, error, base), outcome: error.kind, retrySame: false };
+  };
 }
 
 /**
