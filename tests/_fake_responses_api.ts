@@ -41,6 +41,11 @@ export function openaiError(status: number, message: string, code: string | null
   return Response.json({ error: { message, type: "invalid_request_error", param, code } }, { status });
 }
 
+/** The tool outputs `items` hold. */
+function outputs(items: Json[]): number {
+  return items.filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output").length;
+}
+
 /** Checks the input's reasoning and compaction items; an error answer for the first it cannot read. */
 function checkItems(body: Json, options: ResponsesApiOptions, state: ResponsesApiState): Response | undefined {
   let verified = 0;
@@ -156,7 +161,7 @@ export function mountResponsesApi(upstream: FakeUpstream, prefix: string, option
         output: [...users, {
           type: "compaction",
           id,
-          encrypted_content: seal(options.secret, { id, n: items.length }),
+          encrypted_content: seal(options.secret, { id, done: outputs(items) }),
         }],
         usage: { input_tokens: 40, output_tokens: 8, total_tokens: 48, input_tokens_details: { cached_tokens: 0 } },
       });

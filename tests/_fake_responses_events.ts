@@ -85,9 +85,16 @@ function stepItem(body: Json, step: Step, n: number, setup: AnswerSetup): Json {
 /** The answer's output items, in order. */
 function outputItems(body: Json, setup: AnswerSetup): Json[] {
   const items = itemsOf(body.input);
+  // The steps done: the tool outputs in the input, and those a compaction item in it stands for.
+  const isOutput = (i: Json) => i.type === "function_call_output" || i.type === "custom_tool_call_output";
+  const done = items.reduce(
+    (sum, i) =>
+      sum + (isOutput(i) ? 1 : i.type === "compaction" ? unseal(setup.secret, i.encrypted_content)?.done ?? 0 : 0),
+    0,
+  );
   const compaction = () => {
     const id = `cmp_${setup.id}`;
-    return { type: "compaction", id, encrypted_content: seal(setup.secret, { id, n: items.length }) };
+    return { type: "compaction", id, encrypted_content: seal(setup.secret, { id, n: items.length, done }) };
   };
   if (items.at(-1)?.type === "compaction_trigger") return [compaction()];
   const out: Json[] = [];
@@ -95,13 +102,10 @@ function outputItems(body: Json, setup: AnswerSetup): Json[] {
     ? body.context_management.find((c: Json) => c.type === "compaction")?.compact_threshold
     : undefined;
   if (typeof threshold === "number" && JSON.stringify(items).length / 4 > threshold) out.push(compaction());
-  const results = items.filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output");
-  const step = offered(body).size > 0 ? setup.script[results.length] ?? { text: "The script is done." } : {
-    text: "ok",
-  };
+  const step = offered(body).size > 0 ? setup.script[done] ?? { text: "The script is done." } : { text: "ok" };
   if (body.reasoning) {
     const id = `rs_${setup.id}`;
-    const text = `Thinking about step ${results.length}.`;
+    const text = `Thinking about step ${done}.`;
     const wanted = Array.isArray(body.include) && body.include.includes("reasoning.encrypted_content");
     out.push({
       type: "reasoning",
@@ -110,7 +114,7 @@ function outputItems(body: Json, setup: AnswerSetup): Json[] {
       encrypted_content: wanted ? seal(setup.secret, { id, text }) : null,
     });
   }
-  out.push(stepItem(body, step, results.length, setup));
+  out.push(stepItem(body, step, done, setup));
   return out;
 }
 
