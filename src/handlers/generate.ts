@@ -11,7 +11,7 @@ import { relay } from "../relay/relay.ts";
 import type { RelayRequest } from "../relay/request.ts";
 import { resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
-import { sessionAffinity } from "../relay/session.ts";
+import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
 import { prepareResponses } from "./responses.ts";
@@ -108,7 +108,7 @@ function newResponseId(): string {
   return `resp_${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
-/** Claude Code's session id, kept only when it looks like an id (it ends up in usage records). */
+/** Claude Code's or Codex's session id, kept only when it looks like an id (it ends up in usage records). */
 function sessionId(headers: Headers): string | undefined {
-  return saneId(headers.get("x-claude-code-session-id"));
+  return saneId(clientSession(headers) ?? null);
 }

@@ -102,3 +102,12 @@ Deno.test("the OpenAI SDK's tool loop on a Responses upstream: reasoning carried
   assert.equal(second.output_text, "The notes say hi.");
   assert.deepEqual(rig.api["rsp-a"].verified, [0, 1], "the provider verified its own reasoning on the second turn");
 });
+
+Deno.test("Codex's session_id header names the request's session in the request log", async () => {
+  await using rig = await responsesRig();
+  for (const header of ["session_id", "conversation_id"]) {
+    const res = await rig.post("/v1/responses", { ...CODEX_BODY, stream: false }, { [header]: `codex-${header}` });
+    await res.body?.cancel();
+    assert.equal(rig.gw.exchanges.at(-1)!.session_id, `codex-${header}`);
+  }
+});
