@@ -91,24 +91,28 @@ export const CASES: readonly BenchCase[] = [
     stream: false,
     direct: { path: "/v1/responses", body: responsesBody("bench-codex", false) },
     gateway: { path: "/v1/responses", body: responsesBody("bench-codex", false) },
+    concurrency: 64,
   },
   {
     name: "responses_stream",
     stream: true,
     direct: { path: "/v1/responses", body: responsesBody("bench-codex", true) },
     gateway: { path: "/v1/responses", body: responsesBody("bench-codex", true) },
+    concurrency: 64,
   },
   {
     name: "translated_responses",
     stream: false,
     direct: { path: "/v1/responses", body: responsesBody("bench-codex", false) },
     gateway: { path: "/v1/messages", body: messagesBody("bench-codex", false) },
+    concurrency: 64,
   },
   {
     name: "translated_responses_stream",
     stream: true,
     direct: { path: "/v1/responses", body: responsesBody("bench-codex", true) },
     gateway: { path: "/v1/messages", body: messagesBody("bench-codex", true) },
+    concurrency: 64,
   },
   {
     name: "long_stream",
