@@ -15,6 +15,7 @@ import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import { errorInAnswer } from "./leading_error.ts";
 import { relayStream } from "./stream.ts";
+import { responsesOnlyAdvice, upstreamCode, upstreamMessage } from "./upstream_refusal.ts";
 
 /** One attempt as the relay planned it. */
 export interface AttemptPlan {
@@ -250,8 +251,8 @@ export async function finishJson(
     };
   }
   // Here the body is a JSON object and the status is an error.
-  const misrouted = responsesOnly(route, res.status, body);
-  if (misrouted) return misrouted(deps, call, base);
+  const advice = responsesOnlyAdvice(route, res.status, body);
+  if (advice) return misrouted(deps, call, route, { advice, base });
   const retryable = retryableStatus(res.status);
   noteHealth(plan, res.status, retryAfter);
   const error = new GatewayError(
@@ -279,33 +280,33 @@ export async function finishJson(
 }
 
 /**
- * A chat upstream's refusal of a model that its provider serves only through the Responses API (OpenAI's 404, Azure's
- * 400 OperationNotSupported; see docs/protocols.md, "Responses-only models"), or undefined for any other answer. It is
- * the config's mistake, not the deployment's trouble: the deployment's health is untouched, the next deployment of the
- * model (one that speaks Responses) is tried, and the client's error, like the log line written once per model, names
- * the fix.
+ * A model the provider serves only through the Responses API, asked through a chat upstream: the config's mistake, not
+ * the deployment's trouble. The deployment's health is untouched, the next deployment of the model (one that speaks
+ * Responses) is tried, and the client's error, like the log line written once per model, names the fix.
  */
-function responsesOnly(route: Route, status: number, body: JsonObject) {
-  if (route.protocol !== "openai-chat") return undefined;
-  const message = upstreamMessage(body) ?? "";
-  const refused = (status === 404 && /only supported in v1\/responses|not a chat model/i.test(message)) ||
-    (status === 400 && upstreamCode(body) === "OperationNotSupported");
-  if (!refused) return undefined;
-  const name = route.upstream.name;
-  return (deps: RelayDeps, call: RelayRequest, base: Partial<AttemptResult>): AttemptResult => {
-    const advice = `upstream "${name}" reaches it through Chat Completions; give that upstream protocol: ` +
-      `${route.upstream.protocol === "openai" ? "openai-responses" : "azure-openai with api: responses"}`;
-    if (!deps.notices.has(`responses_only:${name}:${route.model}`)) {
-      deps.notices.add(`responses_only:${name}:${route.model}`);
-      deps.log({ level: "warn", event: "responses_only_model", upstream: name, model: route.model, advice });
-    }
-    const error = new GatewayError(
-      "invalid_request",
-      `Model "${call.body.model}" is served only through the Responses API, and ${advice} (docs/clients.md)`,
-      { param: "model" },
-    );
-    return { ...failed(route, error, base), outcome: error.kind, retrySame: false };
-  };
+function misrouted(
+  deps: RelayDeps,
+  call: RelayRequest,
+  route: Route,
+  { advice, base }: { advice: string; base: Partial<AttemptResult> },
+): AttemptResult {
+  const notice = `responses_only:${route.upstream.name}:${route.model}`;
+  if (!deps.notices.has(notice)) {
+    deps.notices.add(notice);
+    deps.log({
+      level: "warn",
+      event: "responses_only_model",
+      upstream: route.upstream.name,
+      model: route.model,
+      advice,
+    });
+  }
+  const error = new GatewayError(
+    "invalid_request",
+    `Model "${call.body.model}" is served only through the Responses API, and ${advice} (docs/clients.md)`,
+    { param: "model" },
+  );
+  return { ...failed(route, error, base), outcome: error.kind, retrySame: false };
 }
 
 /**
@@ -324,20 +325,6 @@ function isErrorEnvelope(body: JsonObject, protocol: string): boolean {
   const error = body.error;
   if (!isObject(error) || typeof error.message !== "string") return false;
   return typeof error.type === "string" && (protocol !== "anthropic" || body.type === "error");
-}
-
-/** The message of an upstream error body: either protocol's envelope, `{"error": "..."}` or `{"message": "..."}`. */
-function upstreamMessage(body: JsonObject): string | undefined {
-  const error = body.error;
-  if (isObject(error) && typeof error.message === "string") return error.message;
-  if (typeof error === "string") return error;
-  return typeof body.message === "string" ? body.message : undefined;
-}
-
-/** An OpenAI-style error code (such as `context_length_exceeded`), which clients act on. */
-function upstreamCode(body: JsonObject): string | undefined {
-  const error = body.error;
-  return isObject(error) && typeof error.code === "string" ? error.code : undefined;
 }
 
 /**
