@@ -96,7 +96,12 @@ function chatRefusal(azure: boolean | undefined): Response {
       },
     }, { status: 400 });
   }
-  return openaiError(404, "This model is only supported in v1/responses and not in v1/chat/completions.", null, "model");
+  return openaiError(
+    404,
+    "This model is only supported in v1/responses and not in v1/chat/completions.",
+    null,
+    "model",
+  );
 }
 
 /** Mounts the fake deployment's routes under `prefix` (e.g. "/oai/v1") on `upstream`. */
@@ -148,7 +153,11 @@ export function mountResponsesApi(upstream: FakeUpstream, prefix: string, option
         id: `resp_fake${counter}`,
         object: "response.compaction",
         created_at: 1767225600,
-        output: [...users, { type: "compaction", id, encrypted_content: seal(options.secret, { id, n: items.length }) }],
+        output: [...users, {
+          type: "compaction",
+          id,
+          encrypted_content: seal(options.secret, { id, n: items.length }),
+        }],
         usage: { input_tokens: 40, output_tokens: 8, total_tokens: 48, input_tokens_details: { cached_tokens: 0 } },
       });
     }),

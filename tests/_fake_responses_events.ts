@@ -36,7 +36,6 @@ export function itemsOf(input: unknown): Json[] {
   return Array.isArray(input) ? input : [];
 }
 
-
 /** What one answer needs: its id, the deployment's secret and the script. */
 export interface AnswerSetup {
   id: string;

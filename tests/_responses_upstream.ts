@@ -5,7 +5,7 @@
  * read; `chat` serves the same family through Chat Completions, where `gpt-codex-chat` is Responses-only; and
  * `anth` serves a Messages model. What each deployment answered is kept, byte for byte.
  */
-import { fakeUpstream, type FakeUpstream } from "./_fake_upstream.ts";
+import { type FakeUpstream, fakeUpstream } from "./_fake_upstream.ts";
 import { type Json, mountResponsesApi, type ResponsesApiState } from "./_fake_responses_api.ts";
 import { scriptedModel, type Step } from "./_scripted_model.ts";
 import { startGateway, type StartOptions, type TestGateway } from "./_helpers.ts";
@@ -68,7 +68,11 @@ export async function responsesRig(
   const script = options.script ?? READ_FILE;
   const bearer = (key: string) => (h: Headers) => h.get("authorization") === `Bearer ${key}`;
   const api = {
-    "rsp-a": mountResponsesApi(upstream, "/rsp-a/v1", { secret: "acct-1", authorized: bearer(KEYS.TEST_OPENAI_KEY), script }),
+    "rsp-a": mountResponsesApi(upstream, "/rsp-a/v1", {
+      secret: "acct-1",
+      authorized: bearer(KEYS.TEST_OPENAI_KEY),
+      script,
+    }),
     "rsp-b": mountResponsesApi(upstream, "/rsp-b/v1", {
       secret: "acct-1",
       authorized: bearer(KEYS.TEST_OPENAI_KEY_B),

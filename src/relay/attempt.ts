@@ -161,7 +161,9 @@ async function sendOnce(
         totalMs,
         release,
       });
-      const answerId = passthrough && route.protocol === "openai-responses" ? streamedResponseId(first.value) : undefined;
+      const answerId = passthrough && route.protocol === "openai-responses"
+        ? streamedResponseId(first.value)
+        : undefined;
       return named({
         upstream: name,
         outcome: "ok",

@@ -3,7 +3,13 @@
  * client, Responses upstream"), and reasoning items carried in thinking blocks and put back.
  */
 import assert from "node:assert/strict";
-import { messagesViaResponses } from "../../src/translate/messages_responses_response.ts";
+import { thoughtSignatureFor } from "../../src/translate/gemini_request.ts";
+import { messagesViaGemini } from "../../src/translate/messages_gemini_response.ts";
+import {
+  chatViaResponses,
+  geminiViaResponses,
+  messagesViaResponses,
+} from "../../src/translate/messages_responses_response.ts";
 import { reasoningBlock, reasoningItemIn } from "../../src/translate/responses_reasoning.ts";
 import { shortenToolName } from "../../src/translate/shared.ts";
 import type { TranslateContext } from "../../src/translate/mod.ts";
@@ -310,4 +316,40 @@ Deno.test("a refusal of reasoning another account made is resent once without th
   assert.deepEqual(again.input, (sent.input as Obj[]).filter((i) => i.type !== "reasoning"));
   assert.equal(logs.at(-1)?.field, "input[]");
   assert.equal(translation.recover!(refusal), undefined, "once");
+});
+
+Deno.test("chat and Gemini clients reach the same second try through their Messages translation", () => {
+  const refusal = {
+    status: 400,
+    code: "invalid_encrypted_content",
+    message: "The encrypted content for item rs_1 ...",
+  };
+  const thought = thoughtSignatureFor(reasoningBlock(ITEM)!);
+  const gemini = geminiViaResponses(testContext());
+  const sent = gemini.request({
+    model: "m",
+    contents: [
+      { role: "user", parts: [{ text: "Hi" }] },
+      { role: "model", parts: [{ text: "Plan.", thought: true, thoughtSignature: thought }, { text: "Yes?" }] },
+      { role: "user", parts: [{ text: "More" }] },
+    ],
+  });
+  assert.deepEqual((sent.input as Obj[])[1], ITEM);
+  assert.deepEqual(gemini.recover!(refusal)!.input, (sent.input as Obj[]).filter((i) => i.type !== "reasoning"));
+  const chat = chatViaResponses(testContext());
+  chat.request({ model: "m", messages: [{ role: "user", content: "Hi" }] });
+  assert.equal(chat.recover!(refusal), undefined, "nothing to leave out");
+});
+
+Deno.test("a block that carries a reasoning item never reaches a Gemini upstream", () => {
+  const sent = messagesViaGemini(testContext()).request({
+    model: "m",
+    max_tokens: 100,
+    messages: [HI, { role: "assistant", content: [reasoningBlock(ITEM)!, { type: "text", text: "Yes?" }] }, HI],
+  });
+  assert.deepEqual(sent.contents, [
+    { role: "user", parts: [{ text: "Hi" }] },
+    { role: "model", parts: [{ text: "Yes?" }] },
+    { role: "user", parts: [{ text: "Hi" }] },
+  ]);
 });
