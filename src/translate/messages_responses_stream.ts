@@ -14,7 +14,7 @@ import {
   toolUseOf,
   usageOfResponse,
 } from "./messages_responses_response.ts";
-import { reasoningBlock, reasoningSignature } from "./responses_reasoning.ts";
+import { reasoningBlock } from "./responses_reasoning.ts";
 import { readResponsesEvent } from "./upstream_events.ts";
 
 function event(data: JsonObject): SseMessage {
@@ -108,9 +108,8 @@ export function responsesToMessagesStream(state: ResponsesAnswerState): StreamSt
   /** A finished reasoning item: its signature closes the block its summary streamed into, or it comes whole. */
   function reasoningDone(item: JsonObject, at: number): SseMessage[] {
     const block = reasoningBlock(item);
-    const signature = block?.type === "redacted_thinking" || block?.type === "thinking" && block.signature
-      ? reasoningSignature(item)
-      : undefined;
+    // What carries the item: the signature of its thinking, or the data of its redacted block ("" when unsealed).
+    const signature = String((block?.type === "redacted_thinking" ? block.data : block?.signature) ?? "");
     if (open?.kind === "thinking" && open.item === at) {
       return [...(signature ? [deltaOf({ type: "signature_delta", signature })] : []), ...close()];
     }

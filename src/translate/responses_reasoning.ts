@@ -25,7 +25,7 @@ function sealed(item: JsonObject): boolean {
 }
 
 /** The signature that carries `item`: its id, summary and encrypted content, base64 behind the mark. */
-export function reasoningSignature(item: JsonObject): string {
+function reasoningSignature(item: JsonObject): string {
   const kept = {
     id: item.id,
     summary: Array.isArray(item.summary) ? item.summary : [],
