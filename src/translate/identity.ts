@@ -31,6 +31,11 @@ export interface TranslateContext {
   reasoningEffort?: boolean;
   /** Whether a chat upstream takes freeform (`custom`) tools as they are (OpenAI does); when not, they become functions. */
   nativeCustomTools?: boolean;
+  /**
+   * Set when a chat or Gemini client's Messages request is only a step towards a Responses upstream (compose.ts):
+   * unlike Anthropic, that upstream needs no output limit and takes reasoning beside tool calls made without it.
+   */
+  towardsResponses?: boolean;
   /** Output items a Responses answer starts with, before the model's own. */
   leading?: readonly JsonObject[];
 }

@@ -12,10 +12,11 @@ import { geminiViaChat, geminiViaMessages } from "./gemini_response.ts";
 import { identity, type Translator } from "./identity.ts";
 import { chatViaGemini, messagesViaGemini, responsesViaGemini } from "./messages_gemini_response.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
+import { chatViaResponses, geminiViaResponses, messagesViaResponses } from "./messages_responses_response.ts";
 import { responsesPassthrough } from "./responses_passthrough.ts";
 import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
 
-/** Registered translators by "client->upstream" pair; upstreams speak Anthropic Messages, chat completions or Gemini. */
+/** Registered translators by "client->upstream" pair; upstreams speak Messages, chat completions, Gemini or Responses. */
 export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {
   "anthropic->openai-chat": messagesViaChat,
   "openai-chat->anthropic": chatViaMessages,
@@ -26,6 +27,9 @@ export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>
   "anthropic->gemini": messagesViaGemini,
   "openai-chat->gemini": chatViaGemini,
   "openai-responses->gemini": responsesViaGemini,
+  "anthropic->openai-responses": messagesViaResponses,
+  "openai-chat->openai-responses": chatViaResponses,
+  "gemini->openai-responses": geminiViaResponses,
 };
 
 /** The translator for a protocol pair, or undefined when the pair is not supported. */
