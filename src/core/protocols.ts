@@ -80,7 +80,9 @@ const ACCEPTS: Partial<Record<`${Protocol}:${Operation}`, (body: JsonObject) => 
     isModel(b) && everyItem(b.messages, (m) => typeof m.role === "string") &&
     (b.stream === null || optionalFlag(b.stream)),
   "openai-chat:count_tokens": undefined,
-  "openai-responses:generate": undefined,
+  "openai-responses:generate": (b) =>
+    isModel(b) && (typeof b.input === "string" || (Array.isArray(b.input) && b.input.every(isRecord))) &&
+    (b.stream === null || optionalFlag(b.stream)),
   "openai-responses:count_tokens": undefined,
   "gemini:generate": undefined,
   "gemini:count_tokens": undefined,

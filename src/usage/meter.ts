@@ -71,8 +71,9 @@ const MARKERS: Record<UpstreamProtocol, MarkerSet> = {
   anthropic: markerSet(["usage", "error", "message_stop", "response.failed"].map(byteMarker)),
   "openai-chat": markerSet(["usage", "error", "[DONE]", "finish_reason", "response.failed"].map(byteMarker)),
   gemini: markerSet(["usageMetadata", "error", "finishReason"].map(byteMarker)),
+  // Every lifecycle event holds `"usage": null` and `"error": null`; only the ends and errors can change the meter.
   "openai-responses": markerSet(
-    ["usage", "error", "response.completed", "response.incomplete", "response.failed"].map(byteMarker),
+    ["response.completed", "response.incomplete", "response.failed", "event: error", '"type":"error"'].map(byteMarker),
   ),
 };
 
