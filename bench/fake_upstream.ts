@@ -1,6 +1,6 @@
 /**
- * @module The benchmark's upstream: a process that answers Anthropic `POST /v1/messages` and OpenAI
- * `POST /v1/chat/completions` with fixed bodies, or a fixed SSE stream when the request asks for one, doing as
+ * @module The benchmark's upstream: a process that answers Anthropic `POST /v1/messages`, OpenAI
+ * `POST /v1/chat/completions` and `POST /v1/responses` with fixed bodies, or a fixed SSE stream when the request asks for one, doing as
  * little work per request as it can so that it is never the bottleneck being measured. Two models stream
  * differently: a long answer of about 2,000 events as fast as it can, and a short one paced like a real model.
  */
@@ -92,6 +92,58 @@ export function openaiEvents(): string[] {
   ];
 }
 
+/** The Responses stream of the same answer: 14 events, as OpenAI sends them (each with its sequence number). */
+export function responsesEvents(): string[] {
+  const base = {
+    id: "resp_bench",
+    object: "response",
+    created_at: 1_700_000_000,
+    model: "bench-codex",
+    error: null,
+    incomplete_details: null,
+  };
+  const item = { type: "message", id: "msg_bench", role: "assistant", status: "in_progress", content: [] };
+  const part = { type: "output_text", text: TEXT.join(""), annotations: [] };
+  const at = { item_id: "msg_bench", output_index: 0, content_index: 0 };
+  let n = 0;
+  const event = (type: string, fields: Record<string, unknown>) => sse(type, { type, ...fields, sequence_number: n++ });
+  return [
+    event("response.created", { response: { ...base, status: "in_progress", output: [], usage: null } }),
+    event("response.in_progress", { response: { ...base, status: "in_progress", output: [], usage: null } }),
+    event("response.output_item.added", { output_index: 0, item }),
+    event("response.content_part.added", { ...at, part: { ...part, text: "" } }),
+    ...TEXT.map((delta) => event("response.output_text.delta", { ...at, delta, logprobs: [] })),
+    event("response.output_text.done", { ...at, text: part.text, logprobs: [] }),
+    event("response.content_part.done", { ...at, part }),
+    event("response.output_item.done", { output_index: 0, item: { ...item, status: "completed", content: [part] } }),
+    event("response.completed", { response: JSON.parse(RESPONSES_ANSWER) }),
+  ];
+}
+
+const RESPONSES_ANSWER = JSON.stringify({
+  id: "resp_bench",
+  object: "response",
+  created_at: 1_700_000_000,
+  status: "completed",
+  model: "bench-codex",
+  output: [{
+    type: "message",
+    id: "msg_bench",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text: TEXT.join(""), annotations: [] }],
+  }],
+  usage: {
+    input_tokens: 12,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 8,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 20,
+  },
+  error: null,
+  incomplete_details: null,
+});
+
 const ANTHROPIC_MESSAGE = JSON.stringify({
   id: "msg_bench",
   type: "message",
@@ -163,6 +215,7 @@ function answers() {
   return {
     anthropic: { body: encoder.encode(ANTHROPIC_MESSAGE), events: encodeAll(anthropicEvents()) },
     openai: { body: encoder.encode(OPENAI_COMPLETION), events: encodeAll(openaiEvents()) },
+    responses: { body: encoder.encode(RESPONSES_ANSWER), events: encodeAll(responsesEvents()) },
     long: encodeAll(anthropicEvents(LONG_EVENTS - 6)),
     paced: encodeAll(anthropicEvents(PACED_EVENTS - 6)),
   };
@@ -193,6 +246,8 @@ export function createFakeUpstream(
       ? fixed.anthropic
       : path === "/v1/chat/completions"
       ? fixed.openai
+      : path === "/v1/responses"
+      ? fixed.responses
       : undefined;
     if (!answer) {
       await req.body?.cancel();

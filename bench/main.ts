@@ -132,13 +132,19 @@ async function main(): Promise<number> {
         ? () => measureBodies({ processes, dir, config, token }, { sizeMb: 20, count: 10, rounds: options.bodyRounds })
         : undefined,
     });
-    const loop = await toolLoop({
-      gatewayUrl: serving.gateway.url,
-      upstreamUrl: upstream.url,
-      token,
-      gatewayPid: serving.gateway.process.pid,
-      model: "bench-claude",
-    });
+    // On an Anthropic upstream (translated) and on a Responses upstream (passed through).
+    const loop = [];
+    for (const model of ["bench-claude", "bench-codex"]) {
+      loop.push(
+        ...await toolLoop({
+          gatewayUrl: serving.gateway.url,
+          upstreamUrl: upstream.url,
+          token,
+          gatewayPid: serving.gateway.process.pid,
+          model,
+        }),
+      );
+    }
     // A graceful stop, so that --cpu-prof writes its profile.
     await processes.stop(serving.gateway.process);
     const workers = await measureWorkers({ processes, pinned, dir, options });

@@ -44,7 +44,17 @@ const FULL: BenchOptions = {
 const QUICK: Partial<BenchOptions> = { duration: 1, warmup: 1, soak: 20_000, ttfbSamples: 100 };
 
 /** The case names the benchmark knows. */
-export const CASE_NAMES = ["messages", "messages_stream", "translated", "translated_stream", "long_stream"];
+export const CASE_NAMES = [
+  "messages",
+  "messages_stream",
+  "translated",
+  "translated_stream",
+  "responses",
+  "responses_stream",
+  "translated_responses",
+  "translated_responses_stream",
+  "long_stream",
+];
 
 /** The cases the floor proxy is measured for: the passthrough ones, whose targets compare the gateway with it. */
 export const FLOOR_CASE_NAMES = ["messages", "messages_stream", "long_stream"];

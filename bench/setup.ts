@@ -35,6 +35,18 @@ function messagesBody(model: string, stream: boolean): string {
   return JSON.stringify({ model, max_tokens: 64, messages: PROMPT, ...(stream ? { stream: true } : {}) });
 }
 
+/** A Responses request as Codex makes one (`store: false`, nothing kept by the gateway or the provider). */
+function responsesBody(model: string, stream: boolean): string {
+  return JSON.stringify({
+    model,
+    instructions: "You are a coding agent.",
+    input: [{ type: "message", role: "user", content: [{ type: "input_text", text: PROMPT[0].content }] }],
+    max_output_tokens: 64,
+    store: false,
+    ...(stream ? { stream: true } : {}),
+  });
+}
+
 function chatBody(model: string, stream: boolean): string {
   return JSON.stringify({
     model,
@@ -45,8 +57,9 @@ function chatBody(model: string, stream: boolean): string {
 }
 
 /**
- * The cases; "translated" sends a Messages request to a model whose upstream speaks OpenAI Chat Completions, and
- * "long_stream" asks for a long answer (2,000 events, sent as fast as the upstream can).
+ * The cases; "translated" sends a Messages request to a model whose upstream speaks OpenAI Chat Completions,
+ * "responses" a Responses request to an `openai-responses` upstream (a passthrough), "translated_responses" a Messages
+ * request to that upstream, and "long_stream" asks for a long answer (2,000 events, sent as fast as the upstream can).
  */
 export const CASES: readonly BenchCase[] = [
   {
@@ -72,6 +85,34 @@ export const CASES: readonly BenchCase[] = [
     stream: true,
     direct: { path: "/v1/chat/completions", body: chatBody("bench-gpt", true) },
     gateway: { path: "/v1/messages", body: messagesBody("bench-gpt", true) },
+  },
+  {
+    name: "responses",
+    stream: false,
+    direct: { path: "/v1/responses", body: responsesBody("bench-codex", false) },
+    gateway: { path: "/v1/responses", body: responsesBody("bench-codex", false) },
+    concurrency: 64,
+  },
+  {
+    name: "responses_stream",
+    stream: true,
+    direct: { path: "/v1/responses", body: responsesBody("bench-codex", true) },
+    gateway: { path: "/v1/responses", body: responsesBody("bench-codex", true) },
+    concurrency: 64,
+  },
+  {
+    name: "translated_responses",
+    stream: false,
+    direct: { path: "/v1/responses", body: responsesBody("bench-codex", false) },
+    gateway: { path: "/v1/messages", body: messagesBody("bench-codex", false) },
+    concurrency: 64,
+  },
+  {
+    name: "translated_responses_stream",
+    stream: true,
+    direct: { path: "/v1/responses", body: responsesBody("bench-codex", true) },
+    gateway: { path: "/v1/messages", body: messagesBody("bench-codex", true) },
+    concurrency: 64,
   },
   {
     name: "long_stream",
@@ -103,8 +144,13 @@ upstreams:
     api_key_env: BENCH_UPSTREAM_KEY
     models: [bench-claude, ${LONG_MODEL}, ${PACED_MODEL}]
   - { name: bench-openai, protocol: openai, base_url: "${base}", api_key_env: BENCH_UPSTREAM_KEY, models: [bench-gpt] }
+  - name: bench-openai-responses
+    protocol: openai-responses
+    base_url: "${base}"
+    api_key_env: BENCH_UPSTREAM_KEY
+    models: [bench-codex]
 groups:
-  - { name: bench, listing: anthropic, models: [bench-claude, bench-gpt, ${LONG_MODEL}, ${PACED_MODEL}] }
+  - { name: bench, listing: anthropic, models: [bench-claude, bench-gpt, bench-codex, ${LONG_MODEL}, ${PACED_MODEL}] }
 `;
 }
 
@@ -247,8 +293,8 @@ export async function probe(url: string, target: Target, stream: boolean, token:
   const isStream = (res.headers.get("content-type") ?? "").includes("text/event-stream");
   if (isStream !== stream) return `expected ${stream ? "a stream" : "JSON"}, got ${res.headers.get("content-type")}`;
   const complete = stream
-    ? /message_stop|\[DONE\]/.test(text)
-    : /"(type":"message|object":"chat\.completion)"/.test(text);
+    ? /message_stop|\[DONE\]|response\.completed/.test(text)
+    : /"(type":"message|object":"chat\.completion|object":"response)"/.test(text);
   return complete ? undefined : `unexpected body: ${text.slice(0, 200)}`;
 }
 

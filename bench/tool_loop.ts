@@ -1,8 +1,10 @@
 /**
  * @module The tool-loop case: one agent loop of N turns against the gateway, each turn adding about 2 KB of tool
  * output, run over one Responses WebSocket (each turn sends only its new item with `previous_response_id`, under
- * `store: false`) and over HTTP (each turn sends the whole conversation). Time and gateway CPU per turn, and the
- * bytes the client sent and the upstream received, side by side.
+ * `store: false`), over HTTP (each turn sends the whole conversation) and over HTTP chained through the gateway's
+ * store (each turn sends its new item with `previous_response_id`; the gateway reads the rest from KV). Time and
+ * gateway CPU per turn, and the bytes the client sent and the upstream received, side by side: what the client sends
+ * on a chained turn is what an upstream that kept the conversation itself would receive.
  */
 import WebSocket from "ws";
 import { STATS_PATH } from "./fake_upstream.ts";
@@ -10,7 +12,8 @@ import { readCpuMs } from "./processes.ts";
 
 /** One transport's figures for the loop. */
 export interface ToolLoopSide {
-  transport: "websocket" | "http";
+  model: string;
+  transport: "websocket" | "http" | "chained";
   turns: number;
   msPerTurn: number;
   cpuMsPerTurn: number;
@@ -64,6 +67,29 @@ async function overHttp(target: ToolLoopTarget, turns: number): Promise<number> 
   return sent;
 }
 
+async function chained(target: ToolLoopTarget, turns: number): Promise<number> {
+  let previous: string | undefined;
+  let sent = 0;
+  for (let turn = 0; turn < turns; turn++) {
+    const body = JSON.stringify({
+      model: target.model,
+      input: [toolItem(turn)],
+      previous_response_id: previous,
+      stream: true,
+      max_output_tokens: 64,
+    });
+    sent += body.length;
+    const res = await fetch(`${target.gatewayUrl}/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": target.token },
+      body,
+    });
+    if (res.status !== 200) throw new Error(`chained turn ${turn}: ${res.status} ${await res.text()}`);
+    previous = completedOf(await res.text()).id;
+  }
+  return sent;
+}
+
 async function overSocket(target: ToolLoopTarget, turns: number): Promise<number> {
   const url = `${target.gatewayUrl.replace(/^http/, "ws")}/v1/responses`;
   // The ws package, as the OpenAI SDK's ResponsesWS uses: Deno's own WebSocket client holds a large message back for
@@ -112,7 +138,7 @@ async function overSocket(target: ToolLoopTarget, turns: number): Promise<number
 export async function toolLoop(target: ToolLoopTarget, options = { turns: 20, loops: 5 }): Promise<ToolLoopSide[]> {
   const { turns, loops } = options;
   const sides: ToolLoopSide[] = [];
-  for (const [transport, run] of [["websocket", overSocket], ["http", overHttp]] as const) {
+  for (const [transport, run] of [["websocket", overSocket], ["http", overHttp], ["chained", chained]] as const) {
     await run(target, 3);
     const bytesBefore = await upstreamBytes(target.upstreamUrl);
     const cpuBefore = await readCpuMs(target.gatewayPid);
@@ -123,6 +149,7 @@ export async function toolLoop(target: ToolLoopTarget, options = { turns: 20, lo
     const cpu = await readCpuMs(target.gatewayPid) - cpuBefore;
     const upstream = await upstreamBytes(target.upstreamUrl) - bytesBefore;
     sides.push({
+      model: target.model,
       transport,
       turns,
       msPerTurn: ms / (turns * loops),
@@ -141,9 +168,9 @@ export function toolLoopTable(sides: readonly ToolLoopSide[]): string[] {
   return [
     "",
     `Tool loop (${sides[0].turns} turns, about 2 KB of tool output each; bytes per loop)`,
-    "transport    ms/turn  gateway CPU ms/turn  client sent  upstream received",
+    "model         transport    ms/turn  gateway CPU ms/turn  client sent  upstream received",
     ...sides.map((s) =>
-      `${s.transport.padEnd(11)}  ${s.msPerTurn.toFixed(1).padStart(7)}  ${s.cpuMsPerTurn.toFixed(1).padStart(19)}  ${
+      `${s.model.padEnd(12)}  ${s.transport.padEnd(11)}  ${s.msPerTurn.toFixed(1).padStart(7)}  ${s.cpuMsPerTurn.toFixed(1).padStart(19)}  ${
         kb(s.clientBytes).padStart(11)
       }  ${kb(s.upstreamBytes).padStart(17)}`
     ),

@@ -148,6 +148,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     closing: options.closing,
     stopping: options.stopping,
     watchdog: relayWatchdog(config),
+    notices: new Set(),
     operator,
     responses: config.responses_store.enabled
       ? responseStore(store.kv, {

@@ -127,6 +127,8 @@ function addAnthropicBlocks(out: Summary, blocks: Obj[]): void {
     } else if (block.type === "thinking") {
       out.reasoning += block.thinking;
       if (block.signature) out.sealed.push(String(block.signature));
+    } else if (block.type === "redacted_thinking") {
+      out.sealed.push(String(block.data));
     } else if (block.type === "tool_use") {
       assert.match(String(block.id), /^[a-zA-Z0-9_-]+$/);
       out.tools.push({ id: String(block.id), name: String(block.name), args: block.input });

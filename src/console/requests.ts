@@ -92,13 +92,22 @@ export function logRows(entries: readonly RequestLogEntry[], view: LogView): Htm
           ? under(e.transport === "websocket" ? "stream on a WebSocket" : "stream")
           : ""}</td>
         <td class="num">${duration(e.duration_ms)}${under(`first byte ${duration(e.ttfb_ms)}`)}</td>
-        <td class="num">${count(input)} → ${count(e.output_tokens)}${partial}</td>
+        <td class="num">${count(input)} → ${count(e.output_tokens)}${partial}${tokenDetail(e)}</td>
         ${currency ? costOf(e, currency) : ""}
         <td class="session">${e.session_id ? filterLink("session", e.session_id, e.session_id) : "–"}</td>
         <td>${e.error ?? ""}</td>
       </tr>
     `;
   });
+}
+
+/** Of the tokens shown, those read from the prompt cache and those the model spent reasoning, when there are any. */
+function tokenDetail(e: RequestLogEntry): Html | string {
+  const parts = [
+    e.cache_read_input_tokens > 0 ? `${count(e.cache_read_input_tokens)} cached` : "",
+    e.reasoning_output_tokens ? `${count(e.reasoning_output_tokens)} reasoning` : "",
+  ].filter(Boolean);
+  return parts.length > 0 ? under(parts.join(", ")) : "";
 }
 
 /** The head of the log table. */

@@ -13,6 +13,8 @@ export interface Usage {
   output_tokens: number;
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;
+  /** Of `output_tokens`, those the model spent reasoning, when the upstream says (OpenAI, Gemini); absent for none. */
+  reasoning_output_tokens?: number;
 }
 
 /** One upstream attempt: which upstream, and how it ended ("ok" or an error kind). */

@@ -36,10 +36,13 @@ const GeminiBody = z.looseObject({
   stream: z.boolean().optional(),
 });
 
-/** The operation a client asked for. */
-export type Operation = "generate" | "count_tokens";
+/**
+ * The operation a client asked for. `compact` is POST /v1/responses/compact when the model's upstreams compact on
+ * their own (OpenAI's Responses API); its body is checked as a Responses create.
+ */
+export type Operation = "generate" | "count_tokens" | "compact";
 
-const SCHEMAS: Record<`${Protocol}:${Operation}`, z.ZodType | undefined> = {
+const SCHEMAS: Partial<Record<`${Protocol}:${Operation}`, z.ZodType>> = {
   "anthropic:generate": MessagesBody,
   "anthropic:count_tokens": CountTokensBody,
   "openai-chat:generate": ChatBody,
@@ -68,7 +71,7 @@ const isMessage = (m: Record<string, unknown>) => typeof m.role === "string" && 
 // The schemas above copy every object and array they check, which on a long conversation is most of the check's cost.
 // These say yes only to bodies their schema takes (and no to anything they are unsure of); a no goes to the schema,
 // which names the field at fault.
-const ACCEPTS: Record<`${Protocol}:${Operation}`, ((body: JsonObject) => boolean) | undefined> = {
+const ACCEPTS: Partial<Record<`${Protocol}:${Operation}`, (body: JsonObject) => boolean>> = {
   "anthropic:generate": (b) =>
     isModel(b) && Number.isSafeInteger(b.max_tokens) && (b.max_tokens as number) > 0 &&
     everyItem(b.messages, isMessage) && optionalFlag(b.stream),
@@ -77,7 +80,9 @@ const ACCEPTS: Record<`${Protocol}:${Operation}`, ((body: JsonObject) => boolean
     isModel(b) && everyItem(b.messages, (m) => typeof m.role === "string") &&
     (b.stream === null || optionalFlag(b.stream)),
   "openai-chat:count_tokens": undefined,
-  "openai-responses:generate": undefined,
+  "openai-responses:generate": (b) =>
+    isModel(b) && (typeof b.input === "string" || (Array.isArray(b.input) && b.input.every(isRecord))) &&
+    (b.stream === null || optionalFlag(b.stream)),
   "openai-responses:count_tokens": undefined,
   "gemini:generate": undefined,
   "gemini:count_tokens": undefined,

@@ -3,8 +3,8 @@
 /** A wire protocol a client or an upstream speaks. */
 export type Protocol = "anthropic" | "openai-chat" | "openai-responses" | "gemini";
 
-/** What an upstream can speak: Messages, chat completions or Gemini (Responses clients are always translated). */
-export type UpstreamProtocol = Exclude<Protocol, "openai-responses">;
+/** What an upstream can speak: every client protocol (OpenAI's Responses API and Azure's speak Responses). */
+export type UpstreamProtocol = Protocol;
 
 /** A JSON object as read off the wire; fields the gateway does not read stay untouched. */
 export type JsonObject = { [key: string]: unknown };

@@ -54,7 +54,7 @@ const Betas = z.array(z.string().regex(/^[a-z0-9-]+$/, "must be a beta name such
 
 const KeyedUpstream = z.strictObject({
   ...COMMON,
-  protocol: z.enum(["anthropic", "openai", "gemini"]),
+  protocol: z.enum(["anthropic", "openai", "openai-responses", "gemini"]),
   base_url: BaseUrl,
   api_key_env: EnvName,
 });

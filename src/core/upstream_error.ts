@@ -31,6 +31,9 @@ const KIND_BY_NAME: Record<string, ErrorKind> = {
   INTERNAL: "upstream",
 };
 
+/** An `error` member that holds something: an object or a string (`"error": null` is none). */
+const ERROR_MEMBER = /"error"\s*:\s*[{"]/;
+
 /**
  * The error an upstream event reports, or undefined when it reports none. An event is an error when it is named
  * `error`, when its payload is `{"type":"error",...}` (Anthropic) or `{"type":"response.failed",...}` (Responses), or
@@ -39,8 +42,9 @@ const KIND_BY_NAME: Record<string, ErrorKind> = {
  */
 export function upstreamEventError(message: SseMessage): JsonObject | undefined {
   const named = message.event === "error";
-  // Most events never mention an error; only those that might are parsed.
-  if (!named && !message.data.includes('"error"') && !message.data.includes('"response.failed"')) return undefined;
+  // Most events never mention an error, and a Responses event's `"error": null` is none; only those that might are
+  // parsed.
+  if (!named && !ERROR_MEMBER.test(message.data) && !message.data.includes('"response.failed"')) return undefined;
   let payload: unknown;
   try {
     payload = JSON.parse(message.data);

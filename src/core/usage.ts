@@ -86,6 +86,25 @@ export function usageFromChat(usage: unknown): TokenCounts {
   };
 }
 
+/**
+ * Reads a Responses API `usage`: `input_tokens` includes the cached ones (`input_tokens_details.cached_tokens`), and
+ * `output_tokens` includes the reasoning ones (`output_tokens_details.reasoning_tokens`).
+ */
+export function usageFromResponses(usage: unknown): TokenCounts {
+  const u = isObject(usage) ? usage : {};
+  const input = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
+  const output = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
+  const total = tokenCount(u.input_tokens);
+  const cacheRead = Math.min(total, tokenCount(input.cached_tokens));
+  return {
+    input: total - cacheRead,
+    output: tokenCount(u.output_tokens),
+    cacheRead,
+    cacheWrite: 0,
+    reasoning: tokenCount(output.reasoning_tokens),
+  };
+}
+
 /** Reads an Anthropic `usage` (input is already net of cache). */
 export function usageFromAnthropic(usage: unknown): TokenCounts {
   const u = isObject(usage) ? usage : {};
@@ -131,10 +150,12 @@ export function mergeAnthropicUsage(previous: TokenCounts, usage: unknown): Toke
 
 /** The counts as an exchange records them (Anthropic's field names; the prompt is the sum of the first three). */
 export function recordedUsage(counts: TokenCounts): ExchangeUsage {
-  return {
+  const usage: ExchangeUsage = {
     input_tokens: counts.input,
     output_tokens: counts.output,
     cache_read_input_tokens: counts.cacheRead,
     cache_creation_input_tokens: counts.cacheWrite,
   };
+  if (counts.reasoning > 0) usage.reasoning_output_tokens = counts.reasoning;
+  return usage;
 }

@@ -45,6 +45,8 @@ export interface Deps {
   stopping?: AbortSignal;
   /** Checks every upstream call's time limits (answer, silence, total, keep-alives) on one shared timer. */
   watchdog: Watchdog;
+  /** Advice already logged to the operator, by what it is about: each is logged once per process. */
+  notices: Set<string>;
   /** The operator's endpoints outside /v1 (metrics, health); answers undefined for other requests. */
   ops?(req: Request, path: string, address: string): Promise<Response | undefined>;
   /** Cached token lookups, limits, usage accounting and the admin key. */

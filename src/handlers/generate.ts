@@ -11,7 +11,7 @@ import { relay } from "../relay/relay.ts";
 import type { RelayRequest } from "../relay/request.ts";
 import { resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
-import { sessionAffinity } from "../relay/session.ts";
+import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
 import { prepareResponses } from "./responses.ts";
@@ -45,11 +45,13 @@ export function generate(
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
+    // A model served only by Responses upstreams compacts there, with the provider's own items (see compact.ts).
+    const native = protocol === "openai-responses" && routes.every((route) => route.protocol === protocol);
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
     const { body: whole, size, watch, plan } = protocol === "openai-responses"
-      ? await prepareResponses(ctx, { principal, body, size: bytes.byteLength })
+      ? await prepareResponses(ctx, { principal, body, size: bytes.byteLength, native })
       : { body, size: bytes.byteLength, watch: undefined, plan: undefined };
-    const compaction: CompactionPlan | undefined = options.compact ? { kind: "compact" } : plan;
+    const compaction: CompactionPlan | undefined = options.compact && !native ? { kind: "compact" } : plan;
     for (const observer of ctx.deps.observers) await observer.admit?.(exchange, whole, principal);
     // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.
     const counts = (route: { protocol: string }) => route.protocol === "anthropic" || route.protocol === "gemini";
@@ -74,8 +76,8 @@ export function generate(
     const call: RelayRequest = {
       routes: usable,
       client: protocol,
-      operation,
-      body: whole,
+      operation: options.compact && native ? "compact" : operation,
+      body: options.compact && native ? nativeCompactBody(whole) : whole,
       // The bytes serve only an upstream of the client's own protocol, and only for the body as the client sent it;
       // otherwise they are let go at once.
       bytes: whole === body && value === sent && usable.some((route) => route.protocol === protocol)
@@ -95,12 +97,18 @@ export function generate(
   };
 }
 
+/** A compact request for the provider's own endpoint: none of the create's transport fields it does not take. */
+function nativeCompactBody(body: JsonObject): JsonObject {
+  const { stream: _stream, store: _store, ...rest } = body;
+  return rest;
+}
+
 /** A fresh Responses id: stored responses are found by it, so it never repeats. */
 function newResponseId(): string {
   return `resp_${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
-/** Claude Code's session id, kept only when it looks like an id (it ends up in usage records). */
+/** Claude Code's or Codex's session id, kept only when it looks like an id (it ends up in usage records). */
 function sessionId(headers: Headers): string | undefined {
-  return saneId(headers.get("x-claude-code-session-id"));
+  return saneId(clientSession(headers) ?? null);
 }

@@ -31,7 +31,7 @@ export interface PreparedResponses {
  */
 export async function prepareResponses(
   ctx: RequestContext,
-  { principal, body, size }: { principal: Principal; body: JsonObject; size: number },
+  { principal, body, size, native }: { principal: Principal; body: JsonObject; size: number; native: boolean },
 ): Promise<PreparedResponses> {
   const { deps } = ctx;
   const { config } = deps;
@@ -47,13 +47,17 @@ export async function prepareResponses(
   const { pending } = conversation;
   // A trigger asks for this answer only; the conversation kept for later does not ask again.
   if (pending) pending.input = pending.input.filter((item) => item.type !== "compaction_trigger");
+  const watch = pending && keeper(ctx, pending);
+  // The provider compacts on its own: its trigger, threshold and items go to it as they are.
+  if (native) return { body: conversation.body, size: conversation.size, watch };
   const own = inputItems(body.input).length;
   const { body: opened, plan } = await openCompaction(deps, { principal, body: conversation.body, own });
-  return { body: opened, size: conversation.size, watch: pending && keeper(ctx, pending), plan };
+  return { body: opened, size: conversation.size, watch, plan };
 }
 
 /** The terminal events whose response is kept: the API keeps a finished answer, not a failed or a cut one. */
 const KEPT_ENDS = new Set(["response.completed", "response.incomplete"]);
+const END_TYPE = /^\{\s*"type"\s*:\s*"response\.(completed|incomplete)"/;
 
 function keeper(ctx: RequestContext, pending: Pending): AnswerWatch {
   const { deps } = ctx;
@@ -70,7 +74,9 @@ function keeper(ctx: RequestContext, pending: Pending): AnswerWatch {
     body: keep,
     events(messages) {
       for (const message of messages) {
-        if (message.event && KEPT_ENDS.has(message.event)) return keep(JSON.parse(message.data).response);
+        // A provider's stream may leave out the `event:` lines; its payload's type says the same.
+        const end = message.event ? KEPT_ENDS.has(message.event) : END_TYPE.test(message.data.slice(0, 64));
+        if (end) return keep(JSON.parse(message.data).response);
       }
       return undefined;
     },

@@ -21,6 +21,7 @@ export const OPERATION = "chat";
 const PROVIDERS: Record<UpstreamConfig["protocol"], string> = {
   anthropic: "anthropic",
   openai: "openai",
+  "openai-responses": "openai",
   gemini: "gcp.gemini",
   "anthropic-bedrock": "aws.bedrock",
   "anthropic-vertex": "gcp.vertex_ai",

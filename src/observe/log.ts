@@ -109,6 +109,7 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     output_tokens: exchange.usage?.output_tokens,
     cache_read_input_tokens: exchange.usage?.cache_read_input_tokens,
     cache_creation_input_tokens: exchange.usage?.cache_creation_input_tokens,
+    reasoning_output_tokens: exchange.usage?.reasoning_output_tokens,
     usage_complete: exchange.usage_complete,
     error: exchange.error,
   };

@@ -1,5 +1,5 @@
 /**
- * @module The transport of an upstream reached with an API key (Anthropic, OpenAI and compatible services): the URL,
+ * @module The transport of an upstream reached with an API key (Anthropic, OpenAI's two APIs and compatible services): the URL,
  * the key and the client headers that may cross. The client's token never does. Each protocol's paths and headers
  * live in its own file.
  */
@@ -8,6 +8,7 @@ import type { Operation } from "../core/protocols.ts";
 import type { JsonObject, UpstreamProtocol } from "../core/types.ts";
 import { anthropic } from "./anthropic.ts";
 import { openai } from "./openai.ts";
+import { openaiResponses } from "./openai_responses.ts";
 import type { Transport } from "./transport.ts";
 import { uploadBody } from "./upload.ts";
 
@@ -21,7 +22,11 @@ interface KeyedApi {
 /** The protocols whose paths do not depend on the model (Gemini's do: see gemini.ts). */
 type KeyedProtocol = Exclude<UpstreamProtocol, "gemini">;
 
-const APIS: Record<KeyedProtocol, KeyedApi> = { anthropic, "openai-chat": openai };
+const APIS: Record<KeyedProtocol, KeyedApi> = {
+  anthropic,
+  "openai-chat": openai,
+  "openai-responses": openaiResponses,
+};
 
 /** The upstream a call goes to. */
 export interface Target {

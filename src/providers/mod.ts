@@ -33,6 +33,13 @@ export function createTransports(upstreams: readonly UpstreamConfig[], io: Trans
   return new Map(upstreams.map((upstream) => [upstream.name, createTransport(upstream, io)]));
 }
 
+/** The protocol each keyed kind speaks: `openai` is Chat Completions (OpenAI and every compatible service). */
+const KEYED_PROTOCOL = {
+  anthropic: "anthropic",
+  openai: "openai-chat",
+  "openai-responses": "openai-responses",
+} as const;
+
 function unset(...names: string[]): { problem: string } {
   return { problem: `${names.join(" and ")} ${names.length > 1 ? "are" : "is"} not set` };
 }
@@ -40,10 +47,11 @@ function unset(...names: string[]): { problem: string } {
 function createTransport(upstream: UpstreamConfig, io: TransportIo): Credentialed {
   switch (upstream.protocol) {
     case "anthropic":
-    case "openai": {
+    case "openai":
+    case "openai-responses": {
       const apiKey = io.env(upstream.api_key_env) || undefined;
       if (!apiKey) return unset(upstream.api_key_env);
-      const protocol = upstream.protocol === "openai" ? "openai-chat" : "anthropic";
+      const protocol = KEYED_PROTOCOL[upstream.protocol];
       return { transport: keyedTransport({ upstream, protocol, apiKey }, io.fetch) };
     }
     case "gemini": {

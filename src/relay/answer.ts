@@ -7,7 +7,7 @@ import { json, saneId } from "../core/http.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { redactSecrets } from "../providers/mod.ts";
-import type { Translation } from "../translate/mod.ts";
+import type { Refusal, Translation } from "../translate/mod.ts";
 import { usageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
 import type { HealthEvent } from "./health.ts";
@@ -15,6 +15,7 @@ import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import { errorInAnswer } from "./leading_error.ts";
 import { relayStream } from "./stream.ts";
+import { responsesOnlyAdvice, upstreamCode, upstreamMessage } from "./upstream_refusal.ts";
 
 /** One attempt as the relay planned it. */
 export interface AttemptPlan {
@@ -41,6 +42,10 @@ export interface AttemptResult {
   retryAfterMs?: number;
   /** The upstream's own id for the request, when its answer named one. */
   requestId?: string;
+  /** What the upstream's error body said, when it refused the request with one. */
+  refusal?: Refusal;
+  /** The id a passthrough Responses answer has: the provider's, which the client sees and continues from. */
+  answerId?: string;
   /** The final answer when no attempt is left: the upstream's error as the client's protocol has it. */
   fail(): Response;
 }
@@ -204,11 +209,13 @@ export async function finishJson(
     call.exchange.answer = meter.answer();
     call.exchange.usage_complete = true;
     const translated = passthrough ? undefined : translation.response(body);
-    if (translated && call.watch) await call.watch.body(translated);
+    // A passthrough answer is kept as it is (a Responses answer from a Responses upstream).
+    if (call.watch) await call.watch.body(translated ?? body);
     const response = translated
       ? json(translated)
       : new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
-    return { ...base, outcome: "ok", retryable: false, response, fail: () => response };
+    const answerId = passthrough && typeof body.id === "string" ? body.id : undefined;
+    return { ...base, outcome: "ok", retryable: false, response, answerId, fail: () => response };
   }
   // What follows is a failure: only now are the headers it relays and its retry-after read.
   const headers = new Headers();
@@ -244,6 +251,8 @@ export async function finishJson(
     };
   }
   // Here the body is a JSON object and the status is an error.
+  const advice = responsesOnlyAdvice(route, res.status, body);
+  if (advice) return misrouted(deps, call, route, { advice, base });
   const retryable = retryableStatus(res.status);
   noteHealth(plan, res.status, retryAfter);
   const error = new GatewayError(
@@ -266,7 +275,38 @@ export async function finishJson(
     throw error;
   };
   const retrySame = res.status !== 429 && res.status !== 529;
-  return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail };
+  const refusal = { status: res.status, code: upstreamCode(body), message: error.message };
+  return { ...base, outcome: error.kind, retryable, retrySame, retryAfterMs: retryAfter, fail, refusal };
+}
+
+/**
+ * A model the provider serves only through the Responses API, asked through a chat upstream: the config's mistake, not
+ * the deployment's trouble. The deployment's health is untouched, the next deployment of the model (one that speaks
+ * Responses) is tried, and the client's error, like the log line written once per model, names the fix.
+ */
+function misrouted(
+  deps: RelayDeps,
+  call: RelayRequest,
+  route: Route,
+  { advice, base }: { advice: string; base: Partial<AttemptResult> },
+): AttemptResult {
+  const notice = `responses_only:${route.upstream.name}:${route.model}`;
+  if (!deps.notices.has(notice)) {
+    deps.notices.add(notice);
+    deps.log({
+      level: "warn",
+      event: "responses_only_model",
+      upstream: route.upstream.name,
+      model: route.model,
+      advice,
+    });
+  }
+  const error = new GatewayError(
+    "invalid_request",
+    `Model "${call.body.model}" is served only through the Responses API, and ${advice} (docs/clients.md)`,
+    { param: "model" },
+  );
+  return { ...failed(route, error, base), outcome: error.kind, retrySame: false };
 }
 
 /**
@@ -276,6 +316,7 @@ export async function finishJson(
 function isAnswer(body: JsonObject, protocol: string, operation: string): boolean {
   if (operation === "count_tokens") return typeof (body.input_tokens ?? body.totalTokens) === "number";
   if (protocol === "gemini") return Array.isArray(body.candidates) || isObject(body.promptFeedback);
+  if (protocol === "openai-responses") return Array.isArray(body.output);
   return protocol === "anthropic" ? body.type === "message" : Array.isArray(body.choices);
 }
 
@@ -284,20 +325,6 @@ function isErrorEnvelope(body: JsonObject, protocol: string): boolean {
   const error = body.error;
   if (!isObject(error) || typeof error.message !== "string") return false;
   return typeof error.type === "string" && (protocol !== "anthropic" || body.type === "error");
-}
-
-/** The message of an upstream error body: either protocol's envelope, `{"error": "..."}` or `{"message": "..."}`. */
-function upstreamMessage(body: JsonObject): string | undefined {
-  const error = body.error;
-  if (isObject(error) && typeof error.message === "string") return error.message;
-  if (typeof error === "string") return error;
-  return typeof body.message === "string" ? body.message : undefined;
-}
-
-/** An OpenAI-style error code (such as `context_length_exceeded`), which clients act on. */
-function upstreamCode(body: JsonObject): string | undefined {
-  const error = body.error;
-  return isObject(error) && typeof error.code === "string" ? error.code : undefined;
 }
 
 /**

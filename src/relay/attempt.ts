@@ -3,7 +3,8 @@
  * and classify the answer as a response for the client or a failure that may fail over to the next upstream.
  */
 import { clientClosed, GatewayError } from "../core/errors.ts";
-import { pickTranslator, type TranslateContext } from "../translate/mod.ts";
+import type { JsonObject } from "../core/types.ts";
+import { pickTranslator, type TranslateContext, type Translation } from "../translate/mod.ts";
 import {
   answerRefused,
   type AttemptPlan,
@@ -26,8 +27,7 @@ export type { AttemptPlan, AttemptResult };
  * trouble; throws only for a bad client request.
  */
 export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan: AttemptPlan): Promise<AttemptResult> {
-  const { route, deadline } = plan;
-  const name = route.upstream.name;
+  const { route } = plan;
   const translator = pickTranslator(call.client, route.protocol);
   if (!translator) {
     plan.report("neutral");
@@ -35,9 +35,24 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
     return failed(route, error);
   }
   const translation = translator(translateContext(deps, call, route));
+  const result = await sendOnce(deps, call, plan, translation, translation.request(call.body));
+  // A refusal over something the translation may leave out (reasoning another deployment made) is tried once more.
+  const again = result.refusal && translation.recover?.(result.refusal);
+  return again ? await sendOnce(deps, call, plan, translation, again) : result;
+}
+
+/** One request to the deployment and its answer, classified. */
+async function sendOnce(
+  deps: RelayDeps,
+  call: RelayRequest,
+  plan: AttemptPlan,
+  translation: Translation,
+  upstreamBody: JsonObject,
+): Promise<AttemptResult> {
+  const { route, deadline } = plan;
+  const name = route.upstream.name;
   // Same protocol both sides: query strings, error bodies and JSON answers pass as the upstream sent them.
   const passthrough = call.client === route.protocol;
-  const upstreamBody = translation.request(call.body);
   // The relay tries only routes that have a transport.
   const transport = route.transport!;
   const controller = new AbortController();
@@ -146,7 +161,18 @@ export async function attemptUpstream(deps: RelayDeps, call: RelayRequest, plan:
         totalMs,
         release,
       });
-      return named({ upstream: name, outcome: "ok", status: 200, retryable: false, response, fail: () => response });
+      const answerId = passthrough && route.protocol === "openai-responses"
+        ? streamedResponseId(first.value)
+        : undefined;
+      return named({
+        upstream: name,
+        outcome: "ok",
+        status: 200,
+        retryable: false,
+        response,
+        answerId,
+        fail: () => response,
+      });
     }
     let text: string;
     try {
@@ -195,6 +221,13 @@ function forwardAborts(signals: AbortSignal[], controller: AbortController): () 
   return () => {
     for (const signal of signals) signal.removeEventListener("abort", onAbort);
   };
+}
+
+/** The id a Responses stream gives its answer, from its first event (`response.created`), when that is in `chunk`. */
+function streamedResponseId(chunk: Uint8Array): string | undefined {
+  const head = new TextDecoder().decode(chunk.subarray(0, 4096));
+  const id = /"response"\s*:\s*\{\s*"id"\s*:\s*"([A-Za-z0-9_-]{1,200})"/.exec(head)?.[1];
+  return id;
 }
 
 /** The query string of a URL ("" or "?..."), without parsing the whole URL. */

@@ -93,7 +93,9 @@ async function relayAttempts(deps: RelayDeps, call: RelayRequest): Promise<Respo
     last = await attemptDeployment(deps, call, health, next, deadline);
     tried.set(next.route, last);
     if (last.response) {
-      if (affinity) call.exchange.affinity = deps.pins.served(affinity, next.route.upstream.name, pinned);
+      // A passthrough Responses answer keeps the provider's id, and is continued from by that id.
+      const served = affinity?.responseId && last.answerId ? { ...affinity, responseId: last.answerId } : affinity;
+      if (served) call.exchange.affinity = deps.pins.served(served, next.route.upstream.name, pinned);
       return last.response;
     }
     if (!last.retryable || call.req.signal.aborted) break;

@@ -32,6 +32,8 @@ export interface RelayDeps {
   closing?: AbortSignal;
   /** Checks every upstream call's time limits on one shared timer. */
   watchdog: Watchdog;
+  /** Advice already logged to the operator, by what it is about: each is logged once per process. */
+  notices: Set<string>;
 }
 
 /** One client request to relay. */

@@ -51,6 +51,7 @@ export function serves(table: RouteTable, model: string): boolean {
 const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], UpstreamProtocol> = {
   anthropic: "anthropic",
   openai: "openai-chat",
+  "openai-responses": "openai-responses",
   gemini: "gemini",
   "anthropic-bedrock": "anthropic",
   "anthropic-vertex": "anthropic",

@@ -70,9 +70,9 @@ export async function sessionAffinity(input: SessionInput): Promise<SessionAffin
   return responseId ? { ...base, responseId } : undefined;
 }
 
-/** The session a client names: Claude Code's header, the response it continues, or OpenAI's cache key. */
+/** The session a client names: Claude Code's or Codex's header, the response it continues, or OpenAI's cache key. */
 function explicitSession(input: SessionInput): SessionId | undefined {
-  const header = input.headers.get("x-claude-code-session-id");
+  const header = clientSession(input.headers);
   if (header) return { kind: "session", id: header };
   const { body } = input;
   if (typeof body.previous_response_id === "string" && body.previous_response_id) {
@@ -82,6 +82,15 @@ function explicitSession(input: SessionInput): SessionId | undefined {
     return { kind: "cache_key", id: body.prompt_cache_key };
   }
   return undefined;
+}
+
+/**
+ * The session id a client sends as a header: Claude Code's `x-claude-code-session-id`, or Codex's `session_id` (its
+ * `conversation_id` on older versions).
+ */
+export function clientSession(headers: Headers): string | undefined {
+  return headers.get("x-claude-code-session-id") ?? headers.get("session_id") ?? headers.get("conversation_id") ??
+    undefined;
 }
 
 /**

@@ -90,7 +90,15 @@ export function relayStream(
   // Translated streams are parsed whole; a passthrough stream only as far as its meter needs.
   const decoder = step ? new TextDecoder() : undefined;
   const parser = step ? new SseParser() : undefined;
-  const watch: StreamWatch | undefined = !step && meter ? streamWatch(meter.markers, meter.event) : undefined;
+  // A passthrough stream whose answer is kept holds back the bytes of the event that completes it until it is kept.
+  const held: SseMessage[] = [];
+  const onEvent = options.hold && meter
+    ? (message: SseMessage) => {
+      meter.event(message);
+      held.push(message);
+    }
+    : meter?.event;
+  const watch: StreamWatch | undefined = !step && onEvent ? streamWatch(meter!.markers, onEvent) : undefined;
   const redactor = options.secrets ? byteRedactor(options.secrets) : undefined;
   // The last four bytes sent; the stream starts as if an event had just ended.
   const tail = new Uint8Array([0, 0, LF, LF]);
@@ -198,8 +206,10 @@ export function relayStream(
   }
   async function finish(): Promise<void> {
     redactor?.drop();
-    if (watch) watch.end();
-    else if (step) events(decoder!.decode() + "\n\n");
+    if (watch) {
+      watch.end();
+      if (held.length > 0) await options.hold!(held.splice(0));
+    } else if (step) events(decoder!.decode() + "\n\n");
     // A translator ends in its own protocol, or throws its own error for a cut; in every case an upstream that never
     // reached an acceptable end was cut, and the client must not get a normal ending.
     const last = step ? step.end() : [];
@@ -266,9 +276,17 @@ export function relayStream(
             continue;
           }
           if (value.byteLength === 0) continue;
-          send(value);
-          // Usage is read after the bytes are already on their way to the client.
-          watch?.push(value);
+          if (options.hold) {
+            watch!.push(value);
+            const kept = held.length > 0 ? options.hold(held.splice(0)) : undefined;
+            if (kept) await kept;
+            if (ended) return;
+            send(value);
+          } else {
+            send(value);
+            // Usage is read after the bytes are already on their way to the client.
+            watch?.push(value);
+          }
           if (meter?.state() === "finished") return await finish();
           return;
         }

@@ -6,10 +6,11 @@
 import { isObject, type JsonObject } from "../core/types.ts";
 import { identity, logDrop, type TranslateContext, type Translation } from "./identity.ts";
 import { textSignatureIn } from "./messages_gemini_request.ts";
+import { carriesReasoning } from "./responses_reasoning.ts";
 
-/** True for a thinking block the real API cannot verify, or one that carries a Gemini signature. */
+/** True for a thinking block the real API cannot verify: unsigned, or carrying a Gemini signature or Responses reasoning. */
 function unsigned(block: unknown): boolean {
-  if (textSignatureIn(block) !== undefined) return true;
+  if (textSignatureIn(block) !== undefined || carriesReasoning(block)) return true;
   return isObject(block) && block.type === "thinking" &&
     (typeof block.signature !== "string" || block.signature === "");
 }

@@ -18,5 +18,7 @@ export function throughMessages(outer: Translation, inner: Translation): Transla
         fail: second.fail,
       };
     },
+    // A second try is the upstream's request without what it refused, so only the inner translation can make it.
+    recover: inner.recover,
   };
 }

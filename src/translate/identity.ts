@@ -31,6 +31,11 @@ export interface TranslateContext {
   reasoningEffort?: boolean;
   /** Whether a chat upstream takes freeform (`custom`) tools as they are (OpenAI does); when not, they become functions. */
   nativeCustomTools?: boolean;
+  /**
+   * Set when a chat or Gemini client's Messages request is only a step towards a Responses upstream (compose.ts):
+   * unlike Anthropic, that upstream needs no output limit and takes reasoning beside tool calls made without it.
+   */
+  towardsResponses?: boolean;
   /** Output items a Responses answer starts with, before the model's own. */
   leading?: readonly JsonObject[];
 }
@@ -43,6 +48,18 @@ export interface Translation {
   response(body: JsonObject): JsonObject;
   /** A fresh stream step; absent for passthrough, whose stream bytes are relayed unchanged. Read after request(). */
   stream?(): StreamStep;
+  /**
+   * The request to send the same deployment once more in place of one it refused, when the refusal is about
+   * something the translation can leave out (reasoning another deployment made); undefined otherwise.
+   */
+  recover?(refusal: Refusal): JsonObject | undefined;
+}
+
+/** An upstream's refusal of a request, as far as a translation needs it. */
+export interface Refusal {
+  status: number;
+  code?: string;
+  message: string;
 }
 
 /** Builds a translation for one request. */

@@ -133,11 +133,11 @@ function chatToolChoice(choice: unknown, names: ToolNames): unknown {
 const MAX_CHAT_USER = 64;
 
 /**
- * The chat `user` for an Anthropic `metadata.user_id`: unchanged when it fits, else `user_` and 40 hex digits of its
+ * The OpenAI `user` (chat or Responses) for an Anthropic `metadata.user_id`: unchanged when it fits, else `user_` and 40 hex digits of its
  * SHA-256, the same for every request. Claude Code's user id is a JSON string of about 150 characters (its user,
  * account and session), which OpenAI would refuse with a 400 on every request; the digest still tells users apart.
  */
-function chatUser(userId: string): string | undefined {
+export function safeUserId(userId: string): string | undefined {
   if (userId === "") return undefined;
   if (userId.length <= MAX_CHAT_USER) return userId;
   return `user_${createHash("sha256").update(userId).digest("hex").slice(0, 40)}`;
@@ -177,7 +177,7 @@ export function messagesToChatRequest(
   if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) out.stop = body.stop_sequences;
   for (const field of ["temperature", "top_p"]) if (typeof body[field] === "number") out[field] = body[field];
   if (isObject(body.metadata) && typeof body.metadata.user_id === "string") {
-    const user = chatUser(body.metadata.user_id);
+    const user = safeUserId(body.metadata.user_id);
     if (user) out.user = user;
   }
   const effort = effortFromBudget(body.thinking);

@@ -12,9 +12,11 @@ import { geminiViaChat, geminiViaMessages } from "./gemini_response.ts";
 import { identity, type Translator } from "./identity.ts";
 import { chatViaGemini, messagesViaGemini, responsesViaGemini } from "./messages_gemini_response.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
+import { chatViaResponses, geminiViaResponses, messagesViaResponses } from "./messages_responses_response.ts";
+import { responsesPassthrough } from "./responses_passthrough.ts";
 import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
 
-/** Registered translators by "client->upstream" pair; upstreams speak Anthropic Messages, chat completions or Gemini. */
+/** Registered translators by "client->upstream" pair; upstreams speak Messages, chat completions, Gemini or Responses. */
 export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {
   "anthropic->openai-chat": messagesViaChat,
   "openai-chat->anthropic": chatViaMessages,
@@ -25,6 +27,9 @@ export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>
   "anthropic->gemini": messagesViaGemini,
   "openai-chat->gemini": chatViaGemini,
   "openai-responses->gemini": responsesViaGemini,
+  "anthropic->openai-responses": messagesViaResponses,
+  "openai-chat->openai-responses": chatViaResponses,
+  "gemini->openai-responses": geminiViaResponses,
 };
 
 /** The translator for a protocol pair, or undefined when the pair is not supported. */
@@ -33,6 +38,7 @@ export function pickTranslator(client: Protocol, upstream: UpstreamProtocol): Tr
   if (client === "anthropic" && upstream === "anthropic") return anthropicPassthrough;
   // The transport takes the model and the streaming flag out of the body and into the path.
   if (client === "gemini" && upstream === "gemini") return identity;
+  if (client === "openai-responses" && upstream === "openai-responses") return responsesPassthrough;
   return TRANSLATORS[`${client}->${upstream}`];
 }
-export type { TranslateContext, Translation, Translator } from "./identity.ts";
+export type { Refusal, TranslateContext, Translation, Translator } from "./identity.ts";

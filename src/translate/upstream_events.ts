@@ -1,5 +1,5 @@
 /**
- * @module Reading upstream stream events for translators: chat chunks and Anthropic events as JSON, and the
+ * @module Reading upstream stream events for translators: chat chunks, Anthropic and Responses events as JSON, and the
  * upstream's in-band errors (as core/upstream_error.ts decides them) as GatewayErrors, so the client gets its own
  * protocol's error event.
  */
@@ -42,6 +42,15 @@ export function readAnthropicEvent(message: SseMessage): JsonObject {
 export function readGeminiChunk(message: SseMessage): JsonObject {
   throwIfError(message);
   return parsePayload(message);
+}
+
+/**
+ * A Responses API stream event, or undefined for a `[DONE]` some servers add; an `error` event or `response.failed`
+ * is thrown as the GatewayError it stands for.
+ */
+export function readResponsesEvent(message: SseMessage): JsonObject | undefined {
+  throwIfError(message);
+  return message.data.trim() === "[DONE]" ? undefined : parsePayload(message);
 }
 
 /** The end of a translation of an Anthropic stream: nothing more when `message_stop` came, else the cut is an error. */

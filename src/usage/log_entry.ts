@@ -33,6 +33,8 @@ export interface RequestLogEntry {
   output_tokens: number;
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;
+  /** Of `output_tokens`, those spent reasoning; absent when the upstream reported none. */
+  reasoning_output_tokens?: number;
   /** False when the stream was cut or failed before its usage was final: the counts are what was seen. */
   usage_complete: boolean;
   session_id: string | null;
@@ -120,6 +122,7 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     output_tokens: usage?.output_tokens ?? 0,
     cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
     cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
+    ...usage?.reasoning_output_tokens ? { reasoning_output_tokens: usage.reasoning_output_tokens } : {},
     usage_complete: usage !== undefined && exchange.usage_complete !== false,
     session_id: exchange.session_id ?? null,
     cost: formatMoney(costOf(usage, exchange.price)),

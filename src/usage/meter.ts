@@ -16,6 +16,7 @@ import {
   usageFromAnthropic,
   usageFromChat,
   usageFromGemini,
+  usageFromResponses,
 } from "../core/usage.ts";
 
 /** Collects usage from a stream, event by event. */
@@ -47,9 +48,14 @@ export type StreamState = "open" | "finishing" | "finished" | "errored";
 const TERMINAL: Record<UpstreamProtocol, (message: SseMessage) => boolean> = {
   anthropic: (m) => m.event === "message_stop" || (m.event === undefined && m.data.includes('"message_stop"')),
   "openai-chat": (m) => m.data === "[DONE]",
+  "openai-responses": (m) => RESPONSES_ENDS.has(m.event ?? "") || RESPONSES_END_TYPE.test(m.data.slice(0, 64)),
   // A Gemini stream simply ends after the chunk with its finishReason.
   gemini: () => false,
 };
+
+/** The Responses API's terminal events (`response.failed` is its error, seen as such first). */
+const RESPONSES_ENDS = new Set(["response.completed", "response.incomplete"]);
+const RESPONSES_END_TYPE = /^\{"type":"response\.(completed|incomplete)"/;
 
 /** Events after which an end of the stream is acceptable though more may follow (chat's finish chunk: some
  * OpenAI-compatible servers end there without usage or [DONE]). */
@@ -65,6 +71,10 @@ const MARKERS: Record<UpstreamProtocol, MarkerSet> = {
   anthropic: markerSet(["usage", "error", "message_stop", "response.failed"].map(byteMarker)),
   "openai-chat": markerSet(["usage", "error", "[DONE]", "finish_reason", "response.failed"].map(byteMarker)),
   gemini: markerSet(["usageMetadata", "error", "finishReason"].map(byteMarker)),
+  // Every lifecycle event holds `"usage": null` and `"error": null`; only the ends and errors can change the meter.
+  "openai-responses": markerSet(
+    ["response.completed", "response.incomplete", "response.failed", "event: error", '"type":"error"'].map(byteMarker),
+  ),
 };
 
 function parse(data: string): JsonObject | undefined {
@@ -117,6 +127,14 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
       const usage = isObject(message.usage) ? message.usage : body.usage;
       if (isObject(usage)) seen = seen ? mergeAnthropicUsage(seen, check(usage)) : usageFromAnthropic(check(usage));
       note(message.id, message.model, isObject(body.delta) ? body.delta.stop_reason : message.stop_reason);
+      return;
+    }
+    if (protocol === "openai-responses") {
+      // A whole answer, or a lifecycle event that carries one; the usage is on the last.
+      const response = isObject(body.response) ? body.response : body;
+      if (isObject(response.usage)) seen = usageFromResponses(check(response.usage));
+      const incomplete = isObject(response.incomplete_details) ? response.incomplete_details.reason : undefined;
+      note(response.id, response.model, incomplete ?? response.status);
       return;
     }
     // Each Gemini chunk's usageMetadata stands for the whole answer so far.

@@ -117,6 +117,7 @@ Deno.test("an Anthropic client's tool loop onto Gemini: schema rewritten, signat
     output_tokens: 14,
     cache_read_input_tokens: 60,
     cache_creation_input_tokens: 0,
+    reasoning_output_tokens: 4,
   });
 });
 

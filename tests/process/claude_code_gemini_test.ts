@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { withAgentOnGemini } from "../_agent_on_gemini.ts";
+import { runClaudeCode } from "../_claude_code.ts";
 import type { GeminiTurn } from "../_gemini_upstream.ts";
 
 const CLI = Deno.env.get("MODELGATE_CLAUDE_CODE");
@@ -28,34 +29,10 @@ Deno.test({
   ignore: !CLI,
   async fn() {
     await withAgentOnGemini(model, async ({ dir, upstream, gw, token, sentSignature }) => {
-      const out = await new Deno.Command(CLI!, {
-        args: [
-          "-p",
-          `Read ${dir}/notes.txt and tell me what it says.`,
-          "--model",
-          "gemini-test",
-          "--allowedTools",
-          "Read",
-        ],
-        cwd: dir,
-        clearEnv: true,
-        env: {
-          HOME: dir,
-          PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-          ANTHROPIC_BASE_URL: gw.url,
-          ANTHROPIC_API_KEY: token,
-          ANTHROPIC_SMALL_FAST_MODEL: "gemini-test",
-          ANTHROPIC_DEFAULT_HAIKU_MODEL: "gemini-test",
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-          DISABLE_AUTOUPDATER: "1",
-        },
-        stdout: "piped",
-        stderr: "piped",
-        signal: AbortSignal.timeout(120_000),
-      }).output();
-      const text = new TextDecoder().decode(out.stdout);
+      const out = await runClaudeCode(CLI!, { dir, url: gw.url, token, model: "gemini-test" });
+      const text = out.stdout;
       const refusals = upstream.requests.filter((r) => r.path.includes("gemini-test")).length;
-      assert.equal(out.code, 0, `${text}\n${new TextDecoder().decode(out.stderr).slice(-2000)}\n${refusals}`);
+      assert.equal(out.code, 0, `${text}\n${out.stderr.slice(-2000)}\n${refusals}`);
       assert.match(text, /PLUM-42/);
       // The second turn carried Gemini's own signature back on the call, not the stand-in.
       assert.ok(sentSignature("Y2Mtc2lnLTE="), "the tool loop's second turn carried the thought signature");

@@ -10,6 +10,7 @@ import {
   openaiEvents,
   PACED_EVENTS,
   PACED_MODEL,
+  responsesEvents,
   STREAM_MARKER,
 } from "../../bench/fake_upstream.ts";
 import { parseMachineStat, parseProcStat, parseProcStatus } from "../../bench/processes.ts";
@@ -58,19 +59,21 @@ Deno.test("createFakeUpstream() streams one chunk per event when the body asks f
   assert.deepEqual(chunks, anthropicEvents());
 });
 
-Deno.test("createFakeUpstream() answers Chat Completions in both forms and 404s elsewhere", async () => {
+Deno.test("createFakeUpstream() answers Chat Completions and Responses in both forms and 404s elsewhere", async () => {
   assert.equal((await (await post("/v1/chat/completions", {})).json()).object, "chat.completion");
   const stream = await readText(await post("/v1/chat/completions", { stream: true }));
   assert.equal(stream, openaiEvents().join(""));
-  const missing = await post("/v1/responses", {});
+  assert.equal((await (await post("/v1/responses", {})).json()).object, "response");
+  assert.equal(await readText(await post("/v1/responses", { stream: true })), responsesEvents().join(""));
+  const missing = await post("/v1/embeddings", {});
   assert.equal(missing.status, 404);
   await missing.body?.cancel();
 });
 
 Deno.test("the fake streams have about a dozen well-formed events with the protocols' endings", () => {
-  for (const events of [anthropicEvents(), openaiEvents()]) {
-    assert.ok(events.length >= 12 && events.length <= 14, `${events.length} events`);
-    for (const event of events) assert.match(event, /^(event: \w+\n)?data: .+\n\n$/);
+  for (const events of [anthropicEvents(), openaiEvents(), responsesEvents()]) {
+    assert.ok(events.length >= 12 && events.length <= 16, `${events.length} events`);
+    for (const event of events) assert.match(event, /^(event: [\w.]+\n)?data: .+\n\n$/);
   }
   assert.match(anthropicEvents().at(-1)!, /message_stop/);
   assert.equal(openaiEvents().at(-1), "data: [DONE]\n\n");

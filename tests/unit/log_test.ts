@@ -104,6 +104,7 @@ Deno.test("requestLine() carries every field an operator asks for", () => {
     output_tokens: 7,
     cache_read_input_tokens: 1,
     cache_creation_input_tokens: 0,
+    reasoning_output_tokens: undefined,
     usage_complete: true,
     error: undefined,
   });

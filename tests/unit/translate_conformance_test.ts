@@ -85,6 +85,7 @@ const SKIPS: Record<string, string> = {
   "anthropic->gemini:thinking signature": GEMINI_SIGNATURE,
   "openai-chat->gemini:thinking signature": GEMINI_SIGNATURE,
   "openai-responses->gemini:thinking signature": GEMINI_SIGNATURE,
+  "openai-chat->openai-responses:thinking signature": "chat completions has no field to carry a reasoning item",
 };
 
 function upstreamOf(pair: string): Protocol {
@@ -137,5 +138,5 @@ Deno.test("every registered pair translates to a protocol other than its own", (
     const [client, upstream] = pair.split("->");
     assert.notEqual(client, upstream);
   }
-  assert.equal(Object.keys(TRANSLATORS).length, 9);
+  assert.equal(Object.keys(TRANSLATORS).length, 12);
 });
