@@ -170,9 +170,9 @@ export function toolLoopTable(sides: readonly ToolLoopSide[]): string[] {
     `Tool loop (${sides[0].turns} turns, about 2 KB of tool output each; bytes per loop)`,
     "model         transport    ms/turn  gateway CPU ms/turn  client sent  upstream received",
     ...sides.map((s) =>
-      `${s.model.padEnd(12)}  ${s.transport.padEnd(11)}  ${s.msPerTurn.toFixed(1).padStart(7)}  ${s.cpuMsPerTurn.toFixed(1).padStart(19)}  ${
-        kb(s.clientBytes).padStart(11)
-      }  ${kb(s.upstreamBytes).padStart(17)}`
+      `${s.model.padEnd(12)}  ${s.transport.padEnd(11)}  ${s.msPerTurn.toFixed(1).padStart(7)}  ${
+        s.cpuMsPerTurn.toFixed(1).padStart(19)
+      }  ${kb(s.clientBytes).padStart(11)}  ${kb(s.upstreamBytes).padStart(17)}`
     ),
   ];
 }
