@@ -7,6 +7,7 @@ import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
 import { adminKeyFrom, createOperator } from "./access/operator.ts";
 import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
+import { memoryPool } from "./conversations/memory_pool.ts";
 import { COMPACTION_KEY_ENV, createSealer, type Sealer, sealerFromEnv } from "./conversations/seal.ts";
 import { responseStore } from "./conversations/store.ts";
 import { isLoopback } from "./core/addresses.ts";
@@ -53,6 +54,8 @@ export interface WorkerRole {
   onStop(stop: () => void): void;
   /** One sealer secret for all workers when MODELGATE_COMPACTION_KEY is unset, so every worker opens the others' items. */
   sealerSecret: Uint8Array;
+  /** The count of socket memory all workers share, so responses_socket.total_memory_bytes bounds the process. */
+  socketMemory: SharedArrayBuffer;
 }
 
 /** Options for {@linkcode buildDeps}. */
@@ -77,6 +80,8 @@ export interface BuildDepsOptions {
   firstServed?: ReadonlyMap<string, string>;
   /** Seals compaction items; else made from MODELGATE_COMPACTION_KEY in `env`. */
   sealer?: Sealer;
+  /** The count of socket memory, shared by the workers of one process; else this gateway's own. */
+  socketMemory?: SharedArrayBuffer;
 }
 
 /** Each upstream's transport, with the credentials its variables name (files are read once, now). */
@@ -113,7 +118,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   });
   const health = createHealthBoard(config.routing, () => now().getTime());
   const layout = deploymentsByUpstream(config);
-  const sockets = createSocketBoard();
+  const sockets = createSocketBoard(memoryPool(config.responses_socket.total_memory_bytes, options.socketMemory));
   const metrics = createMetrics({
     openSockets: () => sockets.count(),
     models: table.models.keys(),
@@ -231,6 +236,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     transports,
     firstServed,
     sealer,
+    socketMemory: worker?.socketMemory,
   });
   const port = worker ? await worker.ready() ?? config.listen.port : config.listen.port;
   // A shared port would also take in another gateway started on it by mistake, and split its traffic silently: the
