@@ -32,6 +32,9 @@ import { type KvOpenIo, logSettings, openKvStore } from "./runtime.ts";
 /** How long a large body waits for room in the in-flight budget before its 503. */
 const BODY_BUDGET_WAIT_MS = 2000;
 
+/** How long connections cut at the end of the grace period may take to close before the gateway stops anyway. */
+const CUT_WAIT_MS = 1000;
+
 /** Output channels and environment of the process. */
 export interface ServeIo extends KvOpenIo {
   err(text: string): void;
@@ -253,6 +256,8 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
         : io.err(`modelgate listening on http://${hostname}:${port} (config ${source})`),
   }, createApp(deps));
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
+  let cutTimer: ReturnType<typeof setTimeout> | undefined;
+  const pastGrace = Promise.withResolvers<void>();
   const stop = () => {
     if (graceTimer !== undefined) return;
     warn(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
@@ -265,8 +270,13 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     };
     graceTimer = setTimeout(() => {
       closing.abort(new GatewayError("unavailable", "The gateway is shutting down"));
-      // Whatever a socket still holds, the process stops once the grace period is over.
-      shutdown();
+      // What was cut gets a moment to say so and close (the runtime's shutdown would close sockets with words of its
+      // own). Then the process stops whatever a socket still holds: the runtime's shutdown waits for every connection,
+      // and one whose client reads nothing (not even a close) would hold it for as long as that client stays.
+      cutTimer = setTimeout(() => {
+        shutdown();
+        cutTimer = setTimeout(pastGrace.resolve, CUT_WAIT_MS);
+      }, CUT_WAIT_MS);
     }, config.shutdown_grace_ms);
     // The runtime's shutdown closes upgraded sockets at once: Responses sockets finish their running responses (within
     // the grace period) and close themselves first.
@@ -284,8 +294,9 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
       }
     }
   }
-  await server.finished;
+  await Promise.race([server.finished, pastGrace.promise]);
   clearTimeout(graceTimer);
+  clearTimeout(cutTimer);
   // Usage batched since the last flush, and pins being written, reach KV before it closes. The listeners stay until
   // then: a second SIGTERM meanwhile (a supervisor repeating itself) must not kill the process mid-flush.
   await deps.operator.close();
