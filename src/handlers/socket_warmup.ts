@@ -10,7 +10,6 @@ import { GatewayError } from "../core/errors.ts";
 import { checkBody } from "../core/protocols.ts";
 import { readJsonBody } from "../core/request_body.ts";
 import { encodeSse } from "../core/sse.ts";
-import { isObject } from "../core/types.ts";
 import { resolveRoutes } from "../relay/routing.ts";
 import type { Endpoint } from "./context.ts";
 
@@ -26,7 +25,7 @@ export function warmUp(target: WarmUpTarget): Endpoint["handle"] {
     const principal = await ctx.authenticate();
     const { deps, exchange } = ctx;
     const { config } = deps;
-    const { value } = await readJsonBody(req, {
+    const { value, bytes } = await readJsonBody(req, {
       maxBytes: config.max_body_bytes,
       idleMs: config.body_idle_timeout_ms,
       hold: ctx.holdBody(),
@@ -42,7 +41,7 @@ export function warmUp(target: WarmUpTarget): Endpoint["handle"] {
       token: principal.token.id,
       store: deps.responses,
       days: config.responses_store.days,
-      size: Number(req.headers.get("content-length") ?? 0),
+      size: bytes.byteLength,
       maxBytes: config.max_body_bytes,
       maxTurns: config.responses_store.max_chain_turns,
       reserve: (bytes) => ctx.holdBody().grow(bytes),
@@ -69,7 +68,7 @@ export function warmUp(target: WarmUpTarget): Endpoint["handle"] {
       incomplete_details: null,
       model: body.model,
       output: [],
-      previous_response_id: isObject(value) ? value.previous_response_id ?? null : null,
+      previous_response_id: value.previous_response_id ?? null,
       store: body.store ?? true,
       usage: {
         input_tokens: 0,

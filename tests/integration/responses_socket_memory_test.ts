@@ -40,6 +40,21 @@ Deno.test("a warm-up takes the token's request limit and is logged and recorded 
   assert.ok(logged.every((entry) => entry.transport === "websocket"));
 });
 
+Deno.test("a warm-up made whole from a stored response is held to max_body_bytes with its own bytes", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set(MESSAGES_PATH, () => sseReply(fixture("anthropic/text.sse")));
+  await using gw = await startGateway(upstream.url, { maxBodyBytes: 4096 });
+  await using socket = await openSocket(gw.url, { authorization: `Bearer ${gw.tokens.default}` });
+  socket.send(create({ store: true, input: "s".repeat(2500) }));
+  const stored = (await socket.until("response.completed")).at(-1)!.response as { id: string };
+  // Each part alone is within the limit; the warm-up's 2,000 bytes and the stored 2,500 together are not.
+  socket.send(create({ generate: false, store: true, previous_response_id: stored.id, input: "w".repeat(2000) }));
+  const refused = await socket.next();
+  assert.deepEqual([refused.status, (refused.error as { param: string }).param], [413, "previous_response_id"]);
+  socket.send(create({ generate: false, store: true, previous_response_id: stored.id, input: "w".repeat(200) }));
+  assert.equal((await socket.until("response.completed", "error")).at(-1)!.type, "response.completed");
+});
+
 Deno.test("a socket's memory counts the bytes its conversation takes: two a character past Latin-1", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set(MESSAGES_PATH, () => sseReply(fixture("anthropic/text.sse")));
