@@ -34,7 +34,7 @@ export interface SocketMemory {
   remember(entry: Remembered): boolean;
   /** Bytes held now. */
   bytes(): number;
-  /** Lets everything go (the socket is done), giving the bytes back to the pool. */
+  /** Lets everything go and keeps nothing from then on (the socket is done), giving the bytes back to the pool. */
   clear(): void;
 }
 
@@ -47,6 +47,7 @@ export function socketMemory(limitBytes: number, pool: MemoryPool): SocketMemory
   const entries = new Map<string, Remembered>();
   const forgotten = new Map<string, string>();
   let held = 0;
+  let done = false;
   const forget = (id: string, why: string) => {
     forgotten.delete(id);
     forgotten.set(id, why);
@@ -65,6 +66,8 @@ export function socketMemory(limitBytes: number, pool: MemoryPool): SocketMemory
     recall: (id) => entries.get(id),
     forgotten: (id) => forgotten.get(id),
     remember(entry) {
+      // A turn that ends after its socket did (a warm-up still running at the close) would hold bytes nothing frees.
+      if (done) return false;
       // Only the last response of a stream can be continued from memory, as the API keeps only the latest one.
       for (const old of entries.values()) if (old.stream === entry.stream) drop(old);
       const { bytes } = entry;
@@ -91,6 +94,7 @@ export function socketMemory(limitBytes: number, pool: MemoryPool): SocketMemory
     },
     bytes: () => held,
     clear() {
+      done = true;
       for (const entry of [...entries.values()]) drop(entry);
       forgotten.clear();
     },

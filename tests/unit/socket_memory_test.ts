@@ -65,6 +65,8 @@ Deno.test("sockets share the process's pool: a full pool lets a socket's own old
   one.clear();
   two.clear();
   assert.equal(pool.held(), 0, "a socket that is done gives its bytes back");
+  assert.equal(two.remember(entry("resp_late", "a", 10)), false, "and keeps nothing that ends after it");
+  assert.equal(pool.held(), 0);
   assert.ok(three.remember(entry("resp_5", "a", 100)));
 });
 
