@@ -26,10 +26,16 @@ if (import.meta.main) {
       dropRunPermission();
     },
   };
+  let serving = false;
   try {
-    Deno.exitCode = await runCli(parseArgs(defaultArgs(Deno.args, io.env)), io);
+    const args = parseArgs(defaultArgs(Deno.args, io.env));
+    serving = args.words[0] === "serve";
+    Deno.exitCode = await runCli(args, io);
   } catch (err) {
     io.err(err instanceof Error ? err.message : String(err));
     Deno.exitCode = 1;
   }
+  // A gateway that has stopped is done, whatever a connection still holds: the runtime keeps a write to a client that
+  // reads nothing pending for as long as that client stays, and the grace period is a bound.
+  if (serving) Deno.exit();
 }

@@ -121,14 +121,19 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
   return (req: Request, info?: Deno.ServeHandlerInfo) => {
     // Parsed once: the peer's host and the route both read it.
     const url = new URL(req.url);
-    return handle(req, peerOf(req, remoteAddress(info), trusted, url), false, url);
+    return handle(req, peerOf(req, remoteAddress(info), trusted, url), undefined, url);
   };
 
   /**
    * Serves one request from `peer`. A request made from a socket's message is served exactly as an HTTP one and says
    * so; its peer is the socket's, found at the handshake (the made request has no connection of its own).
    */
-  async function handle(req: Request, peer: Peer, socket = false, url = new URL(req.url)): Promise<Response> {
+  async function handle(
+    req: Request,
+    peer: Peer,
+    socket?: { serve?: Endpoint["handle"] },
+    url = new URL(req.url),
+  ): Promise<Response> {
     const requestId = requestIdFrom(req.headers);
     // Probes and scrapes stay out of the exchange record, so they neither log a line nor count as traffic.
     const ops = await deps.ops?.(req, url.pathname, peer.address);
@@ -137,7 +142,12 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
       if (deps.stopping?.aborted) ops.headers.set("connection", "close");
       return ops;
     }
-    const { endpoint, params, pathKnown } = matchEndpoint(req.method, url.pathname);
+    const matched = matchEndpoint(req.method, url.pathname);
+    const { params, pathKnown } = matched;
+    // A socket's own request (a warm-up) is served its own way, as an exchange of the endpoint its path names.
+    const endpoint = matched.endpoint && socket?.serve
+      ? { ...matched.endpoint, handle: socket.serve }
+      : matched.endpoint;
     const exchange: Exchange = {
       request_id: requestId,
       started_at: deps.now().getTime(),
@@ -206,7 +216,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
         };
       },
       holdBody: () => body ??= deps.bodyBudget.hold(),
-      dispatch: (made) => handle(made, peer, true),
+      dispatch: (made, serve) => handle(made, peer, { serve }),
     };
     for (const observer of deps.observers) observer.start?.(exchange);
     // The protocol errors are spoken in; known once the handler has run (a model listing follows the caller's group).

@@ -7,6 +7,7 @@ import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
 import { adminKeyFrom, createOperator } from "./access/operator.ts";
 import { seedGroups, type Store } from "./access/store.ts";
 import { createApp } from "./app.ts";
+import { memoryPool } from "./conversations/memory_pool.ts";
 import { COMPACTION_KEY_ENV, createSealer, type Sealer, sealerFromEnv } from "./conversations/seal.ts";
 import { responseStore } from "./conversations/store.ts";
 import { isLoopback } from "./core/addresses.ts";
@@ -31,6 +32,9 @@ import { type KvOpenIo, logSettings, openKvStore } from "./runtime.ts";
 /** How long a large body waits for room in the in-flight budget before its 503. */
 const BODY_BUDGET_WAIT_MS = 2000;
 
+/** How long connections cut at the end of the grace period may take to close before the gateway stops anyway. */
+const CUT_WAIT_MS = 1000;
+
 /** Output channels and environment of the process. */
 export interface ServeIo extends KvOpenIo {
   err(text: string): void;
@@ -53,6 +57,8 @@ export interface WorkerRole {
   onStop(stop: () => void): void;
   /** One sealer secret for all workers when MODELGATE_COMPACTION_KEY is unset, so every worker opens the others' items. */
   sealerSecret: Uint8Array;
+  /** The count of socket memory all workers share, so responses_socket.total_memory_bytes bounds the process. */
+  socketMemory: SharedArrayBuffer;
 }
 
 /** Options for {@linkcode buildDeps}. */
@@ -77,6 +83,8 @@ export interface BuildDepsOptions {
   firstServed?: ReadonlyMap<string, string>;
   /** Seals compaction items; else made from MODELGATE_COMPACTION_KEY in `env`. */
   sealer?: Sealer;
+  /** The count of socket memory, shared by the workers of one process; else this gateway's own. */
+  socketMemory?: SharedArrayBuffer;
 }
 
 /** Each upstream's transport, with the credentials its variables name (files are read once, now). */
@@ -113,7 +121,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   });
   const health = createHealthBoard(config.routing, () => now().getTime());
   const layout = deploymentsByUpstream(config);
-  const sockets = createSocketBoard();
+  const sockets = createSocketBoard(memoryPool(config.responses_socket.total_memory_bytes, options.socketMemory));
   const metrics = createMetrics({
     openSockets: () => sockets.count(),
     models: table.models.keys(),
@@ -232,6 +240,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     transports,
     firstServed,
     sealer,
+    socketMemory: worker?.socketMemory,
   });
   const port = worker ? await worker.ready() ?? config.listen.port : config.listen.port;
   // A shared port would also take in another gateway started on it by mistake, and split its traffic silently: the
@@ -248,6 +257,8 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
         : io.err(`modelgate listening on http://${hostname}:${port} (config ${source})`),
   }, createApp(deps));
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
+  let cutTimer: ReturnType<typeof setTimeout> | undefined;
+  const pastGrace = Promise.withResolvers<void>();
   const stop = () => {
     if (graceTimer !== undefined) return;
     warn(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
@@ -260,8 +271,13 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     };
     graceTimer = setTimeout(() => {
       closing.abort(new GatewayError("unavailable", "The gateway is shutting down"));
-      // Whatever a socket still holds, the process stops once the grace period is over.
-      shutdown();
+      // What was cut gets a moment to say so and close (the runtime's shutdown would close sockets with words of its
+      // own). Then the process stops whatever a socket still holds: the runtime's shutdown waits for every connection,
+      // and one whose client reads nothing (not even a close) would hold it for as long as that client stays.
+      cutTimer = setTimeout(() => {
+        shutdown();
+        cutTimer = setTimeout(pastGrace.resolve, CUT_WAIT_MS);
+      }, CUT_WAIT_MS);
     }, config.shutdown_grace_ms);
     // The runtime's shutdown closes upgraded sockets at once: Responses sockets finish their running responses (within
     // the grace period) and close themselves first.
@@ -279,8 +295,9 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
       }
     }
   }
-  await server.finished;
+  await Promise.race([server.finished, pastGrace.promise]);
   clearTimeout(graceTimer);
+  clearTimeout(cutTimer);
   // Usage batched since the last flush, and pins being written, reach KV before it closes. The listeners stay until
   // then: a second SIGTERM meanwhile (a supervisor repeating itself) must not kill the process mid-flush.
   await deps.operator.close();

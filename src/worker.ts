@@ -33,6 +33,7 @@ async function run(
       worker: {
         index: start.index,
         sealerSecret: start.sealerSecret,
+        socketMemory: start.socketMemory,
         ready: () => {
           post({ type: "ready" });
           return listen;

@@ -9,6 +9,7 @@
  * incoming connections over them. `deno serve --parallel` would own the port, the listen line and shutdown, which
  * `serve` takes from the config and drains gracefully.
  */
+import { poolMemory } from "./conversations/memory_pool.ts";
 import { onDeploy } from "./runtime.ts";
 
 type Env = (name: string) => string | undefined;
@@ -18,7 +19,13 @@ const MAX_WORKERS = 64;
 
 /** A message from the supervisor to a worker. */
 export type FromSupervisor =
-  | { type: "start"; configFlag: string | undefined; index: number; sealerSecret: Uint8Array }
+  | {
+    type: "start";
+    configFlag: string | undefined;
+    index: number;
+    sealerSecret: Uint8Array;
+    socketMemory: SharedArrayBuffer;
+  }
   /** Listen now; `port` undefined means the config's (the first worker), else the port the first one got. */
   | { type: "listen"; port: number | undefined }
   | { type: "stop" };
@@ -130,6 +137,7 @@ export async function superviseWorkers(
   io: SupervisorIo,
 ): Promise<number> {
   const sealerSecret = crypto.getRandomValues(new Uint8Array(32));
+  const socketMemory = poolMemory();
   const ready = Promise.withResolvers<void>();
   const failure = Promise.withResolvers<never>();
   failure.promise.catch(() => {});
@@ -165,7 +173,7 @@ export async function superviseWorkers(
       },
       crash: (reason) => fail(i, reason),
     }));
-    handles[i].post({ type: "start", configFlag, index: i + 1, sealerSecret });
+    handles[i].post({ type: "start", configFlag, index: i + 1, sealerSecret, socketMemory });
   }
   let address: ToSupervisor & { type: "listening" };
   try {

@@ -1,4 +1,5 @@
 /** @module A Responses WebSocket client for tests: messages read with a deadline, the close awaited, a raw handshake. */
+import { handshakeBytes } from "../bench/raw_socket.ts";
 import { READ_DEADLINE_MS, within } from "./_reads.ts";
 
 /** A socket under test; every read has a deadline, and disposing closes it. */
@@ -76,16 +77,7 @@ export async function rawHandshake(
   const { hostname, port } = new URL(baseUrl);
   const conn = await Deno.connect({ hostname, port: Number(port) });
   try {
-    const lines = [
-      "GET /v1/responses HTTP/1.1",
-      `host: ${hostname}:${port}`,
-      "upgrade: websocket",
-      "connection: Upgrade",
-      "sec-websocket-version: 13",
-      "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==",
-      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-    ];
-    await conn.write(new TextEncoder().encode(`${lines.join("\r\n")}\r\n\r\n`));
+    await conn.write(handshakeBytes(hostname, port, headers));
     let text = "";
     const decoder = new TextDecoder();
     const buffer = new Uint8Array(65536);

@@ -7,7 +7,7 @@
  */
 import { GatewayError } from "../core/errors.ts";
 import type { JsonObject } from "../core/types.ts";
-import { invalidField } from "../core/validation.ts";
+import { invalidField, shownId } from "../core/validation.ts";
 import { jsonBytes } from "./size.ts";
 import {
   type KeptHead,
@@ -43,7 +43,7 @@ const WHOLE = "send the whole conversation in input instead, as with store: fals
 
 /** The 400 for a `previous_response_id` that names nothing usable. */
 export function previousNotFound(id: string, why: string): GatewayError {
-  return new GatewayError("invalid_request", `Previous response with id '${id}' not found: ${why}; ${WHOLE}`, {
+  return new GatewayError("invalid_request", `Previous response with id '${shownId(id)}' not found: ${why}; ${WHOLE}`, {
     param: "previous_response_id",
     code: "previous_response_not_found",
   });

@@ -6,7 +6,7 @@
  * record kept of an answer.
  */
 import { isObject, type JsonObject } from "../core/types.ts";
-import { invalidField } from "../core/validation.ts";
+import { invalidField, shownId } from "../core/validation.ts";
 import { madeWholeTooLarge, readChain, type ReadLimits } from "./chain.ts";
 import { jsonBytes } from "./size.ts";
 import { type KeptHead, outputItems, type ResponseStore, type StoredResponse } from "./store.ts";
@@ -147,7 +147,9 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
     if (typeof item.id === "string" && seen.has(item.id)) {
       throw invalidField(
         `input[${i}]`,
-        `Duplicate item found with id '${item.id}': it is already in the conversation (from previous_response_id ` +
+        `Duplicate item found with id '${
+          shownId(item.id)
+        }': it is already in the conversation (from previous_response_id ` +
           `or an earlier input item); remove it from input`,
       );
     }

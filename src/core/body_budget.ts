@@ -19,6 +19,11 @@ export interface BodyHold {
 /** The process's budget. */
 export interface BodyBudget {
   hold(): BodyHold;
+  /**
+   * Takes `bytes` at once when they fit, by the rule {@linkcode BodyHold.grow} follows, and never waits: for bytes
+   * already received (a socket's message), which waiting would hold all the same. Undefined when they do not fit.
+   */
+  tryHold(bytes: number): BodyHold | undefined;
   /** Bytes held now. */
   inFlight(): number;
 }
@@ -47,14 +52,24 @@ export function createBodyBudget(maxBytes: number, options: BodyBudgetOptions): 
     wake = new AbortController();
   }
 
-  return {
+  const fitsWith = (held: number, bytes: number) =>
+    held + bytes <= SMALL_BODY_BYTES || inFlight + bytes <= maxBytes || inFlight === held;
+
+  const budget: BodyBudget = {
     inFlight: () => inFlight,
+    tryHold(bytes) {
+      if (!fitsWith(0, bytes)) return undefined;
+      const hold = budget.hold();
+      // It fits, so grow() takes it before its first await, at once.
+      void hold.grow(bytes);
+      return hold;
+    },
     hold() {
       let held = 0;
       let done = false;
       return {
         async grow(bytes) {
-          const fits = () => held + bytes <= SMALL_BODY_BYTES || inFlight + bytes <= maxBytes || inFlight === held;
+          const fits = () => fitsWith(held, bytes);
           const until = options.now() + options.waitMs;
           while (!fits()) {
             const left = until - options.now();
@@ -89,4 +104,5 @@ export function createBodyBudget(maxBytes: number, options: BodyBudgetOptions): 
       };
     },
   };
+  return budget;
 }

@@ -151,6 +151,8 @@ const ResponsesSocket = z.strictObject({
   max_pending: z.number().int().min(1).max(256).default(8),
   /** Bytes of completed responses one socket keeps in memory for `previous_response_id` with `store: false`. */
   memory_bytes: z.number().int().min(1024).default(16 * 1024 * 1024),
+  /** Bytes all sockets of the process keep in memory together; a response past them is not kept. */
+  total_memory_bytes: z.number().int().min(1024).default(256 * 1024 * 1024),
 });
 
 const RetryBudget = z.strictObject({

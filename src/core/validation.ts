@@ -12,6 +12,17 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/** The most characters of a client's id an error message repeats. */
+const SHOWN_ID = 64;
+
+/**
+ * A client's id as an error message shows it: whole when short, else its start and its length, so a huge id sent
+ * back is not echoed whole (in every error event, log line and client log that repeats the message).
+ */
+export function shownId(id: string): string {
+  return id.length <= SHOWN_ID ? id : `${id.slice(0, SHOWN_ID)}... (${id.length} characters)`;
+}
+
 /** A 400 naming the field at fault, both in its message and as OpenAI's `param` (with OpenAI's `code`, when given). */
 export function invalidField(field: string, message: string, code?: string): GatewayError {
   return new GatewayError("invalid_request", `${field}: ${message}`, { param: field, code });

@@ -83,8 +83,11 @@ export interface RequestContext {
   deferFinish(): () => void;
   /** This request's share of the body budget, given back when the exchange is over. */
   holdBody(): BodyHold;
-  /** Serves a request made from a socket's message through the app, as an exchange of its own. */
-  dispatch(req: Request): Promise<Response>;
+  /**
+   * Serves a request made from a socket's message through the app, as an exchange of its own; `serve` serves it
+   * instead of the endpoint its path names (a warm-up, answered without an upstream).
+   */
+  dispatch(req: Request, serve?: Endpoint["handle"]): Promise<Response>;
 }
 
 /** One HTTP endpoint. */

@@ -11,7 +11,7 @@ import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
-import { invalidField } from "../core/validation.ts";
+import { invalidField, shownId } from "../core/validation.ts";
 import type { AnswerWatch } from "../relay/request.ts";
 import { type CompactionPlan, openCompaction } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
@@ -84,7 +84,7 @@ function keeper(ctx: RequestContext, pending: Pending): AnswerWatch {
 }
 
 function notFound(id: string, why?: string): GatewayError {
-  return new GatewayError("not_found", `Response with id '${id}' not found${why ? `: ${why}` : ""}`, {
+  return new GatewayError("not_found", `Response with id '${shownId(id)}' not found${why ? `: ${why}` : ""}`, {
     code: "not_found",
   });
 }
@@ -153,7 +153,7 @@ export function pageItems(items: readonly JsonObject[], query: URLSearchParams):
     const id = query.get(param);
     if (id === null) return undefined;
     const index = ordered.findIndex((item) => item.id === id);
-    if (index === -1) throw invalidField(param, `no input item of this response has the id '${id}'`);
+    if (index === -1) throw invalidField(param, `no input item of this response has the id '${shownId(id)}'`);
     return index;
   };
   const after = at("after");

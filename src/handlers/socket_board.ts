@@ -1,4 +1,8 @@
-/** @module The Responses sockets open in this process: how many each token holds, and how many in all. */
+/**
+ * @module The Responses sockets open in this process: how many each token holds, how many in all, and the bytes of
+ * conversation they may keep together.
+ */
+import type { MemoryPool } from "../conversations/memory_pool.ts";
 
 /** Counts open sockets per token, so one token cannot hold an unbounded number of them. */
 export interface SocketBoard {
@@ -8,10 +12,12 @@ export interface SocketBoard {
   count(): number;
   /** Resolves once no socket is open (at once when none is). */
   drained(): Promise<void>;
+  /** What all sockets keep of their conversations (responses_socket.total_memory_bytes). */
+  memory: MemoryPool;
 }
 
-/** An empty board. */
-export function createSocketBoard(): SocketBoard {
+/** An empty board whose sockets keep their conversations in `memory`. */
+export function createSocketBoard(memory: MemoryPool): SocketBoard {
   const held = new Map<string, number>();
   let total = 0;
   const waiting: Array<() => void> = [];
@@ -33,6 +39,7 @@ export function createSocketBoard(): SocketBoard {
       };
     },
     count: () => total,
+    memory,
     drained() {
       if (total === 0) return Promise.resolve();
       return new Promise<void>((resolve) => waiting.push(resolve));

@@ -1,19 +1,17 @@
 /**
- * @module One Responses socket after its handshake: each `response.create` message is served by the app as a
- * `POST /v1/responses` with `stream: true` (one exchange each), its events sent back as messages; streams
- * (`stream_id`) run side by side, each one response at a time in the order sent; `store: false` turns continue from
- * the socket's memory; and the socket's limits (message size, pending responses, idle time, age, stopping).
+ * @module One Responses socket after its handshake: each message taken in (socket_intake.ts) and, as a
+ * `response.create`, served as a turn (socket_turn.ts); streams (`stream_id`) run side by side, each one response at
+ * a time in the order sent; and the socket's life: pending responses, idle time, age, a client that stops reading, a
+ * token refused mid-socket, the gateway stopping, and everything let go once the socket is closed.
  */
-import { inputItems } from "../conversations/resolve.ts";
-import { continueFrom, rememberedAfter, type SocketMemory, socketMemory } from "../conversations/socket_memory.ts";
+import { socketMemory } from "../conversations/socket_memory.ts";
 import type { Config } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
-import { isObject, type JsonObject } from "../core/types.ts";
-import { invalidField } from "../core/validation.ts";
 import type { RequestContext } from "./context.ts";
-import { errorMessage, forwardAnswer } from "./socket_events.ts";
-import { pacedSend, SEND_WATER } from "./socket_send.ts";
-import { warmUp } from "./socket_warmup.ts";
+import { errorMessage } from "./socket_events.ts";
+import { POLICY_VIOLATION, socketIntake } from "./socket_intake.ts";
+import { SEND_WATER, socketSender } from "./socket_send.ts";
+import { serveTurn, type TurnEnv } from "./socket_turn.ts";
 
 /** What a session needs: the handshake's context and what it asked, the socket limits, and what to do at the end. */
 export interface SessionOptions {
@@ -39,32 +37,58 @@ export function handshakeOf(req: Request): SessionOptions["handshake"] {
   return { url: new URL("/v1/responses", req.url).href, headers };
 }
 
+const shuttingDown = (message: string) => new GatewayError("unavailable", message, { code: "server_shutting_down" });
+
 /** Serves the socket until it closes. */
 export function runSession(socket: WebSocket, options: SessionOptions): void {
   const { ctx, settings } = options;
   const { deps } = ctx;
-  const memory = socketMemory(settings.memory_bytes);
-  const { url, headers } = options.handshake;
+  socket.binaryType = "arraybuffer";
+  const memory = socketMemory(settings.memory_bytes, deps.sockets.memory);
+  const intake = socketIntake({
+    maxBytes: deps.config.max_body_bytes,
+    budget: deps.bodyBudget,
+    now: () => deps.now().getTime(),
+  });
   const lanes = new Map<string, Promise<void>>();
-  const running = new Set<() => void>();
+  // How to cut each running response short, with its stream.
+  const running = new Map<() => void, string | undefined>();
   let pending = 0;
   // Why the socket takes no more responses: it is past its age, or the gateway is stopping.
   let ending: { code: number; reason: string; error: GatewayError } | undefined;
   let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  let over = false;
 
-  const send = pacedSend(socket, { ...SEND_WATER, pause: () => new Promise((resolve) => setTimeout(resolve, 10)) });
+  // A client too far behind on the socket's own events is not going to read them: the socket is closed.
+  const sender = socketSender(socket, {
+    ...SEND_WATER,
+    pause: () => new Promise((resolve) => setTimeout(resolve, 10)),
+    overflow: () => close(POLICY_VIOLATION, "client not reading"),
+  });
+  const event = (error: GatewayError, streamId?: string) => sender.event(errorMessage(error, streamId));
+  /** Lets go of everything the socket holds; once, when it closes or is closed. */
+  const letGo = () => {
+    if (over) return;
+    over = true;
+    clearTimeout(idleTimer);
+    clearTimeout(ageTimer);
+    deps.stopping?.removeEventListener("abort", stop);
+    deps.closing?.removeEventListener("abort", cut);
+    // A client that leaves mid-response cancels it, as one that leaves an HTTP stream does.
+    for (const leave of [...running.keys()]) leave();
+    memory.clear();
+  };
+  // A client that stops reading may never take the close frame, so nothing waits for it before letting go.
   const close = (code: number, reason: string) => {
     if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(code, reason);
+    letGo();
   };
   const idle = () => {
     clearTimeout(idleTimer);
-    if (pending > 0) return;
+    if (pending > 0 || over) return;
     idleTimer = setTimeout(() => {
-      send(errorMessage(
-        new GatewayError("request_timeout", `The socket was idle for ${settings.idle_timeout_ms} ms`, {
-          code: "websocket_idle_timeout",
-        }),
-      ));
+      const message = `The socket was idle for ${settings.idle_timeout_ms} ms`;
+      event(new GatewayError("request_timeout", message, { code: "websocket_idle_timeout" }));
       close(NORMAL, "idle timeout");
     }, settings.idle_timeout_ms);
   };
@@ -75,7 +99,7 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
   };
   const endWith = (code: number, reason: string, error: GatewayError) => {
     ending ??= { code, reason, error };
-    if (pending === 0) send(errorMessage(ending.error));
+    if (pending === 0) event(ending.error);
     settle();
   };
   const ageTimer = setTimeout(() =>
@@ -89,23 +113,25 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
       ),
     ), settings.max_age_ms);
   const stop = () =>
-    endWith(
-      GOING_AWAY,
-      "gateway stopping",
-      new GatewayError("unavailable", "The gateway is stopping; open a new socket", { code: "server_shutting_down" }),
-    );
+    endWith(GOING_AWAY, "gateway stopping", shuttingDown("The gateway is stopping; open a new socket"));
   deps.stopping?.addEventListener("abort", stop, { once: true });
-  // At the end of the grace period whatever still runs is cut, and the socket goes with it.
+  // At the end of the grace period whatever still runs is cut, each with an event that ends it, and the socket goes.
   const cut = () => {
-    for (const leave of running) leave();
+    for (const streamId of running.values()) {
+      event(shuttingDown("The gateway stopped before this response finished; send it again"), streamId);
+    }
     close(GOING_AWAY, "gateway stopping");
   };
   deps.closing?.addEventListener("abort", cut, { once: true });
 
   const opened = deps.now().getTime();
   let served = 0;
+  let logged = false;
   socket.onopen = () => idle();
-  socket.onclose = (event) => {
+  socket.onclose = (closed) => {
+    // The runtime may tell of one end twice (its ping's timeout, then the read that fails): one line per socket.
+    if (logged) return;
+    logged = true;
     // One line per socket, with the handshake's request id: how long it lived, what it served, how it ended.
     deps.log({
       event: "socket_closed",
@@ -113,148 +139,73 @@ export function runSession(socket: WebSocket, options: SessionOptions): void {
       token_id: ctx.principal?.token.id,
       duration_ms: deps.now().getTime() - opened,
       responses: served,
-      code: event.code,
-      reason: event.reason || undefined,
+      code: closed.code,
+      reason: closed.reason || undefined,
     });
-    clearTimeout(idleTimer);
-    clearTimeout(ageTimer);
-    deps.stopping?.removeEventListener("abort", stop);
-    deps.closing?.removeEventListener("abort", cut);
-    // A client that leaves mid-response cancels it, as one that leaves an HTTP stream does.
-    for (const leave of running) leave();
+    letGo();
     options.end();
   };
-  socket.onerror = () => {};
-  socket.onmessage = (event) => {
-    clearTimeout(idleTimer);
-    let streamId: string | undefined;
-    try {
-      const message = parseMessage(event.data, deps.config.max_body_bytes);
-      streamId = message.stream_id as string | undefined;
-      if (ending) throw ending.error;
-      if (pending >= settings.max_pending) {
-        throw new GatewayError(
-          "rate_limit",
-          `This socket already has ${settings.max_pending} responses running or waiting ` +
-            "(responses_socket.max_pending); wait for one to finish",
-          { code: "too_many_pending_responses" },
-        );
-      }
-      enqueue(streamId ?? "", message);
-    } catch (err) {
-      send(errorMessage(asGatewayError(err), streamId));
-      settle();
-    }
+  const { url, headers } = options.handshake;
+  const env: TurnEnv = {
+    ctx,
+    url,
+    headers,
+    memory,
+    sender,
+    open: () => !over && socket.readyState === WebSocket.OPEN,
+    running(leave, streamId) {
+      running.set(leave, streamId);
+      return () => void running.delete(leave);
+    },
   };
-
-  /** Runs `message` after the responses already waiting on its stream. */
-  function enqueue(lane: string, message: JsonObject): void {
+  socket.onerror = () => {};
+  socket.onmessage = (received) => {
+    if (over) return;
+    clearTimeout(idleTimer);
+    const taken = intake.take(received.data);
+    if ("error" in taken) {
+      event(taken.error);
+      if (taken.close) close(taken.close.code, taken.close.reason);
+      else settle();
+      return;
+    }
+    const { message, hold } = taken;
+    const streamId = message.stream_id as string | undefined;
+    const refusal = ending?.error ??
+      (pending >= settings.max_pending ? tooManyPending(settings.max_pending) : undefined);
+    if (refusal) {
+      hold.release();
+      event(refusal, streamId);
+      settle();
+      return;
+    }
     pending++;
     served++;
-    const after = lanes.get(lane) ?? Promise.resolve();
-    const turn = after.then(() => serve(message, memory)).catch((err) => {
-      const error = asGatewayError(err);
-      // A refusal (a warm-up for a revoked token, say) is the client's answer; only a fault of the gateway is logged.
+    const lane = streamId ?? "";
+    const turn = (lanes.get(lane) ?? Promise.resolve()).then(() => serveTurn(message, hold, env)).then((status) => {
+      // A token refused mid-socket (revoked, expired) is refused for every later turn too: the socket ends with it.
+      if (status === 401) close(POLICY_VIOLATION, "API key refused");
+    }, (err) => {
+      const error = err instanceof GatewayError ? err : new GatewayError("internal", "Internal error", { cause: err });
+      // A refusal is the client's answer; only a fault of the gateway is logged.
       if (error.kind === "internal") {
         deps.log({ request_id: ctx.requestId, event: "internal_error", error: String((err as Error)?.stack ?? err) });
       }
-      send(errorMessage(error, message.stream_id as string | undefined));
+      event(error, streamId);
     }).finally(() => {
+      hold.release();
       pending--;
       if (lanes.get(lane) === turn) lanes.delete(lane);
       settle();
     });
     lanes.set(lane, turn);
-  }
-
-  /** One response: from memory or the app, its events sent as they come. */
-  async function serve(message: JsonObject, memory: SocketMemory): Promise<void> {
-    const streamId = message.stream_id as string | undefined;
-    if (socket.readyState !== WebSocket.OPEN) return;
-    let body = createBody(message);
-    const previous = body.previous_response_id;
-    const remembered = typeof previous === "string" ? memory.recall(previous) : undefined;
-    if (remembered) body = continueFrom(body, remembered);
-    if (message.generate === false) {
-      for (const text of await warmUp(ctx, body, { headers, memory, stream: streamId ?? "" })) {
-        send(withStreamId(text, streamId));
-      }
-      return;
-    }
-    // A client that leaves before the answer starts aborts the request; one that leaves during the stream cancels
-    // the stream's body, as an HTTP client that leaves does, so the exchange ends the same way.
-    const request = new AbortController();
-    const reading = new AbortController();
-    let answered = false;
-    const leave = () => answered ? reading.abort() : request.abort();
-    running.add(leave);
-    try {
-      const res = await ctx.dispatch(
-        new Request(url, { method: "POST", headers, body: JSON.stringify(body), signal: request.signal }),
-      );
-      answered = true;
-      if (socket.readyState !== WebSocket.OPEN) reading.abort();
-      const done = await forwardAnswer(res, send, { streamId, signal: reading.signal });
-      // A stored answer is continued from KV as over HTTP; memory keeps what nothing else does.
-      const stored = deps.responses !== undefined && body.store !== false;
-      if (done && !stored && typeof done.id === "string") {
-        const previous = typeof body.previous_response_id === "string" ? body.previous_response_id : undefined;
-        memory.remember(rememberedAfter({ id: done.id, stream: streamId ?? "", previous }, {
-          from: remembered,
-          own: inputItems(message.input),
-          output: inputItems(done.output),
-        }));
-      }
-    } finally {
-      running.delete(leave);
-    }
-  }
+  };
 }
 
-/** A client message as a `response.create` event, or the error naming what is wrong with it. */
-function parseMessage(data: unknown, maxBytes: number): JsonObject {
-  if (typeof data !== "string") {
-    throw new GatewayError("invalid_request", "Messages must be JSON text; binary messages are not accepted", {
-      code: "invalid_message",
-    });
-  }
-  // A character is at most three bytes of UTF-8: only a message near the limit needs counting.
-  if (data.length > maxBytes || (data.length * 3 > maxBytes && new TextEncoder().encode(data).length > maxBytes)) {
-    throw new GatewayError("request_too_large", `Message is larger than the limit of ${maxBytes} bytes`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(data);
-  } catch (err) {
-    throw new GatewayError("invalid_request", `Message is not valid JSON: ${(err as Error).message}`, {
-      code: "invalid_json",
-    });
-  }
-  if (!isObject(value)) throw invalidField("(message)", "must be a JSON object with a type");
-  if (value.type !== "response.create") {
-    const type = typeof value.type === "string" ? `'${value.type.slice(0, 64)}'` : "missing";
-    throw invalidField("type", `is ${type}; this gateway accepts response.create events`);
-  }
-  if (value.stream_id !== undefined && (typeof value.stream_id !== "string" || value.stream_id.length > 256)) {
-    throw invalidField("stream_id", "must be a string of at most 256 characters");
-  }
-  if (value.generate !== undefined && typeof value.generate !== "boolean") {
-    throw invalidField("generate", "must be a boolean");
-  }
-  if (value.background === true) throw invalidField("background", "is not supported on a WebSocket");
-  return value;
-}
-
-/** The Responses create body a `response.create` event stands for: a stream, without the socket's own fields. */
-function createBody(message: JsonObject): JsonObject {
-  const { type: _type, stream_id: _lane, generate: _generate, background: _background, ...body } = message;
-  return { ...body, stream: true };
-}
-
-function withStreamId(text: string, streamId: string | undefined): string {
-  return streamId === undefined ? text : JSON.stringify({ ...JSON.parse(text), stream_id: streamId });
-}
-
-function asGatewayError(err: unknown): GatewayError {
-  return err instanceof GatewayError ? err : new GatewayError("internal", "Internal error", { cause: err });
+function tooManyPending(max: number): GatewayError {
+  return new GatewayError(
+    "rate_limit",
+    `This socket already has ${max} responses running or waiting (responses_socket.max_pending); wait for one to finish`,
+    { code: "too_many_pending_responses" },
+  );
 }

@@ -1,75 +1,88 @@
 /**
  * @module A `response.create` with `generate: false` on a Responses socket: a warm-up that makes no model call and
- * gives back a response id whose conversation (the turn's input, nothing generated) later turns can continue.
+ * gives back a response id whose conversation (the turn's input, nothing generated) later turns can continue. It is
+ * served through the app as a `POST /v1/responses` of its own, so it is authenticated from the socket's address, takes
+ * the token's limits as a request (with no tokens used) and is logged and recorded like any other.
  */
-import { authenticateFrom, noCredential, readCredential } from "../access/auth.ts";
 import { inputItems, resolveConversation } from "../conversations/resolve.ts";
 import { rememberedAfter, type SocketMemory } from "../conversations/socket_memory.ts";
-import type { JsonObject } from "../core/types.ts";
-import { invalidField } from "../core/validation.ts";
+import { GatewayError } from "../core/errors.ts";
+import { checkBody } from "../core/protocols.ts";
+import { readJsonBody } from "../core/request_body.ts";
+import { encodeSse } from "../core/sse.ts";
 import { resolveRoutes } from "../relay/routing.ts";
-import type { RequestContext } from "./context.ts";
+import type { Endpoint } from "./context.ts";
 
-/** The events of a warm-up: `response.created`, then `response.completed` with no output and no usage. */
-export async function warmUp(
-  ctx: RequestContext,
-  body: JsonObject,
-  options: { headers: Headers; memory: SocketMemory; stream: string },
-): Promise<string[]> {
-  const { memory, stream } = options;
-  const { deps } = ctx;
-  // The caller may have been revoked since the handshake (whose request is gone by now: its headers were copied),
-  // and may only warm up a model its group enables. It is checked from the socket's address, as the turn's own request
-  // would be.
-  const credential = readCredential(options.headers);
-  if (!credential) throw noCredential(options.headers, "API key");
-  const principal = await authenticateFrom(deps.operator.guard, deps.operator.credentials, {
-    credential,
-    address: ctx.peer.address,
-    now: deps.now(),
-  });
-  if (typeof body.model !== "string" || !body.model) throw invalidField("model", "is required");
-  resolveRoutes(deps.table, principal.group, body.model);
-  // A stored response it continues is read now, so the warm-up fails as the turn itself would, within the same bounds;
-  // what it reads is held in the body budget until the warm-up is over (the handshake's exchange is long over).
-  const hold = deps.bodyBudget.hold();
-  let whole: JsonObject;
-  try {
-    ({ body: whole } = await resolveConversation({ ...body, store: false }, {
+/** What a warm-up keeps its conversation in: the socket's memory, under the stream it was asked on. */
+export interface WarmUpTarget {
+  memory: SocketMemory;
+  stream: string;
+}
+
+/** The handler of one warm-up: `response.created`, then `response.completed` with no output and no usage, as SSE. */
+export function warmUp(target: WarmUpTarget): Endpoint["handle"] {
+  return async function handle(req, ctx) {
+    const principal = await ctx.authenticate();
+    const { deps, exchange } = ctx;
+    const { config } = deps;
+    const { value, bytes } = await readJsonBody(req, {
+      maxBytes: config.max_body_bytes,
+      idleMs: config.body_idle_timeout_ms,
+      hold: ctx.holdBody(),
+      watchdog: deps.watchdog,
+    });
+    if (typeof value.model === "string" && principal.group.models.includes(value.model)) exchange.model = value.model;
+    const body = checkBody("openai-responses", "generate", value);
+    exchange.stream = true;
+    resolveRoutes(deps.table, principal.group, body.model as string);
+    // A stored response it continues is read now, so the warm-up fails as the turn itself would, within the same
+    // bounds, and all of it is remembered (the later turn goes back to nothing further).
+    const { body: whole } = await resolveConversation({ ...body, store: false }, {
       token: principal.token.id,
       store: deps.responses,
-      days: deps.config.responses_store.days,
-      size: new TextEncoder().encode(JSON.stringify(body)).byteLength,
-      maxBytes: deps.config.max_body_bytes,
-      maxTurns: deps.config.responses_store.max_chain_turns,
-      reserve: (bytes) => hold.grow(bytes),
-    }));
-  } finally {
-    hold.release();
-  }
-  const id = `resp_${crypto.randomUUID().replaceAll("-", "")}`;
-  memory.remember(rememberedAfter({ id, stream }, { own: inputItems(whole.input), output: [] }));
-  const response = {
-    id,
-    object: "response",
-    created_at: Math.floor(deps.now().getTime() / 1000),
-    status: "completed",
-    error: null,
-    incomplete_details: null,
-    model: body.model,
-    output: [],
-    previous_response_id: body.previous_response_id ?? null,
-    store: body.store ?? true,
-    usage: {
-      input_tokens: 0,
-      input_tokens_details: { cached_tokens: 0 },
-      output_tokens: 0,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: 0,
-    },
+      days: config.responses_store.days,
+      size: bytes.byteLength,
+      maxBytes: config.max_body_bytes,
+      maxTurns: config.responses_store.max_chain_turns,
+      reserve: (bytes) => ctx.holdBody().grow(bytes),
+    });
+    for (const observer of deps.observers) await observer.admit?.(exchange, whole, principal);
+    // No model was asked: the request is complete, and used nothing.
+    exchange.usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+    exchange.usage_complete = true;
+    const id = `resp_${crypto.randomUUID().replaceAll("-", "")}`;
+    const { memory, stream } = target;
+    if (!memory.remember(rememberedAfter({ id, stream }, { own: inputItems(whole.input), output: [] }))) {
+      throw new GatewayError(
+        "unavailable",
+        `The warm-up's conversation cannot be kept: ${memory.forgotten(id) ?? "no room"}; send the turn itself instead`,
+        { code: "websocket_memory_full", headers: { "retry-after": "1" } },
+      );
+    }
+    const response = {
+      id,
+      object: "response",
+      created_at: Math.floor(deps.now().getTime() / 1000),
+      status: "completed",
+      error: null,
+      incomplete_details: null,
+      model: body.model,
+      output: [],
+      previous_response_id: value.previous_response_id ?? null,
+      store: body.store ?? true,
+      usage: {
+        input_tokens: 0,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 0,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 0,
+      },
+    };
+    const events = [
+      { type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress" } },
+      { type: "response.completed", sequence_number: 1, response },
+    ];
+    const text = events.map((event) => encodeSse({ event: event.type, data: JSON.stringify(event) })).join("");
+    return new Response(text, { headers: { "content-type": "text/event-stream" } });
   };
-  return [
-    JSON.stringify({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress" } }),
-    JSON.stringify({ type: "response.completed", sequence_number: 1, response }),
-  ];
 }

@@ -28,9 +28,6 @@ Deno.test("bad messages get an error event naming what is wrong, and the socket 
     [{ type: "response.create", input: "Hi" }, 400, null, "model"],
     [create({ model: "gpt-unknown" }), 404, null, "model"],
     [create({ background: true }), 400, null, "background"],
-    [create({ input: "x".repeat(5000) }), 413, null, null],
-    // Refused for its size before it is parsed: an oversized message is never read as JSON.
-    [`{${"x".repeat(5000)}`, 413, "request_too_large", null],
   ];
   for (const [message, status, code, param] of cases) {
     socket.send(message);
@@ -45,9 +42,34 @@ Deno.test("bad messages get an error event naming what is wrong, and the socket 
   socket.ws.send(new Uint8Array([1, 2, 3]));
   assert.equal(((await socket.next()).error as Record<string, unknown>).code, "invalid_message");
   assert.equal(upstream.requests.length, 0);
-  socket.send(create());
+  // Just under the limit in UTF-8 bytes, in characters of three bytes each: taken.
+  socket.send(create({ input: "日".repeat(1300) }));
   assert.equal((await socket.until("response.completed")).at(-1)!.type, "response.completed");
   assert.ok(!gw.exchanges.some((e) => e.status >= 500), "no 5xx");
+});
+
+Deno.test("a message over max_body_bytes, counted in UTF-8 bytes, gets a 413 event and closes the socket (1009)", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await startGateway(upstream.url, { maxBodyBytes: 4096 });
+  const cases = [
+    create({ input: "x".repeat(5000) }),
+    // Refused for its size before it is parsed: an oversized message is never read as JSON.
+    `{${"x".repeat(5000)}`,
+    // 1,400 characters, 4,200 bytes: over the limit only when counted as the bytes it is sent as.
+    create({ input: "日".repeat(1400) }),
+  ];
+  for (const message of cases) {
+    await using socket = await openSocket(gw.url, { authorization: `Bearer ${gw.tokens.default}` });
+    socket.send(message);
+    const event = await socket.next();
+    assert.deepEqual([event.type, event.status, (event.error as { code: string }).code], [
+      "error",
+      413,
+      "request_too_large",
+    ]);
+    assert.deepEqual(await socket.closed, { code: 1009, reason: "message too big" });
+  }
+  assert.equal(upstream.requests.length, 0);
 });
 
 Deno.test("responses of one stream_id run in order, other streams alongside; too many pending is refused", async () => {

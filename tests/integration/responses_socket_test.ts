@@ -56,7 +56,7 @@ Deno.test("a store: false turn continues the socket's last response: the upstrea
   assert.equal((await gw.store.kv.list({ prefix: ["responses"] }).next()).done, true);
 });
 
-Deno.test("an unknown previous_response_id is an error event naming it, and the socket stays usable", async () => {
+Deno.test("an unknown previous_response_id is an error event naming it (a huge one cut), and the socket stays usable", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set(MESSAGES_PATH, () => sseReply(fixture("anthropic/text.sse")));
   await using gw = await startGateway(upstream.url);
@@ -70,6 +70,12 @@ Deno.test("an unknown previous_response_id is an error event naming it, and the 
   assert.equal(body.code, "previous_response_not_found");
   assert.equal(body.param, "previous_response_id");
   assert.equal(upstream.requests.length, 0);
+  // A huge id is named by its start and its length, not echoed whole.
+  socket.send(create({ previous_response_id: `resp_${"x".repeat(300_000)}` }));
+  const long = (await socket.next()).error as { code: string; message: string };
+  assert.equal(long.code, "previous_response_not_found");
+  assert.match(long.message, /'resp_x{59}\.\.\. \(300005 characters\)'/);
+  assert.ok(long.message.length < 500, `a message of ${long.message.length} characters`);
   socket.send(create());
   assert.equal((await socket.until("response.completed")).at(-1)!.type, "response.completed");
 });
@@ -148,20 +154,23 @@ Deno.test("the handshake refuses a missing, wrong, revoked or expired token with
   assert.equal(ok.status, 101);
 });
 
-Deno.test("a token revoked while its socket is open gets the HTTP route's 401 as error events", async () => {
+Deno.test("a token revoked while its socket is open gets the HTTP route's 401 as an error event, then a close", async () => {
   await using upstream = fakeUpstream();
   upstream.routes.set(MESSAGES_PATH, () => sseReply(fixture("anthropic/text.sse")));
   await using gw = await startGateway(upstream.url);
   const { secret, record } = await gw.store.createToken({ group: "default" });
   await using socket = await openSocket(gw.url, { authorization: `Bearer ${secret}` });
+  await using warming = await openSocket(gw.url, { authorization: `Bearer ${secret}` });
   socket.send(create());
   await socket.until("response.completed");
   await gw.store.revokeToken(record.id);
-  for (const message of [create(), create({ generate: false })]) {
-    socket.send(message);
-    const refused = await socket.next();
+  // The turn's refusal, and a warm-up's: each socket is then closed, as every later turn would be refused too.
+  for (const [open, message] of [[socket, create()], [warming, create({ generate: false })]] as const) {
+    open.send(message);
+    const refused = await open.next();
     assert.equal(refused.status, 401);
     assert.equal((refused.error as { message: string }).message, "API key is disabled");
+    assert.deepEqual(await open.closed, { code: 1008, reason: "API key refused" });
   }
   assert.equal(upstream.requests.length, 1);
   assert.ok(!gw.logs.some((line) => line.event === "internal_error"), "a refusal is not a fault of the gateway");

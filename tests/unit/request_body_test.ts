@@ -96,6 +96,17 @@ Deno.test("createBodyBudget() wakes a waiting body when another is released", as
   assert.equal(b.inFlight(), 80_000);
 });
 
+Deno.test("createBodyBudget().tryHold() takes bytes already received at once when they fit, and never waits", () => {
+  const b = budget(100_000, () => Promise.reject(new Error("waited")));
+  const alone = b.tryHold(150_000);
+  assert.ok(alone, "bytes alone are always let in");
+  assert.ok(b.tryHold(SMALL_BODY_BYTES), "small ones too");
+  assert.equal(b.tryHold(90_000), undefined);
+  assert.equal(b.inFlight(), 150_000 + SMALL_BODY_BYTES);
+  alone.release();
+  assert.ok(b.tryHold(30_000));
+});
+
 async function drained(body: BodyInit): Promise<string> {
   return await new Response(body).text();
 }
