@@ -10,7 +10,44 @@ function config(upstream: string): Config {
   return parseConfig(`upstreams:\n  - ${upstream}\ngroups: [{ name: g, listing: auto, models: [m] }]\n`, "unit.yaml");
 }
 
+const AZURE = "{ name: az, protocol: azure-openai, base_url: 'https://r.openai.azure.com/openai/v1/', models: [m]";
+const ENTRA = "entra: { tenant_id: contoso.onmicrosoft.com, client_id: app-1, client_secret_env: AZURE_CLIENT_SECRET }";
+
 const PARSED = [
+  {
+    name: "Azure OpenAI takes the Responses API by default and keeps its key's variable",
+    yaml: `${AZURE}, api_key_env: AZURE_OPENAI_API_KEY }`,
+    want: { base_url: "https://r.openai.azure.com/openai/v1", api: "responses", api_key_env: "AZURE_OPENAI_API_KEY" },
+  },
+  {
+    name: "Azure OpenAI with Entra ID signs in at the public cloud for Azure OpenAI's scope by default",
+    yaml: `${AZURE}, api: chat, ${ENTRA} }`,
+    want: {
+      api: "chat",
+      entra: {
+        tenant_id: "contoso.onmicrosoft.com",
+        client_id: "app-1",
+        client_secret_env: "AZURE_CLIENT_SECRET",
+        authority: "https://login.microsoftonline.com",
+        scope: "https://cognitiveservices.azure.com/.default",
+      },
+    },
+  },
+  {
+    name: "Azure OpenAI with Entra ID keeps another authority (without its trailing slash) and scope",
+    yaml: `${AZURE}, ${
+      ENTRA.replace("}", ", authority: 'https://login.microsoftonline.us/', scope: 'https://ai.azure.com/.default' }")
+    } }`,
+    want: {
+      entra: {
+        tenant_id: "contoso.onmicrosoft.com",
+        client_id: "app-1",
+        client_secret_env: "AZURE_CLIENT_SECRET",
+        authority: "https://login.microsoftonline.us",
+        scope: "https://ai.azure.com/.default",
+      },
+    },
+  },
   {
     name: "Bedrock derives its base URL from the region and takes the AWS variables by default",
     yaml: "{ name: b, protocol: anthropic-bedrock, region: eu-west-3, models: [m] }",
@@ -75,6 +112,46 @@ const REFUSED = [
     want: /upstreams\[0\]\.protocol: .*'anthropic-bedrock' \| 'anthropic-vertex'/,
   },
   {
+    name: "an Azure upstream with neither a key nor Entra ID",
+    yaml: `${AZURE} }`,
+    want: /upstreams\[0\]\.api_key_env: is required \(or entra, for Microsoft Entra ID\)$/,
+  },
+  {
+    name: "an Azure upstream with both a key and Entra ID",
+    yaml: `${AZURE}, api_key_env: K, ${ENTRA} }`,
+    want: /upstreams\[0\]\.entra: cannot be combined with api_key_env/,
+  },
+  {
+    name: "an Azure base URL with an api-version",
+    yaml: `${AZURE.replace("v1/", "v1?api-version=2025-04-01-preview")}, api_key_env: K }`,
+    want: /upstreams\[0\]\.base_url: must not have a query: the v1 API .* takes no api-version$/,
+  },
+  {
+    name: "an Azure base URL of the older per-deployment shape",
+    yaml: `${AZURE.replace("v1/", "deployments/my-gpt")}, api_key_env: K }`,
+    want: /upstreams\[0\]\.base_url: must not name a deployment/,
+  },
+  {
+    name: "an Azure API that is neither responses nor chat",
+    yaml: `${AZURE}, api: assistants, api_key_env: K }`,
+    want: /upstreams\[0\]\.api: .*"responses"\|"chat"/,
+  },
+  {
+    name: "Entra ID without the client secret's variable",
+    yaml: `${AZURE}, ${ENTRA.replace(", client_secret_env: AZURE_CLIENT_SECRET", "")} }`,
+    want: /upstreams\[0\]\.entra\.client_secret_env: is required$/,
+  },
+  {
+    name: "Entra ID with the secret itself in the file",
+    yaml: `${AZURE}, ${ENTRA.replace("AZURE_CLIENT_SECRET", "AZURE_CLIENT_SECRET, client_secret: s3cret")} }`,
+    want: /upstreams\[0\]\.entra\.client_secret: is not a known field$/,
+  },
+  {
+    name: "a tenant that would change the token URL's path",
+    yaml: `${AZURE}, ${ENTRA.replace("contoso.onmicrosoft.com", "../common")} }`,
+    want: /upstreams\[0\]\.entra\.tenant_id: must be letters/,
+  },
+  {
     name: "a project id that would change the URL's path",
     yaml: "{ name: v, protocol: anthropic-vertex, project: ../x, region: us-east5, models: [m] }",
     want: /upstreams\[0\]\.project: must be letters/,
@@ -134,6 +211,20 @@ const CREDENTIALS: { name: string; yaml: string; env: Record<string, string>; pr
     yaml: BEDROCK.replace("models", "api_key_env: BEDROCK_KEY, models"),
     env: { AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "s" },
     problem: "BEDROCK_KEY is not set",
+  },
+  { name: "Azure OpenAI with its key", yaml: `${AZURE}, api_key_env: AZURE_KEY }`, env: { AZURE_KEY: "k" } },
+  {
+    name: "Azure OpenAI without its key",
+    yaml: `${AZURE}, api_key_env: AZURE_KEY }`,
+    env: {},
+    problem: "AZURE_KEY is not set",
+  },
+  { name: "Azure OpenAI with Entra ID's secret", yaml: `${AZURE}, ${ENTRA} }`, env: { AZURE_CLIENT_SECRET: "s" } },
+  {
+    name: "Azure OpenAI with Entra ID but not its secret (a key variable set is not used instead)",
+    yaml: `${AZURE}, ${ENTRA} }`,
+    env: { AZURE_OPENAI_API_KEY: "k" },
+    problem: "AZURE_CLIENT_SECRET is not set",
   },
   { name: "Vertex with a readable key file", yaml: VERTEX, env: { GOOGLE_APPLICATION_CREDENTIALS: "/sa.json" } },
   { name: "Vertex without its variable", yaml: VERTEX, env: {}, problem: "GOOGLE_APPLICATION_CREDENTIALS is not set" },
