@@ -260,7 +260,7 @@ function yamlBlocks(markdown: string): string[] {
 
 Deno.test("docs/clouds.md: every config example parses as written (snippets inside a minimal config)", () => {
   const blocks = yamlBlocks(Deno.readTextFileSync(new URL("../../docs/clouds.md", import.meta.url)));
-  assert.equal(blocks.length, 4);
+  assert.equal(blocks.length, 6);
   const whole = parseConfig(blocks[0], "clouds.md");
   assert.deepEqual(whole.upstreams.map((u) => u.protocol), ["anthropic", "anthropic-bedrock", "anthropic-vertex"]);
   for (const snippet of blocks.slice(1)) {
@@ -269,21 +269,43 @@ Deno.test("docs/clouds.md: every config example parses as written (snippets insi
       `upstreams:\n${snippet}groups: [{ name: g, listing: auto, models: [${model}] }]\n`,
       "clouds.md",
     );
-    assert.match(parsed.upstreams[0].protocol, /^(anthropic-(bedrock|vertex)|gemini-vertex)$/);
+    assert.match(parsed.upstreams[0].protocol, /^(anthropic-(bedrock|vertex)|gemini-vertex|azure-openai)$/);
   }
 });
 
 Deno.test("config/gateway.example.yaml: the commented cloud upstreams parse once uncommented", () => {
   const example = Deno.readTextFileSync(new URL("../../config/gateway.example.yaml", import.meta.url));
-  const uncommented = example.replace(
-    /^ {2}# (- name: (bedrock|vertex)[\s\S]*?)(?=^groups:)/m,
-    (block) => block.split("\n").map((line) => line.replace(/^ {2}# /, "  ")).join("\n"),
-  );
+  // A commented upstream's lines are "  # - name" and "  #   key"; the prose above them stays a comment.
+  const uncommented = example.replace(/^ {2}# (?=- | {2})/gm, "  ");
   assert.notEqual(uncommented, example);
   const parsed = parseConfig(uncommented, "example");
-  const clouds = parsed.upstreams.filter((u) => u.protocol.startsWith("anthropic-"));
+  const clouds = parsed.upstreams.filter((u) => u.protocol.startsWith("anthropic-") || u.protocol === "azure-openai");
   assert.deepEqual(clouds.map((u) => [u.name, u.base_url]), [
+    ["azure", "https://my-resource.openai.azure.com/openai/v1"],
     ["bedrock", "https://bedrock-runtime.us-east-1.amazonaws.com"],
     ["vertex", "https://us-east5-aiplatform.googleapis.com"],
   ]);
+  // The Entra ID line, uncommented in place of the key, parses too.
+  const entra = uncommented.replace(/ {4}api_key_env: AZURE_OPENAI_API_KEY.*\n {4}# /, "    ");
+  assert.notEqual(entra, uncommented);
+  const azure = parseConfig(entra, "example").upstreams.find((u) => u.name === "azure")!;
+  assert.ok(azure.protocol === "azure-openai" && azure.entra?.client_secret_env === "AZURE_CLIENT_SECRET");
+});
+
+Deno.test("docs/configuration.md: the reference config parses, and with Entra ID in place of the Azure key", () => {
+  const [reference] = yamlBlocks(Deno.readTextFileSync(new URL("../../docs/configuration.md", import.meta.url)));
+  const parsed = parseConfig(reference, "configuration.md");
+  assert.ok(parsed.upstreams.some((u) => u.protocol === "azure-openai" && u.api_key_env === "AZURE_OPENAI_API_KEY"));
+  const entra = reference.replace(/ api_key_env: AZURE_OPENAI_API_KEY.*\n {4}# entra:/, " entra:")
+    .replace(/\n {4}# {10}authority/, "\n             authority");
+  assert.notEqual(entra, reference);
+  const azure = parseConfig(entra, "configuration.md").upstreams.find((u) => u.protocol === "azure-openai")!;
+  assert.ok(azure.protocol === "azure-openai");
+  assert.deepEqual(azure.entra, {
+    tenant_id: "my-tenant-id",
+    client_id: "my-app-id",
+    client_secret_env: "AZURE_CLIENT_SECRET",
+    authority: "https://login.microsoftonline.com",
+    scope: "https://cognitiveservices.azure.com/.default",
+  });
 });
