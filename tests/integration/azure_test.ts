@@ -160,29 +160,24 @@ for (const c of TRANSLATED) {
   });
 }
 
-// Azure's 400 OperationNotSupported for a Responses-only deployment on `api: chat` becomes a client error that names
-// the fix (relay/answer.ts); enable this once it does.
-Deno.test({
-  name: "Azure, api: chat: a Responses-only deployment's OperationNotSupported is a client error naming api: responses",
-  ignore: true,
-  async fn() {
-    await using rig = await azureRig();
-    for (let i = 0; i < 4; i++) {
-      const res = await rig.post("/v1/chat/completions", {
-        model: "codex-chat",
-        messages: [{ role: "user", content: "Hi" }],
-      });
-      const body = await res.json();
-      assert.equal(res.status, 400);
-      assert.match(body.error.message, /api: responses/);
-    }
-    const other = await rig.post("/v1/chat/completions", {
-      model: "gpt-chat",
+Deno.test("Azure, api: chat: a Responses-only deployment's OperationNotSupported is a 400 naming api: responses, no outage", async () => {
+  await using rig = await azureRig();
+  for (let i = 0; i < 4; i++) {
+    const res = await rig.post("/v1/chat/completions", {
+      model: "codex-chat",
       messages: [{ role: "user", content: "Hi" }],
     });
-    assert.equal(other.status, 200, "the deployment's other models are still served");
-    await other.body?.cancel();
-  },
+    const body = await res.json();
+    assert.equal(res.status, 400);
+    assert.match(body.error.message, /only through the Responses API.*"az-chat".*azure-openai with api: responses/);
+  }
+  assert.equal(rig.gw.logs.filter((line) => line.event === "responses_only_model").length, 1);
+  const other = await rig.post("/v1/chat/completions", {
+    model: "gpt-chat",
+    messages: [{ role: "user", content: "Hi" }],
+  });
+  assert.equal(other.status, 200, "the deployment's other models are still served");
+  await other.body?.cancel();
 });
 
 Deno.test("Azure, key: a key the resource echoes is redacted, in an answer and in an error", async () => {
