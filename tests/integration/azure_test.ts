@@ -1,15 +1,17 @@
 /**
  * An `azure-openai` upstream reached with the resource's key: a Responses client passed through to the deployment
  * (the key as `api-key`, never as a bearer; the body as sent but for the model; the answer unchanged), Codex's shape
- * on Azure (`store: true`, reasoning items kept by id) round-tripping, compaction, `api: chat` for chat, Responses
- * and Messages clients, and the key redacted wherever the resource echoes it.
+ * on Azure (`store: true`, reasoning items kept by id) round-tripping, compaction, chat and Messages clients
+ * translated onto it (the Anthropic SDK's tool loop with Azure verifying its own reasoning), `api: chat` for chat,
+ * Responses and Messages clients, a Responses-only deployment on `api: chat`, and the key redacted wherever the
+ * resource echoes it.
  */
 import assert from "node:assert/strict";
-import { TRANSLATORS } from "../../src/translate/mod.ts";
+import Anthropic from "@anthropic-ai/sdk";
 import { AZURE_KEY } from "../_fake_azure.ts";
 import { jsonReply } from "../_fake_upstream.ts";
 import { azureRig, azureSecrets } from "../_azure_upstream.ts";
-import { readText, within } from "../_helpers.ts";
+import { deadlineFetch, readText, within } from "../_helpers.ts";
 
 const TOOLS = [
   { type: "function", name: "read_file", parameters: { type: "object", properties: { path: { type: "string" } } } },
@@ -127,38 +129,42 @@ for (const c of CHAT_CLIENTS) {
   });
 }
 
-// The Messages -> Responses and Chat -> Responses translators are built on their own; these run once they exist.
-const TRANSLATED = [
-  {
-    client: "Messages",
-    pair: "anthropic->openai-responses",
-    path: "/v1/messages",
-    body: { model: "codex", max_tokens: 64, messages: [{ role: "user", content: "Hi" }] },
-  },
-  {
-    client: "Chat Completions",
-    pair: "openai-chat->openai-responses",
-    path: "/v1/chat/completions",
-    body: { model: "codex", messages: [{ role: "user", content: "Hi" }] },
-  },
-] as const;
-for (const c of TRANSLATED) {
-  Deno.test({
-    name: `Azure, key: a ${c.client} client reaches the deployment through its Responses API`,
-    ignore: !TRANSLATORS[c.pair],
-    async fn() {
-      await using rig = await azureRig();
-      const res = await rig.post(c.path, c.body);
-      const text = await readText(res);
-      assert.equal(res.status, 200, text);
-      assert.match(text, /"ok"/);
-      const seen = rig.upstream.requests.at(-1)!;
-      assert.equal(seen.path, "/az-key/openai/v1/responses");
-      assert.equal(seen.body!.model, "my-codex");
-      assert.equal(seen.headers.get("api-key"), AZURE_KEY);
-    },
-  });
-}
+Deno.test("Azure, key: a Chat Completions client reaches the deployment through its Responses API", async () => {
+  await using rig = await azureRig();
+  const res = await rig.post("/v1/chat/completions", { model: "codex", messages: [{ role: "user", content: "Hi" }] });
+  const text = await readText(res);
+  assert.equal(res.status, 200, text);
+  assert.equal(JSON.parse(text).choices[0].message.content, "ok");
+  const seen = rig.upstream.requests.at(-1)!;
+  assert.equal(seen.path, "/az-key/openai/v1/responses");
+  assert.equal(seen.body!.model, "my-codex");
+  assert.equal(seen.headers.get("api-key"), AZURE_KEY);
+});
+
+Deno.test("Azure, Entra ID: the Anthropic SDK's tool loop with thinking, translated, has Azure verify its own reasoning", async () => {
+  await using rig = await azureRig();
+  const client = new Anthropic({ apiKey: rig.token, baseURL: rig.gw.url, maxRetries: 0, fetch: deadlineFetch() });
+  const messages: Anthropic.MessageParam[] = [{ role: "user", content: "Read notes.txt" }];
+  const params = {
+    model: "codex-entra",
+    max_tokens: 20000,
+    thinking: { type: "enabled" as const, budget_tokens: 16384 },
+    tools: [{ name: "read_file", input_schema: { type: "object" as const, properties: { path: { type: "string" } } } }],
+    messages,
+  };
+  const first = await client.messages.stream(params).finalMessage();
+  assert.deepEqual(first.content.map((b) => b.type), ["thinking", "tool_use"]);
+  const call = first.content.find((b) => b.type === "tool_use")!;
+  messages.push({ role: "assistant", content: first.content });
+  messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "hi" }] });
+  const second = await client.messages.create(params);
+  assert.equal((second.content.at(-1) as Anthropic.TextBlock).text, "The notes say hi.");
+  assert.deepEqual(rig.resources["az-entra"].verified, [0, 1], "Azure verified its own reasoning on the second turn");
+  const sent = rig.upstream.requests.filter((r) => r.path === "/az-entra/openai/v1/responses");
+  assert.deepEqual(sent.map((r) => r.body!.model), ["my-codex", "my-codex"]);
+  for (const r of sent) assert.match(r.headers.get("authorization") ?? "", /^Bearer eyJ/);
+  assert.equal(rig.entra.grants.length, 1);
+});
 
 Deno.test("Azure, api: chat: a Responses-only deployment's OperationNotSupported is a 400 naming api: responses, no outage", async () => {
   await using rig = await azureRig();
