@@ -36,8 +36,10 @@ export function fakeUpstream(): FakeUpstream {
     // A byte-order mark stays in the text, so a body that starts with one fails to parse, as at the real services.
     const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(await req.bytes());
     let body: Record<string, unknown> | undefined;
+    // A form (an OAuth token request) is read by its route from `raw`.
+    const form = req.headers.get("content-type")?.startsWith("application/x-www-form-urlencoded");
     try {
-      body = text ? JSON.parse(text) : undefined;
+      body = text && !form ? JSON.parse(text) : undefined;
     } catch {
       return Response.json({ type: "error", error: { type: "invalid_request_error", message: "not JSON" } }, {
         status: 400,

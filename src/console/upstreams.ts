@@ -67,6 +67,8 @@ function credentialsOf(up: UpstreamConfig): string[] {
     case "anthropic-vertex":
     case "gemini-vertex":
       return [up.credentials_file_env];
+    case "azure-openai":
+      return up.entra ? [up.entra.client_secret_env] : [up.api_key_env!];
     default:
       return [up.api_key_env];
   }

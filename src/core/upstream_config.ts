@@ -1,7 +1,7 @@
 /**
- * @module One upstream's config, per kind: an API with a key (Anthropic, OpenAI or compatible, Gemini), Claude on Amazon
- * Bedrock, or Claude or Gemini on Google Vertex AI. Every kind shares the routing, timeout and model keys; a cloud's base URL
- * follows from its region when the config gives none.
+ * @module One upstream's config, per kind: an API with a key (Anthropic, OpenAI or compatible, Gemini), Azure OpenAI
+ * (a key or Microsoft Entra ID), Claude on Amazon Bedrock, or Claude or Gemini on Google Vertex AI. Every kind shares
+ * the routing, timeout and model keys; a cloud's base URL follows from its region when the config gives none.
  */
 import { z } from "zod";
 import { PriceSchema } from "./money.ts";
@@ -102,9 +102,46 @@ function vertexBaseUrl(region: string): string {
   return `https://${region}-aiplatform.googleapis.com`;
 }
 
+/** Microsoft Entra ID client credentials: the gateway's app registration, its secret in a variable. */
+const Entra = z.strictObject({
+  /** The directory's id (a GUID) or one of its domain names; it becomes a path segment of the token URL. */
+  tenant_id: PathPart,
+  client_id: z.string().min(1),
+  client_secret_env: EnvName,
+  /** The sign-in host: a sovereign cloud has its own (login.microsoftonline.us, login.chinacloudapi.cn). */
+  authority: BaseUrl.default("https://login.microsoftonline.com"),
+  /** The scope the token is for: Azure OpenAI's, or Foundry's (https://ai.azure.com/.default). */
+  scope: z.string().min(1).default("https://cognitiveservices.azure.com/.default"),
+});
+
+/**
+ * Azure OpenAI's v1 API: OpenAI's paths under the resource's `/openai/v1`, the deployment name as the model, no
+ * `api-version`. `api` says which of its APIs the models are reached through.
+ */
+const AzureUpstream = z.strictObject({
+  ...COMMON,
+  protocol: z.literal("azure-openai"),
+  base_url: BaseUrl.refine((url) => !url.includes("?"), {
+    message: "must not have a query: the v1 API (https://{resource}.openai.azure.com/openai/v1) takes no api-version",
+  }).refine((url) => !/\/deployments(\/|$)/.test(url), {
+    message: "must not name a deployment: the v1 API takes the deployment name as a model's upstream_id",
+  }),
+  api: z.enum(["responses", "chat"]).default("responses"),
+  api_key_env: EnvName.optional(),
+  entra: Entra.optional(),
+}).superRefine((upstream, ctx) => {
+  // Exactly one credential: both would leave which one is used to guesswork.
+  if (upstream.api_key_env !== undefined && upstream.entra !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["entra"], message: "cannot be combined with api_key_env: choose one" });
+  } else if (upstream.api_key_env === undefined && upstream.entra === undefined) {
+    ctx.addIssue({ code: "custom", path: ["api_key_env"], message: "is required (or entra, for Microsoft Entra ID)" });
+  }
+});
+
 /** One upstream, by the protocol it is reached with. */
 export const UpstreamSchema = z.discriminatedUnion("protocol", [
   KeyedUpstream,
+  AzureUpstream,
   BedrockUpstream,
   VertexUpstream,
   GeminiVertexUpstream,

@@ -22,6 +22,7 @@ const PROVIDERS: Record<UpstreamConfig["protocol"], string> = {
   anthropic: "anthropic",
   openai: "openai",
   "openai-responses": "openai",
+  "azure-openai": "azure.ai.openai",
   gemini: "gcp.gemini",
   "anthropic-bedrock": "aws.bedrock",
   "anthropic-vertex": "gcp.vertex_ai",

@@ -1,8 +1,9 @@
 /**
  * @module Google access tokens from a service-account key file: a JWT signed with RS256 (WebCrypto) is exchanged
  * at the file's `token_uri`; the token is cached, refreshed shortly before it expires, and fetched once for all
- * callers that need it at the same time.
+ * callers that need it at the same time (token_cache.ts).
  */
+import { cachedTokens, requestToken, type TokenSource } from "./token_cache.ts";
 
 /** The fields of a service-account key file that the token exchange uses. */
 export interface ServiceAccount {
@@ -14,13 +15,8 @@ export interface ServiceAccount {
 
 /** The scope Vertex AI calls need. */
 const CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform";
-/** A refresh starts this long before expiry (or at half the token's life when that is shorter), as Google's
- * own libraries do. */
-const REFRESH_BEFORE_MS = 5 * 60_000;
 /** Google accepts assertions valid for at most an hour. */
 const ASSERTION_SECONDS = 3600;
-/** One token exchange is shared by every caller waiting for it, so it has its own time limit, not a caller's. */
-const EXCHANGE_TIMEOUT_MS = 30_000;
 
 const encoder = new TextEncoder();
 
@@ -87,14 +83,6 @@ export async function signJwt(
   return `${input}.${base64Url(new Uint8Array(signature))}`;
 }
 
-/** Hands out a valid access token; `invalidate` drops one the service refused so the next call fetches anew. */
-export interface TokenSource {
-  token(signal?: AbortSignal): Promise<string>;
-  invalidate(token: string): void;
-  /** The token held now, if any (for redaction). */
-  current(): string[];
-}
-
 /** What the token source needs from outside. */
 export interface TokenSourceDeps {
   fetch: typeof fetch;
@@ -105,10 +93,7 @@ export interface TokenSourceDeps {
 /** A token source for one service account. Failures are errors with safe messages: no key, no assertion. */
 export function serviceAccountTokens(account: ServiceAccount, deps: TokenSourceDeps): TokenSource {
   let key: Promise<CryptoKey> | undefined;
-  let current: { token: string; refreshAt: number; expiresAt: number } | undefined;
-  let inFlight: Promise<string> | undefined;
-
-  async function exchange(): Promise<string> {
+  return cachedTokens(async () => {
     key ??= importRsaKey(account.private_key);
     const iat = Math.floor(deps.now() / 1000);
     const assertion = await signJwt(
@@ -122,68 +107,7 @@ export function serviceAccountTokens(account: ServiceAccount, deps: TokenSourceD
       },
       await key,
     );
-    let res: Response;
-    try {
-      res = await deps.fetch(account.token_uri, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion }),
-        signal: AbortSignal.timeout(EXCHANGE_TIMEOUT_MS),
-      });
-    } catch (err) {
-      // The runtime's own wording may quote the endpoint's address; this message reaches clients and logs.
-      const timedOut = (err as Error)?.name === "TimeoutError";
-      throw new Error(
-        timedOut
-          ? `The token endpoint did not answer within ${EXCHANGE_TIMEOUT_MS / 1000} s`
-          : "The token endpoint could not be reached",
-        { cause: err },
-      );
-    }
-    const body = await res.json().catch(() => undefined) as Record<string, unknown> | undefined;
-    if (!res.ok || typeof body?.access_token !== "string") {
-      // Only OAuth's short error code is repeated; descriptions may quote account details.
-      const code = typeof body?.error === "string" && /^[a-z_]{1,40}$/.test(body.error) ? ` (${body.error})` : "";
-      throw new Error(`The token endpoint answered ${res.status}${code}`);
-    }
-    const lifetimeMs = (typeof body.expires_in === "number" ? body.expires_in : 3600) * 1000;
-    const issuedAt = deps.now();
-    current = {
-      token: body.access_token,
-      refreshAt: issuedAt + lifetimeMs - Math.min(REFRESH_BEFORE_MS, lifetimeMs / 2),
-      expiresAt: issuedAt + lifetimeMs,
-    };
-    return current.token;
-  }
-
-  function refresh(signal?: AbortSignal): Promise<string> {
-    inFlight ??= exchange().finally(() => inFlight = undefined);
-    return untilAborted(inFlight, signal);
-  }
-
-  return {
-    async token(signal) {
-      const now = deps.now();
-      if (current && now < current.refreshAt) return current.token;
-      if (!current || now >= current.expiresAt) return await refresh(signal);
-      // Due for refresh but still valid: a failed refresh keeps the old token working until it expires.
-      const held = current.token;
-      return await refresh(signal).catch(() => held);
-    },
-    invalidate(token) {
-      if (current?.token === token) current = undefined;
-    },
-    current: () => current ? [current.token] : [],
-  };
-}
-
-/** `promise`, or the signal's reason as soon as it aborts: one caller giving up does not cancel the others' wait. */
-function untilAborted<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
+    const grant = new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion });
+    return await requestToken(deps.fetch, account.token_uri, grant);
+  }, deps.now);
 }

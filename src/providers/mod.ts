@@ -1,11 +1,13 @@
 /**
  * @module The registry of transports by upstream kind, built once per upstream from its config and the credentials
- * its environment variables name: an API key (Anthropic, OpenAI, Gemini), AWS credentials or a Bedrock API key, or a Google service-account
- * key file. An upstream whose credentials are missing or unusable gets no transport, and a reason that names only
+ * its environment variables name: an API key (Anthropic, OpenAI, Gemini, Azure OpenAI), an Entra ID client secret
+ * (Azure OpenAI), AWS credentials or a Bedrock API key, or a Google service-account key file. An upstream whose credentials are missing or unusable gets no transport, and a reason that names only
  * the variables and files (never a value).
  */
 import type { UpstreamConfig } from "../core/config.ts";
+import { azureTransport } from "./azure.ts";
 import { BEDROCK_BETAS, bedrockTransport } from "./bedrock.ts";
+import { entraTokens } from "./entra_token.ts";
 import { parseServiceAccount, serviceAccountTokens } from "./google_token.ts";
 import { geminiTransport } from "./gemini.ts";
 import { geminiVertexTransport } from "./gemini_vertex.ts";
@@ -59,12 +61,38 @@ function createTransport(upstream: UpstreamConfig, io: TransportIo): Credentiale
       if (!apiKey) return unset(upstream.api_key_env);
       return { transport: geminiTransport({ baseUrl: upstream.base_url, apiKey }, io.fetch) };
     }
+    case "azure-openai":
+      return azureFrom(upstream, io);
     case "anthropic-bedrock":
       return bedrockFrom(upstream, io);
     case "anthropic-vertex":
     case "gemini-vertex":
       return vertexFrom(upstream, io);
   }
+}
+
+/** Azure OpenAI with its resource key, or with an Entra ID token for the app registration the config names. */
+function azureFrom(upstream: Extract<UpstreamConfig, { protocol: "azure-openai" }>, io: TransportIo): Credentialed {
+  const settings = { name: upstream.name, baseUrl: upstream.base_url, api: upstream.api };
+  const { entra } = upstream;
+  if (entra) {
+    const clientSecret = io.env(entra.client_secret_env) || undefined;
+    if (!clientSecret) return unset(entra.client_secret_env);
+    const credentials = {
+      authority: entra.authority,
+      tenantId: entra.tenant_id,
+      clientId: entra.client_id,
+      clientSecret,
+      scope: entra.scope,
+    };
+    const tokens = entraTokens(credentials, { fetch: io.fetch, now: () => io.now().getTime() });
+    return { transport: azureTransport({ ...settings, auth: { kind: "entra", tokens, clientSecret } }, io) };
+  }
+  // The config requires the key's variable when there is no entra block.
+  const variable = upstream.api_key_env!;
+  const apiKey = io.env(variable) || undefined;
+  if (!apiKey) return unset(variable);
+  return { transport: azureTransport({ ...settings, auth: { kind: "api_key", apiKey } }, io) };
 }
 
 /** Bedrock with a Bedrock API key when the config names one, else with AWS credentials (a session token optional). */

@@ -4,9 +4,8 @@
  * count-tokens endpoint for count_tokens, one retry with a fresh token after a 401, and Google's own error
  * bodies turned into Anthropic ones.
  */
-import { GatewayError } from "../core/errors.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import type { TokenSource } from "./google_token.ts";
+import { type TokenSource, upstreamToken } from "./token_cache.ts";
 import {
   acceptedBetas,
   anthropicErrorAnswer,
@@ -108,7 +107,7 @@ export async function vertexPost(
   const bytes = JSON.stringify(request.body);
   // A 401 means the token went bad before its time (revoked, or a clock that drifted): one fresh token, one retry.
   for (let attempt = 0;; attempt++) {
-    const access = await accessToken(settings, call.signal);
+    const access = await upstreamToken(settings.name, settings.tokens, call.signal);
     const res = await deps.fetch(url, {
       method: "POST",
       headers: { ...headers, authorization: `Bearer ${access}` },
@@ -119,15 +118,5 @@ export async function vertexPost(
     await res.body?.cancel();
     settings.tokens.invalidate(access);
     deps.log({ request_id: call.requestId, event: "token_refused", upstream: settings.name });
-  }
-}
-
-async function accessToken(settings: Pick<VertexSettings, "name" | "tokens">, signal: AbortSignal): Promise<string> {
-  try {
-    return await settings.tokens.token(signal);
-  } catch (err) {
-    if (signal.aborted) throw err;
-    const reason = err instanceof Error ? err.message : "unknown failure";
-    throw new GatewayError("upstream", `Upstream "${settings.name}" could not get an access token: ${reason}`);
   }
 }

@@ -48,7 +48,7 @@ export function serves(table: RouteTable, model: string): boolean {
 }
 
 /** The protocol each kind of upstream speaks: the clouds serve Claude through the Messages protocol. */
-const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], UpstreamProtocol> = {
+const UPSTREAM_PROTOCOL: Record<Exclude<UpstreamConfig["protocol"], "azure-openai">, UpstreamProtocol> = {
   anthropic: "anthropic",
   openai: "openai-chat",
   "openai-responses": "openai-responses",
@@ -57,6 +57,12 @@ const UPSTREAM_PROTOCOL: Record<UpstreamConfig["protocol"], UpstreamProtocol> = 
   "anthropic-vertex": "anthropic",
   "gemini-vertex": "gemini",
 };
+
+/** The protocol one upstream speaks: its kind's, or for Azure OpenAI the API its config chose. */
+export function upstreamProtocol(upstream: UpstreamConfig): UpstreamProtocol {
+  if (upstream.protocol === "azure-openai") return upstream.api === "chat" ? "openai-chat" : "openai-responses";
+  return UPSTREAM_PROTOCOL[upstream.protocol];
+}
 
 /** Options for {@linkcode buildRouteTable}. */
 export interface RouteTableOptions {
@@ -82,7 +88,7 @@ export function buildRouteTable(
       const route = {
         model: model.id,
         upstream,
-        protocol: UPSTREAM_PROTOCOL[upstream.protocol],
+        protocol: upstreamProtocol(upstream),
         upstreamModel: "upstream_id" in model && model.upstream_id ? model.upstream_id : model.id,
         transport,
         priority: upstream.priority,

@@ -25,6 +25,11 @@ function upstream(config: Record<string, unknown>): UpstreamConfig {
 const PROVIDERS = [
   { protocol: "anthropic", want: "anthropic", extra: { base_url: "https://api.anthropic.com/v1", api_key_env: "K" } },
   { protocol: "openai", want: "openai", extra: { base_url: "http://127.0.0.1:8000/v1", api_key_env: "K" } },
+  {
+    protocol: "azure-openai",
+    want: "azure.ai.openai",
+    extra: { base_url: "https://r.openai.azure.com/openai/v1", api_key_env: "K" },
+  },
   { protocol: "anthropic-bedrock", want: "aws.bedrock", extra: { region: "us-east-1" } },
   { protocol: "anthropic-vertex", want: "gcp.vertex_ai", extra: { project: "p", region: "us-east5" } },
   {
