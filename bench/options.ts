@@ -57,7 +57,7 @@ export const CASE_NAMES = [
 ];
 
 /** The cases the floor proxy is measured for: the passthrough ones, whose targets compare the gateway with it. */
-export const FLOOR_CASE_NAMES = ["messages", "messages_stream", "long_stream"];
+export const FLOOR_CASE_NAMES = ["messages", "messages_stream", "responses", "responses_stream", "long_stream"];
 
 /** The cases the floor's bare JS relay variant is measured for: the long stream's CPU per event is judged against it. */
 export const JS_RELAY_CASE_NAMES = ["long_stream"];
