@@ -15,6 +15,7 @@ import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import { errorInAnswer } from "./leading_error.ts";
 import { relayStream } from "./stream.ts";
+import { relayedHeaders, retryAfterMs } from "./retry_headers.ts";
 
 /** One attempt as the relay planned it. */
 export interface AttemptPlan {
@@ -45,8 +46,6 @@ export interface AttemptResult {
   fail(): Response;
 }
 
-/** Response headers an upstream sets that clients act on (retry timing). */
-const RELAYED_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"];
 const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
@@ -55,23 +54,6 @@ const SSE_HEADERS = {
 /** Statuses after which another upstream (or a later try) may succeed. */
 function retryableStatus(status: number): boolean {
   return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
-}
-/**
- * `retry-after-ms`, else `retry-after` in seconds or as an HTTP date, in milliseconds. A value that is empty or does
- * not read counts as absent: `Number("")` is 0, which would mean "try the same deployment again now".
- */
-export function retryAfterMs(headers: Headers, now: number): number | undefined {
-  return readRetryHeader("retry-after-ms", headers.get("retry-after-ms"), now) ??
-    readRetryHeader("retry-after", headers.get("retry-after"), now);
-}
-/** One retry header's value in milliseconds, or undefined when it is missing, blank or unreadable. */
-function readRetryHeader(name: string, value: string | null, now: number): number | undefined {
-  if (value === null || value.trim() === "") return undefined;
-  const number = Number(value);
-  if (Number.isFinite(number) && number >= 0) return name === "retry-after-ms" ? number : number * 1000;
-  if (name === "retry-after-ms") return undefined;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 /** Where upstreams name their own id for a request: Anthropic's, OpenAI's and AWS's response headers. */
 const REQUEST_ID_HEADERS = ["request-id", "x-request-id", "x-amzn-requestid"];
@@ -211,15 +193,7 @@ export async function finishJson(
     return { ...base, outcome: "ok", retryable: false, response, fail: () => response };
   }
   // What follows is a failure: only now are the headers it relays and its retry-after read.
-  const headers = new Headers();
-  for (const header of RELAYED_HEADERS) {
-    const value = res.headers.get(header);
-    // A retry time that does not read is not relayed either: the client would wait on nothing.
-    if (value === null || (header.startsWith("retry-after") && readRetryHeader(header, value, 0) === undefined)) {
-      continue;
-    }
-    headers.set(header, value);
-  }
+  const headers = relayedHeaders(res.headers, route.transport?.secrets() ?? []);
   if (res.status === 401 || res.status === 403) {
     plan.report("upstream_failed");
     return failed(route, new GatewayError("upstream", `Upstream "${name}" rejected the gateway's credentials`), base);
