@@ -5,6 +5,7 @@
  * with no normal ending.
  */
 import { byteRedactor } from "../core/byte_redact.ts";
+import { textRedactor } from "../core/redact.ts";
 import { GatewayError, toGatewayError } from "../core/errors.ts";
 import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } from "../core/sse.ts";
 import type { Protocol } from "../core/types.ts";
@@ -92,6 +93,9 @@ export function relayStream(
   const parser = step ? new SseParser() : undefined;
   const watch: StreamWatch | undefined = !step && meter ? streamWatch(meter.markers, meter.event) : undefined;
   const redactor = options.secrets ? byteRedactor(options.secrets) : undefined;
+  // What a translator writes is searched again: it decodes the upstream's escapes (a key spelled `\u0073k-...` comes
+  // out plain) and puts deltas back together (a Responses `.done` event holds the whole text).
+  const written = redactor && step ? textRedactor(options.secrets!) : undefined;
   // The last four bytes sent; the stream starts as if an event had just ended.
   const tail = new Uint8Array([0, 0, LF, LF]);
   let started = false;
@@ -177,8 +181,17 @@ export function relayStream(
     if (meter) { for (const message of messages) meter.event(message); }
     return messages;
   }
+  /** Translated events with the upstream's secrets taken out of what they say. */
+  function redacted(out: SseMessage[]): SseMessage[] {
+    if (!written) return out;
+    return out.map((message) => {
+      const data = written.text(message.data);
+      return data === message.data ? message : { ...message, data };
+    });
+  }
   /** Sends translated events once `hold` lets them go; nothing when the client left in the meantime. */
-  async function sendEvents(out: SseMessage[]): Promise<void> {
+  async function sendEvents(events: SseMessage[]): Promise<void> {
+    const out = redacted(events);
     const held = options.hold?.(out);
     if (held) {
       await held;
@@ -188,7 +201,7 @@ export function relayStream(
   }
   function fail(err: GatewayError): void {
     redactor?.drop();
-    const messages = step?.fail ? step.fail(err) : errorEvents(err, protocol);
+    const messages = redacted(step?.fail ? step.fail(err) : errorEvents(err, protocol));
     // A passthrough stream may stop mid-event; a blank line closes that event so the error stands alone.
     const separator = step || endsEvent(tail) ? "" : "\n\n";
     send(encoder.encode(separator + messages.map(encodeSse).join("")));

@@ -100,7 +100,7 @@ function refuseWith(upstream: ReturnType<typeof fakeUpstream>, name: string, val
 const KEYS = [UPSTREAM_KEYS.TEST_ANTHROPIC_KEY, UPSTREAM_KEYS.TEST_OPENAI_KEY, GEMINI_KEY];
 
 for (const { protocol, models } of CLIENTS) {
-  Deno.test(`a ${protocol} client gets an upstream's retry headers only in their own forms, never its key`, async () => {
+  Deno.test(`a ${protocol} client gets an upstream's retry headers only in their own forms, never a key`, async () => {
     await using upstream = fakeUpstream();
     await using gw = await gateway(upstream.url);
     for (const header of HEADERS) {

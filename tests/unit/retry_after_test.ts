@@ -1,6 +1,6 @@
 /** @module Unit tests for reading an upstream's retry headers, and for which of them a client is handed. */
 import assert from "node:assert/strict";
-import { relayedHeaders, retryAfterMs } from "../../src/relay/retry_headers.ts";
+import { relayedHeaders, retryAfterMs } from "../../src/relay/upstream_headers.ts";
 
 const NOW = Date.parse("2026-11-22T12:00:00Z");
 const CASES: { name: string; headers: Record<string, string>; want: number | undefined }[] = [
