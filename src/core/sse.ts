@@ -9,6 +9,11 @@ import type { Protocol } from "./types.ts";
 export interface SseMessage {
   event?: string;
   data: string;
+  /**
+   * The value `data` is the JSON of, when the event was made from one (its data is then made only when read): a
+   * reader that needs the value takes it here instead of parsing, and a large one is written out in pieces.
+   */
+  payload?: unknown;
 }
 
 /** Pure per-request stream translation: upstream events in, client events out. */

@@ -70,7 +70,10 @@ function keeper(ctx: RequestContext, pending: Pending): AnswerWatch {
     body: keep,
     events(messages) {
       for (const message of messages) {
-        if (message.event && KEPT_ENDS.has(message.event)) return keep(JSON.parse(message.data).response);
+        if (!message.event || !KEPT_ENDS.has(message.event)) continue;
+        // The writer's terminal event carries its value: a large answer is not serialized and parsed again to keep.
+        const payload = message.payload ?? JSON.parse(message.data);
+        return keep(payload.response);
       }
       return undefined;
     },
