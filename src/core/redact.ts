@@ -42,13 +42,18 @@ const SHORT_ESCAPES: Record<string, string> = {
   "\t": "t",
 };
 
-/** A pattern for one UTF-16 unit: itself, or any JSON escape of it behind one or more backslashes (JSON in JSON). */
-function unitPattern(unit: string): string {
+/**
+ * A pattern for one UTF-16 unit: itself, or any JSON escape of it behind one or more backslashes (JSON in JSON). A
+ * secret's first unit takes its backslashes only from the start of a run of them: tried from inside a long run, each
+ * position would scan the rest of it again, and the search would take time quadratic in the run's length.
+ */
+function unitPattern(unit: string, first: boolean): string {
   const hex = unit.charCodeAt(0).toString(16).padStart(4, "0");
   const digits = [...hex].map((digit) => /[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit).join("");
-  const forms = [unit.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&"), `\\\\+u${digits}`];
+  const backslashes = first ? "(?<!\\\\)\\\\+" : "\\\\+";
+  const forms = [unit.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&"), `${backslashes}u${digits}`];
   const short = SHORT_ESCAPES[unit];
-  if (short !== undefined) forms.push(`\\\\+${short.replace(/[\\/]/g, "\\$&")}`);
+  if (short !== undefined) forms.push(`${backslashes}${short.replace(/[\\/]/g, "\\$&")}`);
   return `(?:${forms.join("|")})`;
 }
 
@@ -67,7 +72,10 @@ export function textRedactor(secrets: readonly string[]): TextRedactor {
     let out = input;
     for (const form of forms) if (out.includes(form)) out = out.replaceAll(form, REDACTED);
     if (raw.length > 0 && mayHideSecret(out)) {
-      escaped ??= new RegExp(raw.map((secret) => [...secret].map(unitPattern).join("")).join("|"), "g");
+      escaped ??= new RegExp(
+        raw.map((secret) => [...secret].map((unit, i) => unitPattern(unit, i === 0)).join("")).join("|"),
+        "g",
+      );
       out = out.replace(escaped, REDACTED);
     }
     return out;
