@@ -1,8 +1,10 @@
 /**
- * @module `deno task bench:bodies`: the gateway's memory under large request bodies. Several bodies of many
- * megabytes are sent at once (passthrough, and translated to a chat upstream), each round to a fresh gateway
- * process, and the peak RSS growth (VmHWM less the RSS before) is compared with the bytes of the bodies in flight.
+ * @module `deno task bench:bodies`: the gateway's memory under large request bodies and a large answer. Several bodies
+ * of many megabytes are sent at once (passthrough, and translated to a chat upstream), each round to a fresh gateway
+ * process, and the peak RSS growth (VmHWM less the RSS before) is compared with the bytes of the bodies in flight;
+ * then one large streamed answer goes to a client of each protocol (answers.ts).
  */
+import { answerLines, answerMet, measureAnswers } from "./answers.ts";
 import { benchArgs, type MemoryBench, parseCountFlags, runMemoryBench } from "./memory_run.ts";
 import { readMemory } from "./processes.ts";
 import { requestHeaders, startGateway } from "./setup.ts";
@@ -15,20 +17,24 @@ export interface BodiesOptions {
   sizeMb: number;
   count: number;
   rounds: number;
+  /** The large answer's size in MB; 0 leaves that part out. */
+  answerMb: number;
 }
 
-const USAGE = `Usage: deno task bench:bodies [--size MB] [--count N] [--rounds R]
+const USAGE = `Usage: deno task bench:bodies [--size MB] [--count N] [--rounds R] [--answer MB]
 
   --size MB     size of each request body (default 20)
-  --count N     bodies sent at once (default 10)
-  --rounds R    fresh gateway processes per case; the median is judged (default 3)`;
+  --count N     bodies sent at once (default 10; 0 leaves the bodies out)
+  --rounds R    fresh gateway processes per case; the median is judged (default 3)
+  --answer MB   size of the large streamed answer (default 50; 0 leaves it out)`;
 
 /** Parses the flags; undefined for --help. */
 export function parseBodiesArgs(args: readonly string[]): BodiesOptions | undefined {
   return parseCountFlags<BodiesOptions & Record<string, number>>(args, {
-    flags: { "--size": "sizeMb", "--count": "count", "--rounds": "rounds" },
-    defaults: { sizeMb: 20, count: 10, rounds: 3 },
+    flags: { "--size": "sizeMb", "--count": "count", "--rounds": "rounds", "--answer": "answerMb" },
+    defaults: { sizeMb: 20, count: 10, rounds: 3, answerMb: 50 },
     usage: USAGE,
+    valid: (key, value) => value >= (key === "answerMb" || key === "count" ? 0 : 1),
   });
 }
 
@@ -61,7 +67,10 @@ function median(values: number[]): number {
  * Sends `count` bodies of `sizeMb` at once to a fresh gateway per round, passthrough and translated; the peak RSS
  * growth over the bytes in flight of each round, and their median.
  */
-export async function measureBodies(bench: MemoryBench, options: BodiesOptions): Promise<BodiesResult[]> {
+export async function measureBodies(
+  bench: MemoryBench,
+  options: Omit<BodiesOptions, "answerMb">,
+): Promise<BodiesResult[]> {
   const { processes, dir, config, token } = bench;
   const results: BodiesResult[] = [];
   for (const [name, model] of [["passthrough", "bench-claude"], ["translated", "bench-gpt"]]) {
@@ -96,7 +105,7 @@ async function main(): Promise<number> {
   const options = benchArgs(parseBodiesArgs, USAGE);
   if (typeof options === "number") return options;
   return await runMemoryBench("modelgate-bench-bodies-", async (bench) => {
-    const results = await measureBodies(bench, options);
+    const results = options.count > 0 ? await measureBodies(bench, options) : [];
     console.log(
       results.map((r) =>
         `${r.name.padEnd(12)} ${r.count} x ${r.sizeMb.toFixed(1)} MB: peak RSS growth ${
@@ -106,7 +115,11 @@ async function main(): Promise<number> {
         }), target <= ${LIMITS.bodies}x: ${r.median <= LIMITS.bodies ? "PASS" : "FAIL"}`
       ).join("\n"),
     );
-    return results.every((r) => r.median <= LIMITS.bodies) ? 0 : 1;
+    const bodiesMet = results.every((r) => r.median <= LIMITS.bodies);
+    if (options.answerMb === 0) return bodiesMet ? 0 : 1;
+    const answers = await measureAnswers(bench, { answerMb: options.answerMb, rounds: options.rounds });
+    console.log(answerLines(answers));
+    return bodiesMet && answers.every(answerMet) ? 0 : 1;
   });
 }
 

@@ -31,6 +31,15 @@ export const PACED_MODEL = "bench-claude-paced";
 const LONG_MARKER = encoder.encode(`"${LONG_MODEL}"`);
 const PACED_MARKER = encoder.encode(`"${PACED_MODEL}"`);
 
+/**
+ * The model whose streamed answer is as large as the request asks: `answer_mb:N` anywhere in the body gives N MB of
+ * text in deltas of {@linkcode LARGE_DELTA_BYTES}, made as they are read (bench:bodies' large answers).
+ */
+export const LARGE_MODEL = "bench-claude-large";
+const LARGE_MARKER = encoder.encode(`"${LARGE_MODEL}"`);
+const ANSWER_MB_MARKER = encoder.encode("answer_mb:");
+export const LARGE_DELTA_BYTES = 16 * 1024;
+
 /** Events of the long stream (a long Claude Code answer). */
 export const LONG_EVENTS = 2000;
 /** Events of a paced stream, and the pause before each after the first, in milliseconds. */
@@ -210,6 +219,38 @@ function pacedStream(chunks: readonly Uint8Array[], gap: () => number): Readable
 
 const encodeAll = (events: string[]) => events.map((e) => encoder.encode(e));
 
+/** The megabytes `answer_mb:N` in a body asks for, or 1. */
+function answerMb(body: Uint8Array): number {
+  const marker = ANSWER_MB_MARKER;
+  for (let i = body.indexOf(marker[0]); i !== -1; i = body.indexOf(marker[0], i + 1)) {
+    if (!marker.every((byte, j) => body[i + j] === byte)) continue;
+    let mb = 0;
+    for (let at = i + marker.length; body[at] >= 48 && body[at] <= 57; at++) mb = mb * 10 + body[at] - 48;
+    return Math.max(1, mb);
+  }
+  return 1;
+}
+
+/** An Anthropic stream of `mb` MB of text, each delta made when the gateway reads it, so the fake holds one. */
+function largeStream(mb: number): ReadableStream<Uint8Array> {
+  const [start, block, , delta, stop, end, last] = anthropicEvents(1);
+  const text = "lorem ipsum dolor sit amet ".repeat(LARGE_DELTA_BYTES).slice(0, LARGE_DELTA_BYTES);
+  const bigDelta = encoder.encode(delta.replace('"text":"The"', `"text":"${text}"`));
+  const deltas = Math.ceil((mb * 1024 * 1024) / LARGE_DELTA_BYTES);
+  const head = encodeAll([start, block]);
+  const tail = encodeAll([stop, end.replace(/"output_tokens":\d+/, `"output_tokens":${deltas * 4096}`), last]);
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const at = sent++;
+      if (at < head.length) return controller.enqueue(head[at]);
+      if (at < head.length + deltas) return controller.enqueue(bigDelta);
+      controller.enqueue(tail[at - head.length - deltas]);
+      if (at === head.length + deltas + tail.length - 1) controller.close();
+    },
+  }, { highWaterMark: 0 });
+}
+
 /** The fixed answers, encoded once. */
 function answers() {
   return {
@@ -261,6 +302,8 @@ export function createFakeUpstream(
     if (containsBytes(body, STREAM_MARKER)) {
       const stream = answer !== fixed.anthropic
         ? eventStream(answer.events)
+        : containsBytes(body, LARGE_MARKER)
+        ? largeStream(answerMb(body))
         : containsBytes(body, LONG_MARKER)
         ? eventStream(fixed.long)
         : containsBytes(body, PACED_MARKER)

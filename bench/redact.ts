@@ -1,10 +1,13 @@
 /**
  * @module `deno task bench:redact`: what keeping the upstream's secrets out of a stream costs per streamed MB. The
- * byte redactor alone, and a passthrough stream through the relay (with its usage meter) without and with the
- * upstream's key, in interleaved rounds in one process, so the difference is the check's own cost.
+ * byte redactor alone, and a stream through the relay (with its usage meter), passed through and translated for a chat
+ * client (whose written events are searched again), without and with the upstream's key, in interleaved rounds in one
+ * process, so the difference is the check's own cost.
  */
 import { byteRedactor } from "../src/core/byte_redact.ts";
+import type { StreamStep } from "../src/core/sse.ts";
 import { relayStream } from "../src/relay/stream.ts";
+import { pickTranslator } from "../src/translate/mod.ts";
 import { usageMeter } from "../src/usage/meter.ts";
 
 const MB = 1024 * 1024;
@@ -57,8 +60,39 @@ function redactorOnly(chunks: Uint8Array[], secrets: string[], mb: number): numb
   return us / mb;
 }
 
-/** Microseconds per MB for a passthrough stream of `chunks` through the relay, with `secrets` as the upstream's. */
-async function relayed(chunks: Uint8Array[], secrets: string[], mb: number): Promise<number> {
+/** The Anthropic-to-chat translation a chat client's stream goes through. */
+function chatStep(): StreamStep {
+  const context = {
+    model: "m",
+    upstreamModel: "m",
+    requestId: "req_bench",
+    now: Date.now,
+    log() {},
+    defaultMaxTokens: 64,
+  };
+  const translation = pickTranslator("openai-chat", "anthropic")!(context);
+  translation.request({ model: "m", stream: true, messages: [{ role: "user", content: "Hi" }] });
+  return translation.stream!();
+}
+
+/** The stream's first and last events, around its deltas, for a translator that needs a whole message. */
+const OPEN = encoder.encode(
+  'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant",' +
+    '"model":"m","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}\n\nevent: content_block_start\n' +
+    'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n',
+);
+const CLOSE = encoder.encode(
+  'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\nevent: message_delta\ndata: ' +
+    '{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}\n\n' +
+    'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+);
+
+/**
+ * Microseconds per MB for a stream of `chunks` through the relay, with `secrets` as the upstream's: passed through,
+ * or translated for a chat client when `step` is given.
+ */
+async function relayed(chunks: Uint8Array[], secrets: string[], mb: number, step?: StreamStep): Promise<number> {
+  if (step) chunks = [OPEN, ...chunks, CLOSE];
   let i = 0;
   const reader = {
     read: () =>
@@ -69,7 +103,8 @@ async function relayed(chunks: Uint8Array[], secrets: string[], mb: number): Pro
   };
   const start = performance.now();
   const body = relayStream(reader, new Uint8Array(0), {
-    protocol: "anthropic",
+    protocol: step ? "openai-chat" : "anthropic",
+    step,
     meter: usageMeter("anthropic"),
     upstream: new AbortController(),
     upstreamName: "bench",
@@ -101,6 +136,8 @@ async function main(args: string[]): Promise<void> {
     ["redactor alone, Vertex key file and token, one event per chunk", () => redactorOnly(perEvent, VERTEX, mb)],
     ["relay passthrough, no secret, one event per chunk", () => relayed(perEvent, [], mb)],
     ["relay passthrough, one key, one event per chunk", () => relayed(perEvent, [KEY], mb)],
+    ["relay translated for chat, no secret, one event per chunk", () => relayed(perEvent, [], mb, chatStep())],
+    ["relay translated for chat, one key, one event per chunk", () => relayed(perEvent, [KEY], mb, chatStep())],
   ];
   const results = new Map<string, number[]>(cases.map(([name]) => [name, []]));
   // A warm-up round, not counted, so every case runs optimised code.

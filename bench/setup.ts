@@ -2,7 +2,7 @@
  * @module The benchmark's fixtures: the cases (what is sent direct and through the gateway), the generated
  * gateway config, and starting the fake upstream and the gateway with a fresh KV and a CLI-made token.
  */
-import { LONG_EVENTS, LONG_MODEL, PACED_MODEL } from "./fake_upstream.ts";
+import { LARGE_MODEL, LONG_EVENTS, LONG_MODEL, PACED_MODEL } from "./fake_upstream.ts";
 import type { ProcessSet, Started } from "./processes.ts";
 
 /** Repository root, where the gateway's deno.json and main.ts live. */
@@ -142,7 +142,7 @@ upstreams:
     protocol: anthropic
     base_url: "${base}"
     api_key_env: BENCH_UPSTREAM_KEY
-    models: [bench-claude, ${LONG_MODEL}, ${PACED_MODEL}]
+    models: [bench-claude, ${LONG_MODEL}, ${PACED_MODEL}, ${LARGE_MODEL}]
   - { name: bench-openai, protocol: openai, base_url: "${base}", api_key_env: BENCH_UPSTREAM_KEY, models: [bench-gpt] }
   - name: bench-openai-responses
     protocol: openai-responses
@@ -150,7 +150,9 @@ upstreams:
     api_key_env: BENCH_UPSTREAM_KEY
     models: [bench-codex]
 groups:
-  - { name: bench, listing: anthropic, models: [bench-claude, bench-gpt, bench-codex, ${LONG_MODEL}, ${PACED_MODEL}] }
+  - name: bench
+    listing: anthropic
+    models: [bench-claude, bench-gpt, bench-codex, ${LONG_MODEL}, ${PACED_MODEL}, ${LARGE_MODEL}]
 `;
 }
 

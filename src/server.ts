@@ -17,10 +17,10 @@ import { GatewayError } from "./core/errors.ts";
 import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
 import { createSocketBoard } from "./handlers/socket_board.ts";
-import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
+import { accessLog, batchedWriter, createLogger, redactingLog } from "./observe/log.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { loadTracing, tracingEnabled } from "./observe/tracing_switch.ts";
-import { createTransports, type Credentialed } from "./providers/mod.ts";
+import { createTransports, type Credentialed, upstreamSecrets } from "./providers/mod.ts";
 import { opsRoutes } from "./observe/ops.ts";
 import { createHealthBoard } from "./relay/health.ts";
 import { createPinTable } from "./relay/pins.ts";
@@ -108,13 +108,15 @@ export function upstreamTransports(
  */
 export function buildDeps(config: Config, store: Store, options: BuildDepsOptions): Deps {
   const now = options.now ?? (() => new Date());
+  const transports = options.transports ?? upstreamTransports(config, options);
+  // Every upstream credential, whatever its shape, is taken out of every line the gateway logs from here on.
+  const log = redactingLog(options.log, () => upstreamSecrets(transports));
   const operator = createOperator(config, store, {
     env: options.env,
-    log: options.log,
+    log,
     now: () => now().getTime(),
     fetch: options.fetch,
   });
-  const transports = options.transports ?? upstreamTransports(config, options);
   const table = buildRouteTable(config, (upstream) => transports.get(upstream.name)?.transport, {
     firstServed: options.firstServed,
     now: now(),
@@ -137,13 +139,13 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     table,
     store,
     now,
-    log: options.log,
+    log,
     health,
     retryBudget: createRetryBudget(config.routing.retry_budget, () => now().getTime()),
     pins: createPinTable(store.kv, {
       now: () => now().getTime(),
       syncMs: config.routing.affinity.sync_ms,
-      log: options.log,
+      log,
     }),
     sleep: options.sleep ?? sleep,
     random: options.random ?? Math.random,
@@ -151,7 +153,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
       ...operator.observers,
       ...options.observers ?? [],
       metrics.observer,
-      accessLog(options.log, table.models.keys()),
+      accessLog(log, table.models.keys()),
     ],
     closing: options.closing,
     stopping: options.stopping,

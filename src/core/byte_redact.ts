@@ -5,25 +5,10 @@
  */
 import { type ByteMarker, bytePattern, indexOfMarker } from "./byte_search.ts";
 import { joined } from "./bytes.ts";
+import { REDACTED, secretForms } from "./redact.ts";
 
-/** What a secret is replaced with. */
-export const REDACTED = "[redacted]";
 const REDACTED_BYTES = new TextEncoder().encode(REDACTED);
 const EMPTY = new Uint8Array(0);
-
-/**
- * The forms in which `secrets` may appear in upstream text: each as it is and, when it differs, as it reads inside a
- * JSON string (a service-account key's line breaks as `\n`). Empty values are left out.
- */
-export function secretForms(secrets: readonly string[]): string[] {
-  const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (secret === "") continue;
-    forms.add(secret);
-    forms.add(JSON.stringify(secret).slice(1, -1));
-  }
-  return [...forms];
-}
 
 /** Secrets taken out of one stream's bytes. */
 export interface ByteRedactor {

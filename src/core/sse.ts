@@ -9,6 +9,11 @@ import type { Protocol } from "./types.ts";
 export interface SseMessage {
   event?: string;
   data: string;
+  /**
+   * The value `data` is the JSON of, when the event was made from one (its data is then made only when read): a
+   * reader that needs the value takes it here instead of parsing, and a large one is written out in pieces.
+   */
+  payload?: unknown;
 }
 
 /** Pure per-request stream translation: upstream events in, client events out. */
@@ -39,13 +44,17 @@ export function errorEvents(err: GatewayError, protocol: Protocol): SseMessage[]
 
 /** Incremental SSE line parser: accepts LF, CRLF and CR endings, comments, multi-line data and a BOM. */
 export class SseParser {
-  #buffer = "";
+  /** The pieces of a line whose end has not arrived yet, joined only when it does. */
+  #partial: string[] = [];
   #event: string | undefined;
   #data: string[] = [];
   #started = false;
   #pendingCr = false;
 
-  /** Feeds decoded text and returns the events it completed. */
+  /**
+   * Feeds decoded text and returns the events it completed. Only the new text is scanned, and a line that arrives in
+   * many pieces (a large event's data) is joined once, when it ends, never copied again with each piece.
+   */
   push(text: string): SseMessage[] {
     if (!this.#started && text.length > 0) {
       this.#started = true;
@@ -53,23 +62,29 @@ export class SseParser {
     }
     if (this.#pendingCr && text.startsWith("\n")) text = text.slice(1);
     this.#pendingCr = false;
-    // What is kept from the last push is a line without its ending, so only the new text needs scanning; an event
-    // that arrives in many pieces is not rescanned from its start each time.
-    const scanFrom = this.#buffer.length;
-    this.#buffer += text;
     const out: SseMessage[] = [];
     let start = 0;
-    for (let i = scanFrom; i < this.#buffer.length; i++) {
-      const ch = this.#buffer.charCodeAt(i);
-      if (ch !== 10 && ch !== 13) continue;
-      this.#line(this.#buffer.slice(start, i), out);
-      if (ch === 13) {
-        if (i + 1 === this.#buffer.length) this.#pendingCr = true;
-        else if (this.#buffer.charCodeAt(i + 1) === 10) i++;
+    let lf = text.indexOf("\n");
+    let cr = text.indexOf("\r");
+    while (lf !== -1 || cr !== -1) {
+      const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
+      const piece = text.slice(start, end);
+      let line = piece;
+      if (this.#partial.length > 0) {
+        this.#partial.push(piece);
+        line = this.#partial.join("");
+        this.#partial = [];
       }
-      start = i + 1;
+      this.#line(line, out);
+      start = end + 1;
+      if (end === cr) {
+        if (start === text.length) this.#pendingCr = true;
+        else if (text.charCodeAt(start) === 10) start++;
+      }
+      if (lf !== -1 && lf < start) lf = text.indexOf("\n", start);
+      if (cr !== -1 && cr < start) cr = text.indexOf("\r", start);
     }
-    this.#buffer = this.#buffer.slice(start);
+    if (start < text.length) this.#partial.push(text.slice(start));
     return out;
   }
 

@@ -76,7 +76,10 @@ function keeper(ctx: RequestContext, pending: Pending): AnswerWatch {
       for (const message of messages) {
         // A provider's stream may leave out the `event:` lines; its payload's type says the same.
         const end = message.event ? KEPT_ENDS.has(message.event) : END_TYPE.test(message.data.slice(0, 64));
-        if (end) return keep(JSON.parse(message.data).response);
+        if (!end) continue;
+        // The writer's terminal event carries its value: a large answer is not serialized and parsed again to keep.
+        const payload = message.payload ?? JSON.parse(message.data);
+        return keep(payload.response);
       }
       return undefined;
     },

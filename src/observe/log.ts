@@ -3,6 +3,7 @@
  * filtered by level and written as JSON or, for people at a terminal, as a short readable line.
  */
 import type { Exchange, Observer } from "../core/exchange.ts";
+import { type TextRedactor, textRedactor } from "../core/redact.ts";
 
 /** Severity, lowest first. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -75,6 +76,23 @@ export function createLogger(settings: LogSettings, options: LoggerOptions): (li
     if (RANK[level] < RANK[settings.level]) return;
     const stamped = { time: options.now().toISOString(), level, ...line };
     options.write(settings.format === "json" ? JSON.stringify(stamped) : pretty(stamped));
+  };
+}
+
+/**
+ * A sink that hands `log` each line with `secrets()` taken out of every value in it (nested ones and property names
+ * too): the upstreams' credentials, whatever their shape, must never be written down, whichever line an upstream's
+ * text reaches (an id it named, an error's message). The secrets are asked for each line, since a cloud's access token
+ * changes; the redactor is made again only when they did.
+ */
+export function redactingLog(log: (line: LogLine) => void, secrets: () => readonly string[]): (line: LogLine) => void {
+  let made: { key: string; redactor: TextRedactor } | undefined;
+  return (line) => {
+    const current = secrets();
+    if (current.length === 0) return log(line);
+    const key = current.join("\n");
+    if (made?.key !== key) made = { key, redactor: textRedactor(current) };
+    log(made.redactor.value(line));
   };
 }
 

@@ -42,6 +42,13 @@ const KEYED_PROTOCOL = {
   "openai-responses": "openai-responses",
 } as const;
 
+/** Every secret of every upstream that has a transport (keys, a cloud's current access token), for redaction. */
+export function upstreamSecrets(transports: ReadonlyMap<string, Credentialed>): string[] {
+  const secrets: string[] = [];
+  for (const { transport } of transports.values()) if (transport) secrets.push(...transport.secrets());
+  return secrets;
+}
+
 function unset(...names: string[]): { problem: string } {
   return { problem: `${names.join(" and ")} ${names.length > 1 ? "are" : "is"} not set` };
 }

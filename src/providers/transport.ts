@@ -5,7 +5,7 @@
  */
 import type { Operation } from "../core/protocols.ts";
 import { estimatePromptTokens } from "../core/estimate.ts";
-import { REDACTED, secretForms } from "../core/byte_redact.ts";
+import { redactText } from "../core/redact.ts";
 import type { JsonObject } from "../core/types.ts";
 
 /** One operation to send to one upstream, in the upstream's protocol. */
@@ -40,10 +40,7 @@ export interface Transport {
 
 /** `text` with every secret of a transport replaced, for upstream text on its way to a client or a log. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  for (const secret of secretForms(secrets)) {
-    if (text.includes(secret)) text = text.replaceAll(secret, REDACTED);
-  }
-  return text;
+  return redactText(text, secrets);
 }
 
 /** Betas both clouds accept for Claude by default; each refuses a request that names a beta it does not know. */

@@ -3,10 +3,10 @@
  * passed or translated, or a classified failure that says whether the next upstream may do better.
  */
 import { GatewayError, kindForStatus, statusForClient } from "../core/errors.ts";
-import { json, saneId } from "../core/http.ts";
+import { json } from "../core/http.ts";
+import { textRedactor } from "../core/redact.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { redactSecrets } from "../providers/mod.ts";
 import type { Refusal, Translation } from "../translate/mod.ts";
 import { usageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
@@ -15,6 +15,7 @@ import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import { errorInAnswer } from "./leading_error.ts";
 import { relayStream } from "./stream.ts";
+import { relayedHeaders, retryAfterMs, upstreamRequestId } from "./upstream_headers.ts";
 import { responsesOnlyAdvice, upstreamCode, upstreamMessage } from "./upstream_refusal.ts";
 
 /** One attempt as the relay planned it. */
@@ -50,8 +51,6 @@ export interface AttemptResult {
   fail(): Response;
 }
 
-/** Response headers an upstream sets that clients act on (retry timing). */
-const RELAYED_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"];
 const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
@@ -61,38 +60,6 @@ const SSE_HEADERS = {
 function retryableStatus(status: number): boolean {
   return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
 }
-/**
- * `retry-after-ms`, else `retry-after` in seconds or as an HTTP date, in milliseconds. A value that is empty or does
- * not read counts as absent: `Number("")` is 0, which would mean "try the same deployment again now".
- */
-export function retryAfterMs(headers: Headers, now: number): number | undefined {
-  return readRetryHeader("retry-after-ms", headers.get("retry-after-ms"), now) ??
-    readRetryHeader("retry-after", headers.get("retry-after"), now);
-}
-/** One retry header's value in milliseconds, or undefined when it is missing, blank or unreadable. */
-function readRetryHeader(name: string, value: string | null, now: number): number | undefined {
-  if (value === null || value.trim() === "") return undefined;
-  const number = Number(value);
-  if (Number.isFinite(number) && number >= 0) return name === "retry-after-ms" ? number : number * 1000;
-  if (name === "retry-after-ms") return undefined;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-/** Where upstreams name their own id for a request: Anthropic's, OpenAI's and AWS's response headers. */
-const REQUEST_ID_HEADERS = ["request-id", "x-request-id", "x-amzn-requestid"];
-
-/**
- * The upstream's own id for a request, from its answer's headers or an error body's `request_id`, kept only when it
- * looks like an id (it is logged). It stays findable beside the gateway's id, which the client's headers carry.
- */
-export function upstreamRequestId(headers: Headers, body?: unknown): string | undefined {
-  for (const name of REQUEST_ID_HEADERS) {
-    const id = saneId(headers.get(name));
-    if (id) return id;
-  }
-  return isObject(body) && typeof body.request_id === "string" ? saneId(body.request_id) : undefined;
-}
-
 /** A failed attempt that the next upstream may do better at. */
 export function failed(route: Route, error: GatewayError, extra: Partial<AttemptResult> = {}): AttemptResult {
   return {
@@ -136,6 +103,7 @@ export function streamResponse(
   const { exchange, client } = call;
   const done = call.deferFinish();
   const meter = usageMeter(route.protocol, invalidUsage(deps, name));
+  const secrets = route.transport?.secrets();
   const body = relayStream(reader, first, {
     protocol: client,
     step: options.step,
@@ -146,7 +114,7 @@ export function streamResponse(
     totalMs: options.totalMs,
     upstream: options.upstream,
     upstreamName: name,
-    secrets: route.transport?.secrets(),
+    secrets,
     hold: call.watch?.events,
     onFirstByte: () => exchange.ttfb_ms ??= deps.now().getTime() - exchange.started_at,
     onEnd(end) {
@@ -156,7 +124,8 @@ export function streamResponse(
       const untold = end.cancelled || deps.closing?.aborted;
       plan.report(untold ? "neutral" : end.error ? "model_failed" : "ok");
       exchange.usage = meter.usage();
-      exchange.answer = meter.answer();
+      // The meter read the upstream's events decoded: an id that decodes to a key is not handed to a trace.
+      exchange.answer = secrets ? textRedactor(secrets).value(meter.answer()) : meter.answer();
       exchange.usage_complete = !end.error && !end.cancelled;
       done();
     },
@@ -183,18 +152,20 @@ export async function finishJson(
   const { res, translation, passthrough } = answer;
   let { text } = answer;
   const name = route.upstream.name;
-  // An upstream answer may quote the key or token it was sent, in an error or anywhere else; the client must never see
-  // the gateway's credentials.
-  text = redactSecrets(text, route.transport?.secrets() ?? []);
+  // An upstream answer may quote the key or token it was sent, in an error or anywhere else, even spelled with JSON
+  // escapes; the client must never see the gateway's credentials.
+  const secrets = route.transport?.secrets() ?? [];
+  const redactor = textRedactor(secrets);
+  text = redactor.text(text);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     body = undefined;
   }
-  const base = { upstream: name, status: res.status, requestId: upstreamRequestId(res.headers, body) };
+  const base = { upstream: name, status: res.status, requestId: upstreamRequestId(res.headers, body, secrets) };
   if (res.ok && isObject(body)) {
-    const refused = errorInAnswer(text, name, route.transport?.secrets());
+    const refused = errorInAnswer(text, name, secrets);
     if (refused) return answerRefused(plan, refused);
     if (!passthrough && !isAnswer(body, route.protocol, call.operation)) {
       // A translation of it would be an empty success.
@@ -208,7 +179,8 @@ export async function finishJson(
     call.exchange.usage = meter.usage();
     call.exchange.answer = meter.answer();
     call.exchange.usage_complete = true;
-    const translated = passthrough ? undefined : translation.response(body);
+    // A translation may put together what the upstream sent in pieces (texts of several parts), so it is searched too.
+    const translated = passthrough ? undefined : redactor.value(translation.response(body));
     // A passthrough answer is kept as it is (a Responses answer from a Responses upstream).
     if (call.watch) await call.watch.body(translated ?? body);
     const response = translated
@@ -218,15 +190,7 @@ export async function finishJson(
     return { ...base, outcome: "ok", retryable: false, response, answerId, fail: () => response };
   }
   // What follows is a failure: only now are the headers it relays and its retry-after read.
-  const headers = new Headers();
-  for (const header of RELAYED_HEADERS) {
-    const value = res.headers.get(header);
-    // A retry time that does not read is not relayed either: the client would wait on nothing.
-    if (value === null || (header.startsWith("retry-after") && readRetryHeader(header, value, 0) === undefined)) {
-      continue;
-    }
-    headers.set(header, value);
-  }
+  const headers = relayedHeaders(res.headers, secrets);
   if (res.status === 401 || res.status === 403) {
     plan.report("upstream_failed");
     return failed(route, new GatewayError("upstream", `Upstream "${name}" rejected the gateway's credentials`), base);

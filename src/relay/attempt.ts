@@ -5,15 +5,8 @@
 import { clientClosed, GatewayError } from "../core/errors.ts";
 import type { JsonObject } from "../core/types.ts";
 import { pickTranslator, type TranslateContext, type Translation } from "../translate/mod.ts";
-import {
-  answerRefused,
-  type AttemptPlan,
-  type AttemptResult,
-  failed,
-  finishJson,
-  streamResponse,
-  upstreamRequestId,
-} from "./answer.ts";
+import { answerRefused, type AttemptPlan, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
+import { upstreamRequestId } from "./upstream_headers.ts";
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
@@ -124,7 +117,7 @@ async function sendOnce(
     }
     const isStream = (res.headers.get("content-type") ?? "").includes("text/event-stream");
     // Whatever follows, the upstream's own id for the request goes into the log line with the attempt.
-    const requestId = upstreamRequestId(res.headers);
+    const requestId = upstreamRequestId(res.headers, undefined, transport.secrets());
     const named = (result: AttemptResult): AttemptResult => ({ ...result, requestId: result.requestId ?? requestId });
     if (res.ok && isStream && res.body) {
       // The response is committed only once the first chunk is in hand, so a stream that fails before it fails over.

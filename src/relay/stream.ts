@@ -1,15 +1,18 @@
 /**
  * @module The client side of an upstream stream: bytes pass through as they arrive (or through a translator
- * step) with the upstream's keys taken out, usage and completion are observed on the way, silence longer than the
- * idle limit fails the stream, and any failure after the first byte becomes the client protocol's in-band error
- * with no normal ending.
+ * step, whose events go out a piece per pull, see outbox.ts) with the upstream's keys taken out, usage and completion
+ * are observed on the way, silence longer than the idle limit fails the stream, and any failure after the first byte
+ * becomes the client protocol's in-band error with no normal ending.
  */
 import { byteRedactor } from "../core/byte_redact.ts";
+import { textRedactor } from "../core/redact.ts";
 import { GatewayError, toGatewayError } from "../core/errors.ts";
 import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } from "../core/sse.ts";
 import type { Protocol } from "../core/types.ts";
 import type { UsageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
+import { eventTail, KEEP_ALIVE } from "./event_tail.ts";
+import { type Outbox, outbox, redactedView } from "./outbox.ts";
 import { abortReason, drain, DRAIN_MS } from "./stream_end.ts";
 import { type StreamWatch, streamWatch } from "./stream_watch.ts";
 import type { Watchdog, Watched } from "../core/watchdog.ts";
@@ -63,22 +66,6 @@ export { DRAIN_MS };
 
 const encoder = new TextEncoder();
 
-/** What a keep-alive looks like to each client protocol (see docs/protocols.md, "Server-sent events"). */
-const KEEP_ALIVE: Record<Protocol, Uint8Array> = {
-  anthropic: encoder.encode('event: ping\ndata: {"type":"ping"}\n\n'),
-  "openai-chat": encoder.encode(": keep-alive\n\n"),
-  "openai-responses": encoder.encode(": keep-alive\n\n"),
-  gemini: encoder.encode(": keep-alive\n\n"),
-};
-const LF = 10;
-const CR = 13;
-
-/** True when `tail` (the last four bytes sent) ends an SSE event, so an error event can follow directly. */
-function endsEvent(tail: Uint8Array): boolean {
-  if (tail[3] === LF && (tail[2] === LF || (tail[2] === CR && tail[1] === LF))) return true;
-  return tail[3] === CR && tail[2] === CR;
-}
-
 /** Pipes an upstream SSE body to the client, starting with its already-read first chunk. */
 export function relayStream(
   reader: ChunkReader,
@@ -100,8 +87,14 @@ export function relayStream(
     : meter?.event;
   const watch: StreamWatch | undefined = !step && onEvent ? streamWatch(meter!.markers, onEvent) : undefined;
   const redactor = options.secrets ? byteRedactor(options.secrets) : undefined;
-  // The last four bytes sent; the stream starts as if an event had just ended.
-  const tail = new Uint8Array([0, 0, LF, LF]);
+  // What a translator writes is searched again: it decodes the upstream's escapes (a key spelled `\u0073k-...` comes
+  // out plain) and puts deltas back together (a Responses `.done` event holds the whole text).
+  const written = redactor && step ? textRedactor(options.secrets!) : undefined;
+  // Translated events wait here and go out a piece per pull, so a client that reads slowly holds the next back.
+  const box: Outbox | undefined = step ? outbox(written) : undefined;
+  // Set once the upstream ended well: the client's stream ends when what waits in the box has gone out.
+  let closing = false;
+  const tail = eventTail();
   let started = false;
   let ended = false;
   let client: ReadableStreamDefaultController<Uint8Array>;
@@ -139,9 +132,9 @@ export function relayStream(
     if (sent) {
       sent = false;
       sentAt = now;
-    } else if (now - sentAt >= keepAliveMs && (step || endsEvent(tail))) {
-      // Translated output goes out in whole events; passthrough bytes only get one where an event has just ended
-      // (bytes of the next one held back by the redactor then follow it).
+    } else if (now - sentAt >= keepAliveMs && tail.endsEvent()) {
+      // Only where an event has just ended: passthrough bytes, or a large translated event sent in slices, may stop
+      // inside one (bytes of the next one held back by the redactor then follow it).
       send(KEEP_ALIVE[protocol]);
       sent = false;
       sentAt = now;
@@ -165,18 +158,7 @@ export function relayStream(
       options.onFirstByte();
     }
     sent = true;
-    const n = bytes.length;
-    if (n >= 4) {
-      tail[0] = bytes[n - 4];
-      tail[1] = bytes[n - 3];
-      tail[2] = bytes[n - 2];
-      tail[3] = bytes[n - 1];
-    } else {
-      for (let i = 0; i < n; i++) {
-        tail.copyWithin(0, 1);
-        tail[3] = bytes[i];
-      }
-    }
+    tail.note(bytes);
     client.enqueue(bytes);
   }
   /** Parses translated input and hands each event to the meter; the events are the step's to translate. */
@@ -185,21 +167,27 @@ export function relayStream(
     if (meter) { for (const message of messages) meter.event(message); }
     return messages;
   }
-  /** Sends translated events once `hold` lets them go; nothing when the client left in the meantime. */
-  async function sendEvents(out: SseMessage[]): Promise<void> {
-    const held = options.hold?.(out);
+  /** Queues translated events once `hold` lets them go; nothing when the client left in the meantime. */
+  async function queueEvents(events: SseMessage[]): Promise<void> {
+    // What is kept of the answer (a stored response) is searched for secrets as what is sent is; each event's data
+    // is read when asked for, so a large one is made for `hold` only if it looks at it.
+    const held = options.hold?.(written ? events.map((message) => redactedView(message, written)) : events);
     if (held) {
       await held;
       if (ended) return;
     }
-    send(encoder.encode(out.map(encodeSse).join("")));
+    box!.add(events);
   }
   function fail(err: GatewayError): void {
     redactor?.drop();
+    // Events made before the failure still go out, ahead of the error (the box is only ever this full here: the
+    // upstream is read only once what waited has gone out).
+    for (let piece = box?.next(); piece; piece = box!.next()) send(piece);
     const messages = step?.fail ? step.fail(err) : errorEvents(err, protocol);
     // A passthrough stream may stop mid-event; a blank line closes that event so the error stands alone.
-    const separator = step || endsEvent(tail) ? "" : "\n\n";
-    send(encoder.encode(separator + messages.map(encodeSse).join("")));
+    const separator = tail.endsEvent() ? "" : "\n\n";
+    const text = messages.map((message) => encodeSse(written ? redactedView(message, written) : message)).join("");
+    send(encoder.encode(separator + text));
     client.close();
     reader.cancel().catch(() => {});
     end({ error: err, cancelled: false });
@@ -216,7 +204,11 @@ export function relayStream(
     if (meter?.state() === "open") {
       throw new GatewayError("upstream", `Upstream "${options.upstreamName}" ended the stream before it finished`);
     }
-    if (last.length > 0) await sendEvents(last);
+    if (last.length > 0) await queueEvents(last);
+    closing = true;
+  }
+  /** Ends the client's stream once everything has gone out. */
+  function complete(): void {
     if (ended) return;
     client.close();
     // The rest of the body (usually just the end of its chunked encoding) is read so the connection can serve the
@@ -227,16 +219,15 @@ export function relayStream(
       : undefined;
     end({ error, cancelled: false });
   }
-  /** One upstream chunk through the translator; true when something went out to the client. */
-  async function translate(value: Uint8Array): Promise<boolean> {
+  /** One upstream chunk through the translator, its events queued. */
+  async function translate(value: Uint8Array): Promise<void> {
     const out: SseMessage[] = [];
     try {
       for (const message of events(decoder!.decode(value, { stream: true }))) out.push(...step!.next(message));
     } finally {
       // Events made before a failure in the same chunk still go out, ahead of the error.
-      if (out.length > 0) await sendEvents(out);
+      if (out.length > 0) await queueEvents(out);
     }
-    return out.length > 0;
   }
 
   return new ReadableStream<Uint8Array>({
@@ -251,6 +242,9 @@ export function relayStream(
       try {
         // A pull that enqueues nothing is not called again, so read until something goes out or the stream ends.
         for (;;) {
+          const piece = box?.next();
+          if (piece) return send(piece);
+          if (closing) return complete();
           let value = pending;
           pending = undefined;
           if (!value) {
@@ -260,19 +254,24 @@ export function relayStream(
               if (upstream.signal.aborted) throw upstream.signal.reason;
             } catch (err) {
               // A stream whose end was already in sight (chat's finish chunk) ends well even if the connection does not.
-              if (meter?.state() === "finishing") return await finish();
+              if (meter?.state() === "finishing") {
+                await finish();
+                continue;
+              }
               throw err;
             }
-            if (read.done) return await finish();
+            if (read.done) {
+              await finish();
+              continue;
+            }
             value = read.value;
           }
           heard = true;
           if (redactor) value = redactor.push(value);
           if (step) {
-            const wrote = await translate(value);
+            await translate(value);
             // Nothing can follow the upstream's terminal event; an upstream that keeps the connection open is not waited for.
-            if (meter?.state() === "finished") return await finish();
-            if (wrote) return;
+            if (meter?.state() === "finished") await finish();
             continue;
           }
           if (value.byteLength === 0) continue;
@@ -287,8 +286,8 @@ export function relayStream(
             // Usage is read after the bytes are already on their way to the client.
             watch?.push(value);
           }
-          if (meter?.state() === "finished") return await finish();
-          return;
+          if (meter?.state() !== "finished") return;
+          await finish();
         }
       } catch (err) {
         const error = upstream.signal.aborted

@@ -59,6 +59,22 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
   function emit(type: string, fields: JsonObject): SseMessage {
     return { event: type, data: JSON.stringify({ type, ...fields, sequence_number: sequence++ }) };
   }
+  /**
+   * An event kept as its value and serialized only when read (as it is sent, a piece at a time when large): the
+   * events that repeat a whole item or the whole response would each hold all of its text once serialized, and a
+   * large answer must not be held in several such copies at once. Only what is final by then is emitted so: a closed
+   * item, the finished response.
+   */
+  function emitWhole(type: string, fields: JsonObject): SseMessage {
+    const payload = { type, ...fields, sequence_number: sequence++ };
+    return {
+      event: type,
+      payload,
+      get data() {
+        return JSON.stringify(payload);
+      },
+    };
+  }
   function response(): JsonObject {
     return {
       id,
@@ -110,24 +126,24 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
     const out: SseMessage[] = [];
     if (current.kind === "reasoning" && current.text) {
       const part = { type: "summary_text", text: current.text };
-      out.push(emit("response.reasoning_summary_text.done", { ...base, summary_index: 0, text: current.text }));
-      out.push(emit("response.reasoning_summary_part.done", { ...base, summary_index: 0, part }));
+      out.push(emitWhole("response.reasoning_summary_text.done", { ...base, summary_index: 0, text: current.text }));
+      out.push(emitWhole("response.reasoning_summary_part.done", { ...base, summary_index: 0, part }));
       item.summary = [part];
     } else if (current.kind === "message") {
       const part = { type: "output_text", text: current.text, annotations: [] };
       const where = { ...base, content_index: 0 };
-      out.push(emit("response.output_text.done", { ...where, text: current.text, logprobs: [] }));
-      out.push(emit("response.content_part.done", { ...where, part }));
+      out.push(emitWhole("response.output_text.done", { ...where, text: current.text, logprobs: [] }));
+      out.push(emitWhole("response.content_part.done", { ...where, part }));
       item.content = [part];
     } else if (current.kind === "call" && item.type === "custom_tool_call") {
-      out.push(emit("response.custom_tool_call_input.done", { ...base, input: item.input }));
+      out.push(emitWhole("response.custom_tool_call_input.done", { ...base, input: item.input }));
     } else if (current.kind === "call") {
       // A call without arguments still hands the client parseable JSON.
       if (!item.arguments) item.arguments = "{}";
-      out.push(emit("response.function_call_arguments.done", { ...base, arguments: item.arguments }));
+      out.push(emitWhole("response.function_call_arguments.done", { ...base, arguments: item.arguments }));
     }
     if (current.kind !== "reasoning") item.status = "completed";
-    out.push(emit("response.output_item.done", { output_index: index, item }));
+    out.push(emitWhole("response.output_item.done", { output_index: index, item }));
     return out;
   }
   function openReasoning(): SseMessage[] {
@@ -199,7 +215,9 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
       usage = responsesUsage(u);
       status = end === "completed" ? "completed" : "incomplete";
       if (end !== "completed") incomplete = { reason: end };
-      out.push(emit(status === "completed" ? "response.completed" : "response.incomplete", { response: response() }));
+      out.push(
+        emitWhole(status === "completed" ? "response.completed" : "response.incomplete", { response: response() }),
+      );
       return out;
     },
     fail(err) {
@@ -210,7 +228,7 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
       error = { code, message };
       return [
         ...start(),
-        emit("response.failed", { response: response() }),
+        emitWhole("response.failed", { response: response() }),
         emit("error", { code, message, param: err.param }),
       ];
     },

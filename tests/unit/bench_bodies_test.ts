@@ -4,14 +4,23 @@ import { largeBody, parseBodiesArgs } from "../../bench/bodies.ts";
 import { parseConversationArgs } from "../../bench/conversations.ts";
 
 Deno.test("parseBodiesArgs() reads the flags and names a bad one", () => {
-  assert.deepEqual(parseBodiesArgs([]), { sizeMb: 20, count: 10, rounds: 3 });
-  assert.deepEqual(parseBodiesArgs(["--size", "5", "--count", "11", "--rounds", "1"]), {
+  assert.deepEqual(parseBodiesArgs([]), { sizeMb: 20, count: 10, rounds: 3, answerMb: 50 });
+  assert.deepEqual(parseBodiesArgs(["--size", "5", "--count", "11", "--rounds", "1", "--answer", "8"]), {
     sizeMb: 5,
     count: 11,
     rounds: 1,
+    answerMb: 8,
+  });
+  // Either part can be left out.
+  assert.deepEqual(parseBodiesArgs(["--count", "0", "--answer", "0"]), {
+    sizeMb: 20,
+    count: 0,
+    rounds: 3,
+    answerMb: 0,
   });
   assert.equal(parseBodiesArgs(["--help"]), undefined);
   assert.throws(() => parseBodiesArgs(["--size", "0"]), /Cannot read "--size 0"/);
+  assert.throws(() => parseBodiesArgs(["--rounds", "0"]), /Cannot read "--rounds 0"/);
   assert.throws(() => parseBodiesArgs(["--sise", "5"]), /Cannot read "--sise 5"/);
 });
 

@@ -5,6 +5,8 @@ import {
   anthropicEvents,
   containsBytes,
   createFakeUpstream,
+  LARGE_DELTA_BYTES,
+  LARGE_MODEL,
   LONG_EVENTS,
   LONG_MODEL,
   openaiEvents,
@@ -100,6 +102,17 @@ Deno.test("createFakeUpstream() streams the long answer's 2,000 events for its m
   assert.equal(events.length, LONG_EVENTS);
   assert.match(events.at(-1)!, /message_stop/);
   assert.match(events.at(-2)!, new RegExp(`"output_tokens":${LONG_EVENTS - 6}`));
+});
+
+Deno.test("createFakeUpstream() streams as many MB of text as answer_mb asks for its large model", async () => {
+  const text = await readText(
+    await post("/v1/messages", { model: LARGE_MODEL, stream: true, messages: "answer_mb:2" }),
+  );
+  const events = text.split("\n\n").filter((e) => e !== "").map((e) => JSON.parse(e.slice(e.indexOf("data: ") + 6)));
+  const deltas = events.filter((e) => e.type === "content_block_delta").map((e) => e.delta.text as string);
+  assert.equal(deltas.join("").length, 2 * 1024 * 1024);
+  assert.ok(deltas.every((delta) => delta.length === LARGE_DELTA_BYTES));
+  assert.equal(events.at(-1).type, "message_stop");
 });
 
 Deno.test("createFakeUpstream() paces its paced model's events one chunk at a time, waiting the drawn gap", async () => {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { Exchange } from "../../src/core/exchange.ts";
 import { requestIdFrom } from "../../src/core/http.ts";
-import { batchedWriter, createLogger, type LogSettings, requestLine } from "../../src/observe/log.ts";
+import { batchedWriter, createLogger, type LogSettings, redactingLog, requestLine } from "../../src/observe/log.ts";
 import { defaultArgs, kvLocation, logSettings } from "../../src/runtime.ts";
 
 const NOW = new Date("2026-11-22T20:31:05.123Z");
@@ -183,4 +183,28 @@ Deno.test("batchedWriter() writes the lines of one turn at once, in order, and f
   assert.deepEqual(writes, ["a\nb", "c"]);
   lines.flush();
   assert.equal(writes.length, 2, "an empty flush writes nothing");
+});
+
+Deno.test("redactingLog() takes every upstream secret out of every value of a line, as the secrets change", () => {
+  const seen: Record<string, unknown>[] = [];
+  const secrets = ["AIzaSyD-9tSrke72PouQMnMX", "ya29.first-token"];
+  const log = redactingLog((line) => seen.push(line), () => secrets);
+  const clean = { event: "request", attempts: [{ upstream: "gem", request_id: "req_1" }] };
+  log(clean);
+  assert.equal(seen[0], clean, "a line without a secret is passed as it is");
+  log({
+    event: "internal_error",
+    error: 'SyntaxError: Unexpected token, "\\u0041IzaSyD-9tSrke72PouQMnMX" is not valid JSON',
+    attempts: [{ upstream: "gem", request_id: "AIzaSyD-9tSrke72PouQMnMX" }],
+    [secrets[1]]: 1,
+  });
+  assert.deepEqual(seen[1], {
+    event: "internal_error",
+    error: 'SyntaxError: Unexpected token, "[redacted]" is not valid JSON',
+    attempts: [{ upstream: "gem", request_id: "[redacted]" }],
+    "[redacted]": 1,
+  });
+  secrets[1] = "ya29.second-token";
+  log({ event: "token_refused", note: "ya29.second-token" });
+  assert.deepEqual(seen[2], { event: "token_refused", note: "[redacted]" });
 });

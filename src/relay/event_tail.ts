@@ -1,0 +1,47 @@
+/**
+ * @module What has just gone out to a stream's client: whether its last bytes end an SSE event, so a keep-alive or an
+ * error event may follow at once (a passthrough stream, or a large translated event sent in slices, may stop inside
+ * one), and what a keep-alive looks like to each client protocol.
+ */
+import type { Protocol } from "../core/types.ts";
+
+const encoder = new TextEncoder();
+
+/** What a keep-alive looks like to each client protocol (see docs/protocols.md, "Server-sent events"). */
+export const KEEP_ALIVE: Record<Protocol, Uint8Array> = {
+  anthropic: encoder.encode('event: ping\ndata: {"type":"ping"}\n\n'),
+  "openai-chat": encoder.encode(": keep-alive\n\n"),
+  "openai-responses": encoder.encode(": keep-alive\n\n"),
+  gemini: encoder.encode(": keep-alive\n\n"),
+};
+const LF = 10;
+const CR = 13;
+
+/** The last four bytes sent to a client; it starts as if an event had just ended. */
+export interface EventTail {
+  /** Takes note of bytes as they are sent. */
+  note(bytes: Uint8Array): void;
+  /** True when what was sent last ends an SSE event. */
+  endsEvent(): boolean;
+}
+
+export function eventTail(): EventTail {
+  const tail = new Uint8Array([0, 0, LF, LF]);
+  return {
+    note(bytes) {
+      const n = bytes.length;
+      if (n >= 4) {
+        tail.set(bytes.subarray(n - 4));
+        return;
+      }
+      for (let i = 0; i < n; i++) {
+        tail.copyWithin(0, 1);
+        tail[3] = bytes[i];
+      }
+    },
+    endsEvent() {
+      if (tail[3] === LF && (tail[2] === LF || (tail[2] === CR && tail[1] === LF))) return true;
+      return tail[3] === CR && tail[2] === CR;
+    },
+  };
+}
