@@ -120,6 +120,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     upstreams: layout.keys(),
     health: () => health.snapshot(layout),
     kvGiveUps: () => store.writes.giveUps(),
+    usageWaiting: () => operator.usage.waiting(),
     limitShares: () => operator.limiter.stats(),
     kvCalls: store.kvCalls,
     authThrottled: () => operator.guard.refusals(),
