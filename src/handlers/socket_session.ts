@@ -8,6 +8,7 @@ import { inputItems } from "../conversations/resolve.ts";
 import { continueFrom, rememberedAfter, type SocketMemory, socketMemory } from "../conversations/socket_memory.ts";
 import type { Config } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
+import { checkJsonDepth } from "../core/json_depth.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
 import type { RequestContext } from "./context.ts";
@@ -222,6 +223,7 @@ function parseMessage(data: unknown, maxBytes: number): JsonObject {
   if (data.length > maxBytes || (data.length * 3 > maxBytes && new TextEncoder().encode(data).length > maxBytes)) {
     throw new GatewayError("request_too_large", `Message is larger than the limit of ${maxBytes} bytes`);
   }
+  checkJsonDepth(data, "Message");
   let value: unknown;
   try {
     value = JSON.parse(data);
