@@ -9,7 +9,7 @@
  * incoming connections over them. `deno serve --parallel` would own the port, the listen line and shutdown, which
  * `serve` takes from the config and drains gracefully.
  */
-import { onDeploy } from "./runtime.ts";
+import { onDeploy, type ServeFlags } from "./runtime.ts";
 
 type Env = (name: string) => string | undefined;
 
@@ -18,7 +18,7 @@ const MAX_WORKERS = 64;
 
 /** A message from the supervisor to a worker. */
 export type FromSupervisor =
-  | { type: "start"; configFlag: string | undefined; index: number; sealerSecret: Uint8Array }
+  | { type: "start"; flags: ServeFlags; index: number; sealerSecret: Uint8Array }
   /** Listen now; `port` undefined means the config's (the first worker), else the port the first one got. */
   | { type: "listen"; port: number | undefined }
   | { type: "stop" };
@@ -126,7 +126,7 @@ export function stopSignals(stop: () => void): () => void {
  */
 export async function superviseWorkers(
   count: number,
-  configFlag: string | undefined,
+  flags: ServeFlags,
   io: SupervisorIo,
 ): Promise<number> {
   const sealerSecret = crypto.getRandomValues(new Uint8Array(32));
@@ -165,7 +165,7 @@ export async function superviseWorkers(
       },
       crash: (reason) => fail(i, reason),
     }));
-    handles[i].post({ type: "start", configFlag, index: i + 1, sealerSecret });
+    handles[i].post({ type: "start", flags, index: i + 1, sealerSecret });
   }
   let address: ToSupervisor & { type: "listening" };
   try {
