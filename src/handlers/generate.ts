@@ -44,7 +44,8 @@ export function generate(
     const body = checkBody(protocol, operation, options.compact ? compactBody(value) : value);
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
-    const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
+    const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
+    const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
     const { body: whole, size, watch, plan } = protocol === "openai-responses"
       ? await prepareResponses(ctx, { principal, body, size: bytes.byteLength })

@@ -115,15 +115,21 @@ export function deploymentsByUpstream(config: Config): Map<string, string[]> {
   return layout;
 }
 
-/** The routes for a model the group enables; 404 (pointing at the listing) otherwise. */
-export function resolveRoutes(table: RouteTable, group: Group, model: string): readonly Route[] {
+/**
+ * The routes for a model the group enables; 404 otherwise, pointing at `listing`, the listing of the client's own API
+ * (a Gemini client's is GET /v1beta/models).
+ */
+export function resolveRoutes(
+  table: RouteTable,
+  group: Group,
+  model: string,
+  listing = "GET /v1/models",
+): readonly Route[] {
   const routes = group.models.includes(model) ? table.routes.get(model) : undefined;
   if (!routes?.length) {
     throw new GatewayError(
       "not_found",
-      `model: ${
-        JSON.stringify(model)
-      } is not available to this API key; check GET /v1/models for the models you can use`,
+      `model: ${JSON.stringify(model)} is not available to this API key; check ${listing} for the models you can use`,
       { param: "model" },
     );
   }
