@@ -182,6 +182,7 @@ function translateContext(deps: RelayDeps, call: RelayRequest, route: Route): Tr
     reasoningEffort: route.upstream.reasoning_effort,
     nativeCustomTools: route.upstream.native_custom_tools,
     leading: call.leading,
+    leadingUsage: call.leadingUsage,
   };
 }
 
