@@ -1,7 +1,8 @@
 /**
  * @module Where the gateway runs: Deno Deploy detection, the KV location (a file, a KV Connect URL, or the
  * managed KV of `Deno.openKv()` with no path) and opening it with a message that says what to change when the process
- * may not write there, the default command on Deploy, and log settings from the environment.
+ * may not write there, the default command on Deploy, log settings from the environment, and the address to listen on
+ * (from `serve --host/--port` or the environment) with a message that says what to do when it cannot be had.
  */
 import { openStore, type Store } from "./access/store.ts";
 import type { LogSettings } from "./observe/log.ts";
@@ -27,6 +28,91 @@ export function kvLocation(kvPath: string, env: Env): string | undefined {
 /** Deploy starts the entry point with no arguments; there it means `serve`. */
 export function defaultArgs(argv: readonly string[], env: Env): string[] {
   return argv.length === 0 && onDeploy(env) ? ["serve"] : [...argv];
+}
+
+/** What `serve` was told on its command line. */
+export interface ServeFlags {
+  config?: string;
+  host?: string;
+  port?: string;
+}
+
+/** An address to listen on. */
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * The address to listen on: `--host`/`--port`, else MODELGATE_HOST/MODELGATE_PORT, else the config's `listen`; each
+ * part on its own. A port that is not a whole number from 0 to 65535, or an empty host, is an error naming where it
+ * came from.
+ */
+export function listenAddress(fromConfig: ListenAddress, flags: ServeFlags, env: Env): ListenAddress {
+  const host = flagOrEnv(flags.host, "host", env);
+  const port = flagOrEnv(flags.port, "port", env);
+  if (host && !/^\S+$/.test(host.text)) {
+    throw new RangeError(`Cannot listen on host "${host.text}" (from ${host.from}): give an address or a host name`);
+  }
+  if (port && (!/^\d{1,5}$/.test(port.text) || Number(port.text) > 65_535)) {
+    throw new RangeError(
+      `Cannot listen on port "${port.text}" (from ${port.from}): give a whole number from 0 to 65535`,
+    );
+  }
+  return { host: host?.text ?? fromConfig.host, port: port ? Number(port.text) : fromConfig.port };
+}
+
+/** The flag's value, else the variable MODELGATE_<NAME>'s (empty counts as unset), and where it came from. */
+function flagOrEnv(flag: string | undefined, name: string, env: Env): { text: string; from: string } | undefined {
+  if (flag !== undefined) return { text: flag, from: `--${name}` };
+  const variable = `MODELGATE_${name.toUpperCase()}`;
+  const text = env(variable);
+  return text ? { text, from: `$${variable}` } : undefined;
+}
+
+/** `host:port`, with an IPv6 address in brackets. */
+function addressText({ host, port }: ListenAddress): string {
+  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+/** A listen that failed; its message names the address, why, and what to do about it. */
+export class ListenError extends Error {
+  override name = "ListenError";
+}
+
+/** The {@linkcode ListenError} for `err`, met listening on `address`; `err` when it is one already. */
+export function listenError(address: ListenAddress, err: unknown): ListenError {
+  if (err instanceof ListenError) return err;
+  const where = `Cannot listen on ${addressText(address)}`;
+  const elsewhere = "start on another port with --port N (or MODELGATE_PORT, or listen.port in the config)";
+  if (err instanceof Deno.errors.AddrInUse) {
+    return new ListenError(
+      `${where}: the address is already in use, by another modelgate or another program; stop it, or ` +
+        elsewhere,
+    );
+  }
+  if (err instanceof Deno.errors.PermissionDenied) {
+    return new ListenError(`${where}: not permitted (ports below 1024 need privileges); ${elsewhere}`);
+  }
+  if (err instanceof Deno.errors.AddrNotAvailable) {
+    return new ListenError(
+      `${where}: no network interface of this machine has that address; listen on 127.0.0.1, 0.0.0.0 ` +
+        "or one of its own addresses with --host (or MODELGATE_HOST, or listen.host in the config)",
+    );
+  }
+  return new ListenError(`${where}: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/**
+ * Fails with {@linkcode listenError} when `address` cannot be listened on now: binds it and lets it go. A gateway
+ * checks before it opens anything, so a taken port stops the start at once.
+ */
+export function checkListen(address: ListenAddress): void {
+  try {
+    Deno.listen({ hostname: address.host, port: address.port }).close();
+  } catch (err) {
+    throw listenError(address, err);
+  }
 }
 
 /** The config's log settings, overridden by MODELGATE_LOG_LEVEL / MODELGATE_LOG_FORMAT when they hold a valid value. */

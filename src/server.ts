@@ -27,7 +27,15 @@ import { createPinTable } from "./relay/pins.ts";
 import { relayWatchdog, sleep } from "./relay/relay.ts";
 import { createRetryBudget } from "./relay/retry_budget.ts";
 import { buildRouteTable, deploymentsByUpstream } from "./relay/routing.ts";
-import { type KvOpenIo, logSettings, openKvStore } from "./runtime.ts";
+import {
+  checkListen,
+  type KvOpenIo,
+  listenAddress,
+  listenError,
+  logSettings,
+  openKvStore,
+  type ServeFlags,
+} from "./runtime.ts";
 
 /** How long a large body waits for room in the in-flight budget before its 503. */
 const BODY_BUDGET_WAIT_MS = 2000;
@@ -130,6 +138,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     upstreams: layout.keys(),
     health: () => health.snapshot(layout),
     kvGiveUps: () => store.writes.giveUps(),
+    usageWaiting: () => operator.usage.waiting(),
     limitShares: () => operator.limiter.stats(),
     kvCalls: store.kvCalls,
     authThrottled: () => operator.guard.refusals(),
@@ -202,11 +211,16 @@ export function publicHostsWarning(config: Config, adminKey: string | undefined)
 }
 
 /** Runs the gateway until SIGINT/SIGTERM (or its supervisor's stop, as a worker); returns the exit code. */
-export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
+export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
   const { worker } = io;
   // Workers after the first would repeat the first one's start warnings word for word.
   const warn = worker && worker.index > 1 ? () => {} : io.err;
-  const { config, source } = await loadConfigFrom(configFlag, io.env);
+  const loaded = await loadConfigFrom(flags.config, io.env);
+  const { source } = loaded;
+  const config: Config = { ...loaded.config, listen: listenAddress(loaded.config.listen, flags, io.env) };
+  // A port another program holds stops a lone gateway at once, before anything is opened (workers check it when told
+  // to listen: every one of them would find it taken once the first listens).
+  if (!worker && config.listen.port !== 0) checkListen(config.listen);
   // A key too short to be safe stops the start before anything is opened.
   const hostsWarning = publicHostsWarning(config, adminKeyFrom(io.env));
   if (hostsWarning) warn(hostsWarning);
@@ -245,19 +259,34 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     socketMemory: worker?.socketMemory,
   });
   const port = worker ? await worker.ready() ?? config.listen.port : config.listen.port;
-  // A shared port would also take in another gateway started on it by mistake, and split its traffic silently: the
-  // first worker makes sure nothing holds the port (a plain bind fails beside any listener) before the workers share it.
-  if (worker?.index === 1 && port !== 0) Deno.listen({ hostname: config.listen.host, port }).close();
-  const server = Deno.serve({
-    hostname: config.listen.host,
-    port,
-    // Workers share the port; the kernel spreads connections over them (src/workers.ts says why threads).
-    reusePort: worker !== undefined,
-    onListen: ({ hostname, port }) =>
-      worker
-        ? worker.listening({ hostname, port, source })
-        : io.err(`modelgate listening on http://${hostname}:${port} (config ${source})`),
-  }, createApp(deps));
+  const address = { host: config.listen.host, port };
+  const closeAll = async () => {
+    // Usage batched since the last flush, and pins being written, reach KV before it closes.
+    await deps.operator.close();
+    await deps.pins.settled();
+    lines.flush();
+    store.close();
+  };
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    // A shared port would also take in another gateway started on it by mistake, and split its traffic silently: the
+    // first worker makes sure nothing holds the port (a plain bind fails beside any listener) before they share it.
+    if (worker?.index === 1 && port !== 0) checkListen(address);
+    server = Deno.serve({
+      hostname: config.listen.host,
+      port,
+      // Workers share the port; the kernel spreads connections over them (src/workers.ts says why threads).
+      reusePort: worker !== undefined,
+      onListen: ({ hostname, port }) =>
+        worker
+          ? worker.listening({ hostname, port, source })
+          : io.err(`modelgate listening on http://${hostname}:${port} (config ${source})`),
+    }, createApp(deps));
+  } catch (err) {
+    // What was opened would keep the process alive: it ends here, and the reason is the listen's.
+    await closeAll();
+    throw listenError(address, err);
+  }
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
   let cutTimer: ReturnType<typeof setTimeout> | undefined;
   const pastGrace = Promise.withResolvers<void>();
@@ -300,12 +329,9 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   await Promise.race([server.finished, pastGrace.promise]);
   clearTimeout(graceTimer);
   clearTimeout(cutTimer);
-  // Usage batched since the last flush, and pins being written, reach KV before it closes. The listeners stay until
-  // then: a second SIGTERM meanwhile (a supervisor repeating itself) must not kill the process mid-flush.
-  await deps.operator.close();
-  await deps.pins.settled();
-  lines.flush();
-  store.close();
+  // The signal listeners stay until everything is written: a second SIGTERM meanwhile (a supervisor repeating itself)
+  // must not kill the process mid-flush.
+  await closeAll();
   for (const signal of signals) Deno.removeSignalListener(signal, stop);
   return 0;
 }

@@ -27,7 +27,7 @@ async function run(
   stopped: Promise<void>,
 ): Promise<void> {
   try {
-    const code = await serve(start.configFlag, {
+    const code = await serve(start.flags, {
       err: (text) => console.error(text),
       env: (name) => Deno.env.get(name),
       worker: {

@@ -10,7 +10,7 @@
  * `serve` takes from the config and drains gracefully.
  */
 import { poolMemory } from "./conversations/memory_pool.ts";
-import { onDeploy } from "./runtime.ts";
+import { onDeploy, type ServeFlags } from "./runtime.ts";
 
 type Env = (name: string) => string | undefined;
 
@@ -21,7 +21,7 @@ const MAX_WORKERS = 64;
 export type FromSupervisor =
   | {
     type: "start";
-    configFlag: string | undefined;
+    flags: ServeFlags;
     index: number;
     sealerSecret: Uint8Array;
     socketMemory: SharedArrayBuffer;
@@ -133,7 +133,7 @@ export function stopSignals(stop: () => void): () => void {
  */
 export async function superviseWorkers(
   count: number,
-  configFlag: string | undefined,
+  flags: ServeFlags,
   io: SupervisorIo,
 ): Promise<number> {
   const sealerSecret = crypto.getRandomValues(new Uint8Array(32));
@@ -173,7 +173,7 @@ export async function superviseWorkers(
       },
       crash: (reason) => fail(i, reason),
     }));
-    handles[i].post({ type: "start", configFlag, index: i + 1, sealerSecret, socketMemory });
+    handles[i].post({ type: "start", flags, index: i + 1, sealerSecret, socketMemory });
   }
   let address: ToSupervisor & { type: "listening" };
   try {

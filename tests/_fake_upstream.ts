@@ -101,8 +101,18 @@ export function controlledStream(): {
     response: new Response(body, { headers: { "content-type": "text/event-stream" } }),
     send: (text) => controller.enqueue(encoder.encode(text)),
     end: () => controller.close(),
-    cut: () => controller.error(new Error("connection reset")),
+    cut: () => controller.error(deliberateCut()),
   };
+}
+
+/**
+ * The reason a fake upstream's stream is cut with. The runtime prints the reason a response body errored with, stack
+ * and all; a reason of one line that says what it is keeps a cut a test asked for from reading like a failure.
+ */
+export function deliberateCut(): Error {
+  const err = new Error("connection reset");
+  err.stack = "fake upstream: a stream cut on purpose by the test";
+  return err;
 }
 
 /** An SSE answer with a fixed body. */

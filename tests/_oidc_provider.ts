@@ -7,7 +7,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
-import Provider from "oidc-provider";
 import type { Page } from "puppeteer-core";
 import { startGateway, type TestGateway } from "./_helpers.ts";
 import { deadlineFetch, readText, within } from "./_reads.ts";
@@ -71,8 +70,31 @@ function plainPage(title: string, body: string): string {
   return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
 }
 
+/**
+ * oidc-provider warns about what makes it unfit for production (this runtime, its in-memory adapter, its development
+ * login pages, lifetimes left to their defaults): all true of a provider made for tests, and lines that read like
+ * failures in the test output. From the first provider on, this test process drops its warning and notice lines;
+ * every other line passes. It is loaded only after, since it warns about the runtime as it loads.
+ */
+async function quietProvider(): Promise<typeof import("oidc-provider").default> {
+  const quieted = Symbol.for("modelgate.tests.oidcProviderQuiet");
+  const marked = console as Console & { [quieted]?: true };
+  if (!marked[quieted]) {
+    marked[quieted] = true;
+    for (const level of ["warn", "info"] as const) {
+      const write = console[level].bind(console);
+      console[level] = (...args: unknown[]) => {
+        if (typeof args[0] === "string" && /oidc-provider (WARNING|NOTICE): /.test(args[0])) return;
+        write(...args);
+      };
+    }
+  }
+  return (await import("oidc-provider")).default;
+}
+
 /** Starts the provider with `accounts` (by login). */
 export async function startOidcProvider(accounts: Record<string, TestAccount>): Promise<TestProvider> {
+  const Provider = await quietProvider();
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

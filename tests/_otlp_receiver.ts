@@ -49,7 +49,11 @@ export interface OtlpReceiver extends AsyncDisposable {
   waitFor<T>(what: string, find: () => T | undefined, ms?: number): Promise<T>;
 }
 
-/** The environment that makes a Deno process export to `receiver` quickly, as JSON. */
+/**
+ * The environment that makes a Deno process export to `receiver` quickly, as JSON. The runtime's default is
+ * protobuf; JSON is asked for explicitly so this receiver reads exports with `JSON.parse` and no protobuf decoder,
+ * as the local receiver in docs/operating.md does.
+ */
 export function otlpEnv(receiver: OtlpReceiver): Record<string, string> {
   return {
     OTEL_DENO: "true",

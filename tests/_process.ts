@@ -153,3 +153,18 @@ export async function cliToken(
   if (!tokenId) throw new Error(`token create named no token id:\n${created.stderr}`);
   return { token: created.stdout.trim(), tokenId };
 }
+
+/**
+ * The name and `ignore` of a test that runs only when the variable `variable` turns it on (`on` says whether its value
+ * does, by default any non-empty one). Deno prints no reason for an ignored test, so while it is ignored its name says
+ * what to set: `(skipped: set VARIABLE to <what> to run it)`.
+ */
+export function optIn(
+  name: string,
+  variable: string,
+  what: string,
+  on: (value: string | undefined) => boolean = Boolean,
+): { name: string; ignore: boolean } {
+  const ignore = !on(Deno.env.get(variable));
+  return { name: ignore ? `${name} (skipped: set ${variable} to ${what} to run it)` : name, ignore };
+}

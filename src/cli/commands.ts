@@ -50,9 +50,10 @@ and its exit code is modelgate's. Example: modelgate run -- claude`,
   logout: `Usage: modelgate logout
 
 Revokes the saved login's token at its gateway and deletes the credentials file.`,
-  serve: `Usage: modelgate serve [--config PATH] [--workers N|auto]
+  serve: `Usage: modelgate serve [--config PATH] [--host ADDRESS] [--port N] [--workers N|auto]
 
-Runs the gateway on the config's listen address. KV path: $MODELGATE_KV, else the config's kv_path.
+Runs the gateway on the config's listen address; --host and --port (else $MODELGATE_HOST, $MODELGATE_PORT) replace
+its parts. KV path: $MODELGATE_KV, else the config's kv_path.
 --workers N (else $MODELGATE_WORKERS; default 1) runs N serving workers on that one port, auto one per core
 (Linux only); each keeps its own caches and /metrics, all share the KV (see docs/scaling.md).
 The admin API under /admin is on when $MODELGATE_ADMIN_KEY is set.`,
@@ -112,10 +113,15 @@ COST is in the config's currency at each deployment's price; UNPRICED counts req
 
 /** `serve`: one gateway, or several serving workers on one port with `--workers`. */
 async function serveCommand(args: Args, io: Io): Promise<number> {
-  const configFlag = args.flags.config as string | undefined;
+  const text = (name: string) => {
+    const value = args.flags[name];
+    if (value === true) throw new RangeError(`Cannot parse arguments: --${name} needs a value`);
+    return value;
+  };
+  const flags = { config: text("config"), host: text("host"), port: text("port") };
   const count = workerCount(args.flags.workers, io.env, { os: Deno.build.os, cores: navigator.hardwareConcurrency });
-  if (count === 1) return await serve(configFlag, io);
-  return await superviseWorkers(count, configFlag, {
+  if (count === 1) return await serve(flags, io);
+  return await superviseWorkers(count, flags, {
     err: io.err,
     spawn: spawnWorker,
     onKvOpen: io.onKvOpen,

@@ -1,8 +1,9 @@
 /**
  * @module Writing to KV when other processes share its file: a busy database is retried after a short jittered
  * backoff, a checked commit that lost to another writer is read again and retried, both a bounded number of times.
- * A write that still cannot land gives one log line, one count for the metrics and a {@linkcode KvWriteFailed}
- * that its caller turns into its own rule (a 503, a batch kept for later, a charge given up).
+ * A write that still cannot land gives one log line (unless its caller logs the episode itself), one count for the
+ * metrics and a {@linkcode KvWriteFailed} that its caller turns into its own rule (a 503, a batch kept for later, a
+ * charge given up).
  */
 import { GatewayError } from "./errors.ts";
 
@@ -42,13 +43,19 @@ export interface KvWriterOptions {
   contendedTries?: number;
 }
 
+/** How one write reports giving up. */
+export interface WriteOptions {
+  /** Counts a give-up without its log line: the caller already said that its writes are failing. */
+  quiet?: boolean;
+}
+
 /** Runs KV writes with bounded retries and counts those that gave up. */
 export interface KvWriter {
   /**
    * Runs `attempt` (read, then commit) until it returns something other than {@linkcode RETRY}; throws
    * KvWriteFailed when the bounds run out or the attempt fails otherwise. `operation` names it in logs and metrics.
    */
-  write<T>(operation: string, attempt: () => Promise<T | typeof RETRY>): Promise<T>;
+  write<T>(operation: string, attempt: () => Promise<T | typeof RETRY>, options?: WriteOptions): Promise<T>;
   /** Writes given up so far, by operation. */
   giveUps(): ReadonlyMap<string, number>;
 }
@@ -61,6 +68,17 @@ export function isBusy(err: unknown): boolean {
   return err instanceof Error && /database (table )?is (locked|busy)/i.test(err.message);
 }
 
+/**
+ * SQLite's answers when the file itself fails (disk full, I/O error, read-only, cannot be opened, corrupt, out of
+ * memory); Deno KV passes them on as a TypeError, as it does a key too large. Nothing is wrong with what was written:
+ * the same write can land once the file recovers.
+ */
+export function isStoreFault(err: unknown): boolean {
+  return err instanceof Error &&
+    /disk is full|disk I\/O error|readonly database|unable to open database|disk image is malformed|out of memory/i
+      .test(err.message);
+}
+
 /** A writer; each process keeps one, so its give-up counts cover every write path. */
 export function createKvWriter(options: KvWriterOptions): KvWriter {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -69,8 +87,14 @@ export function createKvWriter(options: KvWriterOptions): KvWriter {
   const contendedTries = options.contendedTries ?? 100;
   const counts = new Map<string, number>();
 
-  function giveUp(operation: string, reason: GiveUpReason, tries: number, cause?: unknown): KvWriteFailed {
+  function giveUp(
+    { operation, quiet }: { operation: string; quiet?: boolean },
+    reason: GiveUpReason,
+    tries: number,
+    cause?: unknown,
+  ): KvWriteFailed {
     counts.set(operation, (counts.get(operation) ?? 0) + 1);
+    if (quiet) return new KvWriteFailed(operation, reason, { cause });
     options.log({
       level: "warn",
       event: "kv_write_gave_up",
@@ -83,7 +107,12 @@ export function createKvWriter(options: KvWriterOptions): KvWriter {
     return new KvWriteFailed(operation, reason, { cause });
   }
 
-  async function write<T>(operation: string, attempt: () => Promise<T | typeof RETRY>): Promise<T> {
+  async function write<T>(
+    operation: string,
+    attempt: () => Promise<T | typeof RETRY>,
+    { quiet }: WriteOptions = {},
+  ): Promise<T> {
+    const what = { operation, quiet };
     let busy = 0;
     let contended = 0;
     for (;;) {
@@ -92,14 +121,14 @@ export function createKvWriter(options: KvWriterOptions): KvWriter {
         result = await attempt();
       } catch (err) {
         if (err instanceof GatewayError) throw err;
-        if (!isBusy(err)) throw giveUp(operation, "failed", busy + contended + 1, err);
-        if (++busy >= busyTries) throw giveUp(operation, "busy", busy + contended, err);
+        if (!isBusy(err)) throw giveUp(what, "failed", busy + contended + 1, err);
+        if (++busy >= busyTries) throw giveUp(what, "busy", busy + contended, err);
         // Full jitter: processes that collided spread out instead of colliding again.
         await sleep(random() * Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** busy));
         continue;
       }
       if (result !== RETRY) return result;
-      if (++contended >= contendedTries) throw giveUp(operation, "contended", busy + contended);
+      if (++contended >= contendedTries) throw giveUp(what, "contended", busy + contended);
     }
   }
 

@@ -1,11 +1,13 @@
 /**
  * @module Reading a client's JSON body: refused as soon as it passes the size limit, read into one buffer of its
  * declared size (never chunks plus a copy), its share of the in-flight budget taken before the bytes arrive, a
- * leading byte-order mark dropped, and a 408 (with the connection closed) when the client stops sending.
+ * leading byte-order mark dropped, a 400 for JSON nested past the depth limit, and a 408 (with the connection closed)
+ * when the client stops sending.
  */
 import type { BodyHold } from "./body_budget.ts";
 import { joined } from "./bytes.ts";
 import { clientClosed, GatewayError } from "./errors.ts";
+import { checkJsonDepth } from "./json_depth.ts";
 import { isObject, type JsonObject } from "./types.ts";
 import type { Watchdog, Watched } from "./watchdog.ts";
 
@@ -132,9 +134,12 @@ export async function readJsonBody(req: Request, options: BodyReadOptions): Prom
   let bytes = await readBodyBytes(req, options);
   // A UTF-8 byte-order mark is not JSON: upstreams refuse a body that starts with one, so it goes no further.
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+  const text = decoder.decode(bytes);
+  // Before the parse: a body nested past the limit is refused before anything walks it or goes upstream.
+  checkJsonDepth(text, "Request body");
   let value: unknown;
   try {
-    value = JSON.parse(decoder.decode(bytes));
+    value = JSON.parse(text);
   } catch (err) {
     throw new GatewayError("invalid_request", `Request body is not valid JSON: ${(err as Error).message}`);
   }

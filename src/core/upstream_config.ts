@@ -13,6 +13,10 @@ const Model = z.union([
     upstream_id: z.string().min(1).optional(),
     display_name: z.string().min(1).optional(),
     created_at: z.iso.datetime().optional(),
+    /** The most tokens a prompt may have, as model listings say it (Gemini's `inputTokenLimit`). */
+    context_window: z.number().int().positive().optional(),
+    /** Largest output the model gives: its listings say it, and translated requests asking more are lowered to it. */
+    max_output_tokens: z.number().int().positive().optional(),
     /** What this deployment costs per million tokens; a model without one is recorded as unpriced. */
     price: PriceSchema.optional(),
   }),

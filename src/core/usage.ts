@@ -148,6 +148,18 @@ export function mergeAnthropicUsage(previous: TokenCounts, usage: unknown): Toke
   };
 }
 
+/** `counts` with a recorded usage added to them: what an answer reports when it also stands for an earlier call. */
+export function withRecorded(counts: TokenCounts, usage: ExchangeUsage | undefined): TokenCounts {
+  if (!usage) return counts;
+  return {
+    input: counts.input + usage.input_tokens,
+    output: counts.output + usage.output_tokens,
+    cacheRead: counts.cacheRead + usage.cache_read_input_tokens,
+    cacheWrite: counts.cacheWrite + usage.cache_creation_input_tokens,
+    reasoning: counts.reasoning,
+  };
+}
+
 /** The counts as an exchange records them (Anthropic's field names; the prompt is the sum of the first three). */
 export function recordedUsage(counts: TokenCounts): ExchangeUsage {
   const usage: ExchangeUsage = {

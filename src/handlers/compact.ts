@@ -159,6 +159,7 @@ export async function relayCompacting(
     body: { ...call.body, input: [summaryMessage(answerText(made.answer))] },
     bytes: undefined,
     leading: [made.item],
+    leadingUsage: before,
     deferFinish() {
       const done = call.deferFinish();
       return () => {

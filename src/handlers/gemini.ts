@@ -20,6 +20,8 @@ function geminiModel(model: ModelInfo): JsonObject {
     version: model.created_at.slice(0, 10),
     displayName: model.display_name,
     description: `${model.display_name}, served by ${model.owned_by} through the gateway`,
+    inputTokenLimit: model.context_window,
+    outputTokenLimit: model.max_output_tokens,
     supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
   };
 }

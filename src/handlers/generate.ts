@@ -44,7 +44,8 @@ export function generate(
     const body = checkBody(protocol, operation, options.compact ? compactBody(value) : value);
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
-    const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string);
+    const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
+    const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
     // A model served only by Responses upstreams compacts there, with the provider's own items (see compact.ts).
     const native = protocol === "openai-responses" && routes.every((route) => route.protocol === protocol);
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.

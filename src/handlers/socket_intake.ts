@@ -8,6 +8,7 @@
  */
 import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
 import { SMALL_BODY_BYTES } from "../core/body_budget.ts";
+import { checkJsonDepth } from "../core/json_depth.ts";
 import { GatewayError } from "../core/errors.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { invalidField } from "../core/validation.ts";
@@ -113,6 +114,7 @@ export function utf8Bytes(text: string, maxBytes: number): number {
 
 /** A client message as a `response.create` event; throws the error naming what is wrong with it. */
 function parseMessage(data: string): JsonObject {
+  checkJsonDepth(data, "Message");
   let value: unknown;
   try {
     value = JSON.parse(data);

@@ -17,6 +17,8 @@ export interface MetricsScope {
   health?(): Record<string, UpstreamHealth>;
   /** KV writes given up so far, by the gateway's own operation names, read at scrape time. */
   kvGiveUps?(): ReadonlyMap<string, number>;
+  /** Request-log entries kept in memory until the store takes them, read at scrape time. */
+  usageWaiting?(): number;
   /** What the limit shares asked of KV so far. */
   limitShares?(): ShareStats;
   /** KV calls by kind, only while the round-trip test seam is on. */
@@ -137,6 +139,15 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
       "KV writes given up after their bounded retries, by operation (limit_claim, usage_flush, token_update, ...)",
       "counter",
       () => [...kvGiveUps()].map(([operation, count]) => [{ operation }, count]),
+    );
+  }
+
+  const usageWaiting = scope.usageWaiting;
+  if (usageWaiting) {
+    registry.gauge(
+      "modelgate_usage_entries_waiting",
+      "Request-log entries kept in memory because the store did not take them yet (busy, disk full, failing)",
+      () => [[{}, usageWaiting()]],
     );
   }
 

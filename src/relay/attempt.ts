@@ -196,11 +196,12 @@ function translateContext(deps: RelayDeps, call: RelayRequest, route: Route): Tr
     now: () => deps.now().getTime(),
     log: (line) => deps.log({ request_id: requestId, ...loggable(line) }),
     defaultMaxTokens: route.upstream.default_max_tokens,
-    maxOutputTokens: route.upstream.max_output_tokens,
+    maxOutputTokens: route.maxOutputTokens,
     maxTokensField: route.upstream.max_tokens_field,
     reasoningEffort: route.upstream.reasoning_effort,
     nativeCustomTools: route.upstream.native_custom_tools,
     leading: call.leading,
+    leadingUsage: call.leadingUsage,
   };
 }
 

@@ -3,7 +3,7 @@
  * The relay, each attempt and each answer share them, so they live apart from all three.
  */
 import type { Config } from "../core/config.ts";
-import type { Exchange } from "../core/exchange.ts";
+import type { Exchange, Usage } from "../core/exchange.ts";
 import type { Operation } from "../core/protocols.ts";
 import type { SseMessage } from "../core/sse.ts";
 import type { JsonObject, Protocol } from "../core/types.ts";
@@ -59,6 +59,8 @@ export interface RelayRequest {
   affinity?: SessionAffinity;
   /** Output items a Responses answer starts with, before the model's own (a compaction made for it). */
   leading?: JsonObject[];
+  /** What making the leading items used; the answer's usage includes it, as the request's does. */
+  leadingUsage?: Usage;
 }
 
 /**

@@ -26,6 +26,8 @@ export interface Route {
   weight: number;
   /** What this deployment charges per million tokens, when the config prices it. */
   price?: Price;
+  /** The largest output of the model here: its own `max_output_tokens`, else its upstream's. */
+  maxOutputTokens?: number;
 }
 
 /** A listed model's metadata. */
@@ -34,7 +36,14 @@ export interface ModelInfo {
   display_name: string;
   created_at: string;
   owned_by: string;
+  /** The most tokens a prompt may have, and the most the model answers with (its first entry's, else the defaults). */
+  context_window: number;
+  max_output_tokens: number;
 }
+
+/** What a model's listing says when its config does not: a common context window and a modest output. */
+export const DEFAULT_CONTEXT_WINDOW = 128_000;
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
 
 /** Public model id -> routes (config order) and listing metadata. */
 export interface RouteTable {
@@ -94,6 +103,7 @@ export function buildRouteTable(
         priority: upstream.priority,
         weight: upstream.weight,
         price: "price" in model ? model.price : undefined,
+        maxOutputTokens: ("max_output_tokens" in model && model.max_output_tokens) || upstream.max_output_tokens,
       };
       routes.set(model.id, [...(routes.get(model.id) ?? []), route]);
       if (!models.has(model.id)) {
@@ -105,6 +115,8 @@ export function buildRouteTable(
             ? new Date(model.created_at).toISOString()
             : options.firstServed?.get(model.id) ?? undated,
           owned_by: upstream.name,
+          context_window: ("context_window" in model && model.context_window) || DEFAULT_CONTEXT_WINDOW,
+          max_output_tokens: route.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
         });
       }
     }
@@ -122,15 +134,21 @@ export function deploymentsByUpstream(config: Config): Map<string, string[]> {
   return layout;
 }
 
-/** The routes for a model the group enables; 404 (pointing at the listing) otherwise. */
-export function resolveRoutes(table: RouteTable, group: Group, model: string): readonly Route[] {
+/**
+ * The routes for a model the group enables; 404 otherwise, pointing at `listing`, the listing of the client's own API
+ * (a Gemini client's is GET /v1beta/models).
+ */
+export function resolveRoutes(
+  table: RouteTable,
+  group: Group,
+  model: string,
+  listing = "GET /v1/models",
+): readonly Route[] {
   const routes = group.models.includes(model) ? table.routes.get(model) : undefined;
   if (!routes?.length) {
     throw new GatewayError(
       "not_found",
-      `model: ${
-        JSON.stringify(model)
-      } is not available to this API key; check GET /v1/models for the models you can use`,
+      `model: ${JSON.stringify(model)} is not available to this API key; check ${listing} for the models you can use`,
       { param: "model" },
     );
   }

@@ -2,6 +2,7 @@
  * @module The translator interface, and passthrough as its identity: the upstream speaks the client's protocol,
  * so only the model id changes (and only when aliased) and stream bytes are left alone.
  */
+import type { Usage } from "../core/exchange.ts";
 import type { Operation } from "../core/protocols.ts";
 import type { StreamStep } from "../core/sse.ts";
 import type { JsonObject } from "../core/types.ts";
@@ -38,6 +39,8 @@ export interface TranslateContext {
   towardsResponses?: boolean;
   /** Output items a Responses answer starts with, before the model's own. */
   leading?: readonly JsonObject[];
+  /** What the call that made the leading items used (a compaction's summary): a Responses answer's usage adds it. */
+  leadingUsage?: Usage;
 }
 
 /** One request's translation; state shared between request, response and stream lives in its closure. */

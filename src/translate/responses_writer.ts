@@ -6,7 +6,7 @@
 import type { GatewayError } from "../core/errors.ts";
 import type { SseMessage } from "../core/sse.ts";
 import type { JsonObject } from "../core/types.ts";
-import type { TokenCounts } from "../core/usage.ts";
+import { type TokenCounts, withRecorded } from "../core/usage.ts";
 import type { TranslateContext } from "./identity.ts";
 import type { ClientTool } from "./responses_tools.ts";
 import { responsesUsage } from "./shared.ts";
@@ -212,7 +212,8 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
     close,
     finish(end, u) {
       const out = [...start(), ...close()];
-      usage = responsesUsage(u);
+      // The client is charged for a compaction made for this answer too: its usage says so.
+      usage = responsesUsage(withRecorded(u, ctx.leadingUsage));
       status = end === "completed" ? "completed" : "incomplete";
       if (end !== "completed") incomplete = { reason: end };
       out.push(

@@ -1,10 +1,10 @@
 /**
  * @module Writing a batch to KV in as few atomic commits as KV's limit on mutations allows, an item's mutations always
  * in one commit, each commit retried while another process holds the KV file. What cannot be written for now is
- * handed back, so nothing of the batch is lost; an item the store refuses on its own is dropped, so it cannot hold
- * back the rest.
+ * handed back, so nothing of the batch is lost (a full disk or an I/O error included); an item the store refuses on
+ * its own is dropped, so it cannot hold back the rest.
  */
-import { KvWriteFailed, type KvWriter } from "../core/kv_write.ts";
+import { isStoreFault, KvWriteFailed, type KvWriter } from "../core/kv_write.ts";
 
 /** One KV mutation: a value set (with its expiry), or a sum added. */
 export type KvMutation =
@@ -23,14 +23,17 @@ export interface CommitOptions<T> {
   mutations(item: T): KvMutation[];
   /** Hears each item dropped because the store refused it alone (a key too long, a sum past 64 bits). */
   dropped?(item: T, error: unknown): void;
+  /** Give-ups are counted but not logged: the caller logs the episode they belong to. */
+  quiet?: boolean;
 }
 
 /**
  * True when KV refused the commit's content: a RangeError (a sum past 64 bits) or a TypeError (a key or value too
- * large, a value it cannot store). Trying the same content again cannot help; a busy or failing store is another error.
+ * large, a value it cannot store). Trying the same content again cannot help. A busy store, and a file that fails
+ * (full, an I/O error), which Deno KV reports as a TypeError too, take the same content once they recover.
  */
 function refused(err: unknown): err is KvWriteFailed {
-  if (!(err instanceof KvWriteFailed) || err.reason !== "failed") return false;
+  if (!(err instanceof KvWriteFailed) || err.reason !== "failed" || isStoreFault(err.cause)) return false;
   return err.cause instanceof RangeError || err.cause instanceof TypeError;
 }
 
@@ -50,7 +53,7 @@ export async function commitAll<T>(kv: Deno.Kv, items: readonly T[], options: Co
         else op.set(mutation.set, mutation.value, { expireIn: mutation.expireIn });
       }
       await op.commit();
-    });
+    }, { quiet: options.quiet });
   for (let start = 0; start < items.length;) {
     let end = start + 1;
     let size = mutations[start].length;

@@ -4,7 +4,8 @@
  * key per value and batch) and adds to
  * per-day aggregates by token, group, model and session, its cost included. Both are batched in memory and written
  * about once a second with KV atomic sums, off the request path; `close()` writes what is left. A batch the store
- * will not take is kept for the next flush. A crash loses at most one interval of counts.
+ * will not take (busy, contended, its disk full or failing) is kept for the next flush, with one log line when such an
+ * episode begins and one when it ends. A crash loses at most one interval of counts.
  */
 import type { Observer } from "../core/exchange.ts";
 import { createKvWriter, type KvWriter } from "../core/kv_write.ts";
@@ -29,6 +30,8 @@ export interface UsageRecorder extends Observer {
   flush(): Promise<void>;
   /** Stops the timer and writes what is left. */
   close(): Promise<void>;
+  /** Request-log entries kept in memory because the store did not take them yet. */
+  waiting(): number;
 }
 
 /** Options for {@linkcode usageRecorder}. */
@@ -80,6 +83,9 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
   let marked = false;
+  // While the store will not take batches: when that began and how many flushes it refused. Its give-ups are counted
+  // but not logged one by one: a full disk would otherwise log every second until it frees.
+  let refusing: { since: number; flushes: number } | undefined;
 
   function addSum(id: string, key: Deno.KvKey, value: bigint): void {
     const sum = sums.get(id);
@@ -126,12 +132,16 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
     }
     // An entry whose index key is dropped is still in the log, found by a read of the log itself.
     if (keptGroups.length > maxKept) keptGroups = keptGroups.slice(keptGroups.length - maxKept);
-    const deferred = {
-      entries: kept.length,
-      sums: rest.length - kept.length - groups.length,
-      index_keys: groups.length,
-    };
-    options.log({ level: "warn", event: "usage_flush_deferred", ...deferred });
+    if (refusing) refusing.flushes++;
+    else {
+      refusing = { since: performance.now(), flushes: 1 };
+      const deferred = {
+        entries: kept.length,
+        sums: rest.length - kept.length - groups.length,
+        index_keys: groups.length,
+      };
+      options.log({ level: "warn", event: "usage_flush_deferred", ...deferred });
+    }
     timer ??= setTimeout(flush, options.flushMs);
   }
 
@@ -143,9 +153,10 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
     for (const mutation of batch) if ("entry" in mutation) first = Math.min(first, Date.parse(mutation.entry.time));
     if (first === Infinity) return;
     marked = true;
+    // Quiet: the batch written next says whether the store takes writes, once per episode.
     await writes.write("usage_flush", async () => {
       await kv.atomic().check({ key: LOG_INDEXED_SINCE, versionstamp: null }).set(LOG_INDEXED_SINCE, first).commit();
-    }).catch(() => marked = false);
+    }, { quiet: true }).catch(() => marked = false);
   }
 
   /** The KV write of one batch item. */
@@ -177,8 +188,14 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
       mutations: mutationsOf,
       dropped: (mutation, why) =>
         dropped("entry" in mutation ? mutation.entry : "group" in mutation ? mutation.group : mutation.sum, why),
+      quiet: refusing !== undefined,
     });
-    if (rest.length > 0) keep(rest);
+    if (rest.length > 0) return keep(rest);
+    if (!refusing) return;
+    // Each batch carries everything kept before it: this one landing means nothing is waiting any more.
+    const resumed = { after_ms: Math.round(performance.now() - refusing.since), refused_flushes: refusing.flushes };
+    refusing = undefined;
+    options.log({ level: "info", event: "usage_flush_resumed", ...resumed });
   }
 
   function flush(): Promise<void> {
@@ -224,6 +241,7 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
       timer ??= setTimeout(flush, options.flushMs);
     },
     flush,
+    waiting: () => keptEntries.length,
     async close() {
       await flush();
       // Nothing more will try: what the store still refuses is lost with the process, so say how much.

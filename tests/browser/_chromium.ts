@@ -1,6 +1,7 @@
 /**
- * @module Whether the browser test runs, is skipped or fails: a machine without Chromium skips it with the reason,
- * unless it is CI or the tester named a browser, where a missing one is a failure rather than a silent pass.
+ * @module Whether the browser test runs, is skipped or fails: a machine without a Chromium that runs (none at its
+ * path, or only a placeholder there, such as a distribution's stub that points at another package) skips it with the
+ * reason, unless it is CI or the tester named a browser, where a missing one is a failure rather than a silent pass.
  */
 
 /** Flags that keep Chromium off the network (the machines running this have none) and quick to start. */
@@ -24,8 +25,8 @@ export interface BrowserFacts {
   named?: string;
   /** `CI`, when set. */
   ci?: string;
-  /** Whether a file is at `path`. */
-  exists(path: string): boolean;
+  /** What keeps `path` from running as a browser: nothing there, or a `--version` that fails; undefined when it runs. */
+  problem(path: string): string | undefined;
 }
 
 /** Run with the browser at `path`; skip (Deno's `ignore`) for `reason`; or fail with `reason`. */
@@ -43,24 +44,39 @@ function isCi(value: string | undefined): boolean {
 export function browserChoice(facts: BrowserFacts): BrowserChoice {
   const named = facts.named !== undefined && facts.named !== "" ? facts.named : undefined;
   const path = named ?? DEFAULT_CHROMIUM;
-  if (facts.exists(path)) return { action: "run", path };
-  const missing = `no Chromium at ${path} (apt-get install -y chromium, or set MODELGATE_CHROMIUM to its path)`;
+  const problem = facts.problem(path);
+  if (problem === undefined) return { action: "run", path };
+  const missing =
+    `no working Chromium at ${path} (${problem}; apt-get install -y chromium, or set MODELGATE_CHROMIUM ` +
+    "to its path)";
   if (isCi(facts.ci)) return { action: "fail", reason: `${missing}; with CI set the browser test fails without it` };
   if (named) return { action: "fail", reason: `${missing}: MODELGATE_CHROMIUM names a browser that is not there` };
   return { action: "skip", reason: `${missing}; with CI set it fails instead` };
 }
 
-/** The decision for this process, from its environment and file system. */
+/** The decision for this process, from its environment and what runs at the browser's path. */
 export function chromiumOnThisMachine(): BrowserChoice {
   return browserChoice({
     named: Deno.env.get("MODELGATE_CHROMIUM"),
     ci: Deno.env.get("CI"),
-    exists(path) {
-      try {
-        return Deno.statSync(path).isFile;
-      } catch {
-        return false;
-      }
-    },
+    problem: versionProblem,
   });
+}
+
+/** Runs `path --version`: a browser prints its name and version and exits 0; anything else is a placeholder. */
+function versionProblem(path: string): string | undefined {
+  try {
+    if (!Deno.statSync(path).isFile) return "not a file";
+  } catch {
+    return "nothing there";
+  }
+  try {
+    const run = new Deno.Command(path, { args: ["--version"], stdin: "null", stdout: "piped", stderr: "piped" })
+      .outputSync();
+    const said = new TextDecoder().decode(run.success ? run.stdout : run.stderr).trim().split("\n")[0].slice(0, 120);
+    if (run.success && /chrom/i.test(said)) return undefined;
+    return `--version ${run.success ? "names no browser" : `exits ${run.code}`}: ${JSON.stringify(said)}`;
+  } catch (err) {
+    return `it does not run: ${(err as Error).message.split("\n")[0]}`;
+  }
 }

@@ -5,7 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { SseParser } from "../../src/core/sse.ts";
-import { chatCompletion, fakeUpstream, hang, jsonReply, type Responder, sseReply } from "../_fake_upstream.ts";
+import {
+  chatCompletion,
+  deliberateCut,
+  fakeUpstream,
+  hang,
+  jsonReply,
+  type Responder,
+  sseReply,
+} from "../_fake_upstream.ts";
 import {
   anthropicMessage,
   deadlineFetch,
@@ -37,7 +45,7 @@ function partialStream(text: string, tail: "cut" | "error", chat: boolean): Resp
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(first));
-      if (tail === "cut") return void queueMicrotask(() => controller.error(new Error("chaos cut")));
+      if (tail === "cut") return void queueMicrotask(() => controller.error(deliberateCut()));
       controller.enqueue(encoder.encode(
         chat
           ? 'data: {"error":{"message":"overloaded","type":"server_error","param":null,"code":null}}\n\n'

@@ -169,10 +169,17 @@ for (const k of KINDS) {
       assert.deepEqual(turnsSent(c.kind, s.upstream.requests[1].body as Json), [
         `user: ${SUMMARY_HEADER}\n\n${SUMMARY}`,
       ]);
-      // Both calls are the request's usage: 7 output tokens each in the scripted model.
+      // Both calls are the request's usage: 7 output tokens each in the scripted model. The client is charged for
+      // both, and the answer's usage says so, as the request log does.
       await s.gw.flush();
       const exchange = s.gw.exchanges.at(-1)!;
       assert.equal(exchange.usage!.output_tokens, 14);
+      const logged = exchange.usage!;
+      const input = logged.input_tokens + logged.cache_read_input_tokens + logged.cache_creation_input_tokens;
+      assert.deepEqual(
+        [response.usage.input_tokens, response.usage.output_tokens, response.usage.total_tokens],
+        [input, 14, input + 14],
+      );
     });
   }
 

@@ -89,7 +89,9 @@ Deno.test("a share goes back when its window ends, and the new window starts fro
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
   const clock = movableClock();
-  await using gw = await startGateway(upstream.url, { now: clock.now, extraYaml: SHARES_YAML });
+  // A lease that outlasts the window: the share goes back because its window ended, not because its lease did.
+  const extraYaml = SHARES_YAML.replace("lease_ms: 10000", "lease_ms: 120000");
+  await using gw = await startGateway(upstream.url, { now: clock.now, extraYaml });
   const { secret, record } = await gw.store.createToken({ group: "default" });
   await gw.store.updateToken(record.id, { limits: { requests_per_minute: 1000 } });
   const first = clock.at;
@@ -196,6 +198,31 @@ Deno.test("a stream that crosses the budget is delivered whole, charged in full,
     assert.equal(await status(one, secret), 429);
     await two.deps.operator.credentials.refreshed();
     assert.equal(await status(two, secret), 429, "another instance sees the budget spent");
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a debt the KV was too busy to take is kept and written by the next sweep", async () => {
+  await using upstream = fakeUpstream();
+  answerPastTheShare(upstream);
+  const kv = await Deno.openKv(":memory:");
+  const clock = movableClock();
+  try {
+    await using gw = await startGateway(upstream.url, { kv, now: clock.now, extraYaml: SHARES_YAML });
+    const { secret, record } = await gw.store.createToken({ group: "default" });
+    await gw.store.updateToken(record.id, { limits: { tokens_per_minute: 100 } });
+    await readText(await gw.post("/v1/messages", messagesBody({ stream: true }), { "x-api-key": secret }));
+    await waitFor(() => gw.exchanges.length === 1 ? true : undefined);
+    const key = ["limit", "token", record.id, "tokens", "minute", new Date(clock.at).toISOString().slice(0, 16)];
+    const claimed = await limitCounter(kv, key);
+    const flaky = flakyKv(kv);
+    flaky.busy = true;
+    await gw.deps.operator.limiter.sweep();
+    assert.equal(await limitCounter(kv, key), claimed, "nothing landed while the KV was busy");
+    flaky.busy = false;
+    await gw.deps.operator.limiter.sweep();
+    assert.equal(await limitCounter(kv, key), 149n, "the debt landed at the next sweep, nothing under-counted");
   } finally {
     kv.close();
   }

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { withAgentOnGemini } from "../_agent_on_gemini.ts";
 import { runClaudeCode } from "../_claude_code.ts";
 import type { GeminiTurn } from "../_gemini_upstream.ts";
+import { optIn } from "../_process.ts";
 
 const CLI = Deno.env.get("MODELGATE_CLAUDE_CODE");
 
@@ -25,8 +26,11 @@ function model(body: Obj): GeminiTurn {
 }
 
 Deno.test({
-  name: "Claude Code completes a read-a-file tool loop through the gateway on a Gemini model",
-  ignore: !CLI,
+  ...optIn(
+    "Claude Code completes a read-a-file tool loop through the gateway on a Gemini model",
+    "MODELGATE_CLAUDE_CODE",
+    "Claude Code's executable",
+  ),
   async fn() {
     await withAgentOnGemini(model, async ({ dir, upstream, gw, token, sentSignature }) => {
       const out = await runClaudeCode(CLI!, { dir, url: gw.url, token, model: "gemini-test" });

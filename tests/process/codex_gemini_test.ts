@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { withAgentOnGemini } from "../_agent_on_gemini.ts";
 import type { GeminiTurn } from "../_gemini_upstream.ts";
+import { optIn } from "../_process.ts";
 
 const CLI = Deno.env.get("MODELGATE_CODEX");
 
@@ -24,8 +25,11 @@ function model(body: Obj): GeminiTurn {
 }
 
 Deno.test({
-  name: "Codex runs a command and answers from its output through the gateway on a Gemini model",
-  ignore: !CLI,
+  ...optIn(
+    "Codex runs a command and answers from its output through the gateway on a Gemini model",
+    "MODELGATE_CODEX",
+    "Codex's executable",
+  ),
   async fn() {
     await withAgentOnGemini(model, async ({ dir, gw, token, sentSignature }) => {
       await Deno.mkdir(`${dir}/.codex`);

@@ -4,7 +4,7 @@
  * download works or a base is at hand, when MODELGATE_TEST_COMPILE=1.
  */
 import assert from "node:assert/strict";
-import { processConfigYaml, ROOT, runCommand, startProcess } from "../_process.ts";
+import { optIn, processConfigYaml, ROOT, runCommand, startProcess } from "../_process.ts";
 
 /** The `compile` task's command line, with the output moved to `output`. */
 async function compileCommand(output: string): Promise<string[]> {
@@ -17,8 +17,12 @@ async function compileCommand(output: string): Promise<string[]> {
 }
 
 Deno.test({
-  name: "deno task compile builds a single executable that serves /healthz with a config file",
-  ignore: Deno.env.get("MODELGATE_TEST_COMPILE") !== "1",
+  ...optIn(
+    "deno task compile builds a single executable that serves /healthz with a config file",
+    "MODELGATE_TEST_COMPILE",
+    "1 (it downloads the runtime base unless DENORT_BIN names one)",
+    (value) => value === "1",
+  ),
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "modelgate-compile-" });
     try {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { startGateway, testConfigYaml } from "../_helpers.ts";
+import { optIn } from "../_process.ts";
 
 const CLI = Deno.env.get("MODELGATE_GEMINI_CLI");
 
@@ -73,8 +74,11 @@ async function runCli(gatewayUrl: string, token: string, prompt: string, dir: st
 }
 
 Deno.test({
-  name: "Gemini CLI answers a prompt and completes a read-a-file tool loop through the gateway on a Claude model",
-  ignore: !CLI,
+  ...optIn(
+    "Gemini CLI answers a prompt and completes a read-a-file tool loop through the gateway on a Claude model",
+    "MODELGATE_GEMINI_CLI",
+    "the CLI's executable (node_modules/.bin/gemini)",
+  ),
   async fn() {
     const dir = await Deno.makeTempDir();
     try {

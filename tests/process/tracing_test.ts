@@ -11,6 +11,8 @@ import { attr, fetchUnder, otlpEnv, otlpReceiver, text, treeOf } from "../_otlp_
 import { denoMain, runCommand, startProcess } from "../_process.ts";
 
 const PROMPT = "PROMPT-TEXT-zebra-4711";
+/** The model's answer: like the prompt, never exported without the operator's content opt-in. */
+const ANSWER = "ANSWER-TEXT-otter-0815";
 const KEYS = { TEST_ANTHROPIC_KEY: "upstream-anthropic-key-otel", TEST_OPENAI_KEY: "upstream-openai-key-otel" };
 const CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";
@@ -77,7 +79,7 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
     await t.step("a passthrough request: model span, attempt, fetch, attributes and types, traceparents", async () => {
       upstream.routes.set("POST /anth/v1/messages", () =>
         jsonReply({
-          ...anthropicMessage(),
+          ...anthropicMessage(ANSWER),
           usage: { input_tokens: 5, output_tokens: 2, cache_read_input_tokens: 4, cache_creation_input_tokens: 3 },
         }));
       const res = await post("/v1/messages", { model: "m-claude", max_tokens: 64, temperature: 0.5, messages: user }, {
@@ -137,7 +139,7 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
     });
 
     await t.step("a translated request names the client protocol and the upstream's provider", async () => {
-      upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+      upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage(ANSWER)));
       const res = await post("/v1/chat/completions", { model: "m-claude", messages: user }, {
         "x-request-id": "req-tr",
       });
@@ -276,9 +278,9 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
       }
     });
 
-    await t.step("nothing exported holds the token's secret, an upstream key or the prompt", () => {
+    await t.step("nothing exported holds the token's secret, an upstream key, the prompt or the answer", () => {
       for (const body of receiver.raw) {
-        for (const forbidden of [secret, KEYS.TEST_ANTHROPIC_KEY, KEYS.TEST_OPENAI_KEY, PROMPT]) {
+        for (const forbidden of [secret, KEYS.TEST_ANTHROPIC_KEY, KEYS.TEST_OPENAI_KEY, PROMPT, ANSWER]) {
           assert.ok(!body.includes(forbidden), `an export holds ${forbidden.slice(0, 12)}...`);
         }
       }

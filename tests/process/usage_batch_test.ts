@@ -47,7 +47,6 @@ console.log(JSON.stringify(lines.map((line) => [line.event, line.entries])));
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(JSON.parse(run.stdout), [
       ["usage_flush_deferred", 30_000],
-      ["usage_flush_deferred", 30_000],
       ["usage_unflushed_at_exit", 30_000],
     ]);
   } finally {

@@ -1,6 +1,6 @@
 /** @module createKvWriter(): bounded retries of a busy or contended KV, and a logged, counted give-up. */
 import assert from "node:assert/strict";
-import { createKvWriter, isBusy, KvWriteFailed, RETRY } from "../../src/core/kv_write.ts";
+import { createKvWriter, isBusy, isStoreFault, KvWriteFailed, RETRY } from "../../src/core/kv_write.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 
 function writer(options: { busyTries?: number; contendedTries?: number } = {}) {
@@ -22,6 +22,25 @@ Deno.test("isBusy() tells SQLite's busy answers from other failures", () => {
   assert.equal(isBusy(new Error("database table is locked")), true);
   assert.equal(isBusy(new Error("Value too large")), false);
   assert.equal(isBusy("database is locked"), false);
+});
+
+Deno.test("isStoreFault() tells a full or failing file from content KV refuses, both a TypeError from Deno KV", () => {
+  for (const text of ["database or disk is full", "disk I/O error", "attempt to write a readonly database"]) {
+    assert.equal(isStoreFault(new TypeError(text)), true, text);
+  }
+  for (const text of ["Key too large for write (max 2048 bytes)", "Value too large (max 65536 bytes)", "x"]) {
+    assert.equal(isStoreFault(new TypeError(text)), false, text);
+  }
+});
+
+Deno.test("createKvWriter() counts a quiet give-up without its log line", async () => {
+  const { writes, logs } = writer();
+  const full = () => Promise.reject(new TypeError("database or disk is full"));
+  const err = await writes.write("usage_flush", full, { quiet: true }).catch((e) => e);
+  assert.ok(err instanceof KvWriteFailed);
+  assert.equal(err.reason, "failed");
+  assert.deepEqual(logs, []);
+  assert.deepEqual([...writes.giveUps()], [["usage_flush", 1]]);
 });
 
 Deno.test("createKvWriter() retries a busy database after growing, capped delays and returns the result", async () => {

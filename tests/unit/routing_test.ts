@@ -38,6 +38,7 @@ Deno.test("resolveRoutes() answers the group's models and 404s the rest, naming 
       return true;
     });
   }
+  assert.throws(() => resolveRoutes(TABLE, GROUP, "nope", "GET /v1beta/models"), /check GET \/v1beta\/models for/);
 });
 
 Deno.test("listModels() keeps the group's order and dates a model the config does not by when it was first served", () => {

@@ -44,3 +44,28 @@ Deno.test("commitAll() drops an item whose content KV refuses and writes the res
     kv.close();
   }
 });
+
+Deno.test("commitAll() hands back, never drops, a batch the store refuses for a full or failing disk", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const flaky = flakyKv(kv);
+    const writes = createKvWriter({ log: () => {}, sleep: () => Promise.resolve(), busyTries: 1 });
+    const mutations = (i: number): KvMutation[] => [{ set: ["item", i], value: i }];
+    for (const fault of ["database or disk is full", "disk I/O error"]) {
+      flaky.failing = fault;
+      const dropped: number[] = [];
+      const rest = await commitAll(kv, [1, 2, 3], {
+        writes,
+        operation: "test",
+        mutations,
+        dropped: (i) => dropped.push(i),
+      });
+      assert.deepEqual([rest, dropped], [[1, 2, 3], []], fault);
+    }
+    flaky.failing = undefined;
+    assert.deepEqual(await commitAll(kv, [1, 2, 3], { writes, operation: "test", mutations }), []);
+    assert.equal((await kv.get(["item", 3])).value, 3);
+  } finally {
+    kv.close();
+  }
+});
