@@ -17,6 +17,7 @@ import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
 import { createSocketBoard } from "./handlers/socket_board.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
+import { createHub } from "./mcp/hub.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { loadTracing, tracingEnabled } from "./observe/tracing_switch.ts";
 import { createTransports, type Credentialed } from "./providers/mod.ts";
@@ -164,6 +165,15 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
       now: () => now().getTime(),
     }),
     sockets,
+    mcp: createHub(config, {
+      env: options.env,
+      fetch: options.fetch ?? globalThis.fetch,
+      log: options.log,
+      now: () => now().getTime(),
+      kv: store.kv,
+      writes: store.writes,
+      closing: options.closing,
+    }),
   };
   const oidc = config.auth.oidc;
   if (oidc && operator.oidc) {
@@ -283,6 +293,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   // Usage batched since the last flush, and pins being written, reach KV before it closes. The listeners stay until
   // then: a second SIGTERM meanwhile (a supervisor repeating itself) must not kill the process mid-flush.
   await deps.operator.close();
+  await deps.mcp.close();
   await deps.pins.settled();
   lines.flush();
   store.close();

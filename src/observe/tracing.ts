@@ -160,7 +160,7 @@ function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instrum
           "gen_ai.operation.name": OPERATION,
           "gen_ai.request.model": exchange.model ?? "",
           ...requestAttributes(body),
-          ...options.captureContent ? inputContent(exchange.protocol, body) : {},
+          ...options.captureContent && exchange.protocol !== "mcp" ? inputContent(exchange.protocol, body) : {},
         }));
       }
       // The attempts name this context as their parent themselves, so the call need not run inside it.
