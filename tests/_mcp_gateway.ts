@@ -4,7 +4,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from "./_mcp_sdk.ts";
 import { type FakeMcpServer, LONG_TOOL, startMcpHttpServer, stdioCommand } from "./_mcp_servers.ts";
-import { deadlineFetch, type StartOptions, startGateway, type TestGateway } from "./_helpers.ts";
+import { deadlineFetch, startGateway, type StartOptions, type TestGateway } from "./_helpers.ts";
 
 /** What the docs server's calls must carry: the gateway's own credential for it, from the environment. */
 export const DOCS_AUTH = "Bearer docs-upstream-secret";

@@ -4,7 +4,12 @@
  * command line of the stdio server in ./_mcp_stdio_server.ts.
  */
 import { z } from "zod";
-import { ElicitResultSchema, McpServer, ResourceTemplate, WebStandardStreamableHTTPServerTransport } from "./_mcp_sdk.ts";
+import {
+  ElicitResultSchema,
+  McpServer,
+  ResourceTemplate,
+  WebStandardStreamableHTTPServerTransport,
+} from "./_mcp_sdk.ts";
 
 /** The long tool name of the HTTP server: too long for Claude Code once prefixed. */
 export const LONG_TOOL = "summarize_the_whole_knowledge_base_with_every_detail_included";
@@ -44,6 +49,10 @@ function docsServer(seen: string[]): McpServer {
     seen.push(`tools/call ${LONG_TOOL}`);
     return text("summary");
   });
+  server.registerTool("big", { description: "Answers n bytes", inputSchema: { bytes: z.number() } }, ({ bytes }) => {
+    seen.push("tools/call big");
+    return text("y".repeat(bytes));
+  });
   server.registerTool("link", { description: "Links the readme" }, () => {
     seen.push("tools/call link");
     return { content: [{ type: "resource_link" as const, uri: "docs://readme", name: "readme" }] };
@@ -64,7 +73,10 @@ function docsServer(seen: string[]): McpServer {
     seen.push("tools/call ask");
     try {
       await extra.sendRequest(
-        { method: "elicitation/create", params: { message: "Sure?", requestedSchema: { type: "object", properties: {} } } },
+        {
+          method: "elicitation/create",
+          params: { message: "Sure?", requestedSchema: { type: "object", properties: {} } },
+        },
         ElicitResultSchema,
       );
       return text("asked");
@@ -72,14 +84,18 @@ function docsServer(seen: string[]): McpServer {
       return text(`not asked: ${(err as Error).message}`);
     }
   });
-  server.registerTool("slow", { description: "Answers after ms", inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
-    seen.push("tools/call slow");
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      extra.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
-    });
-    return text(extra.signal.aborted ? "cancelled" : "slept");
-  });
+  server.registerTool(
+    "slow",
+    { description: "Answers after ms", inputSchema: { ms: z.number() } },
+    async ({ ms }, extra) => {
+      seen.push("tools/call slow");
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        extra.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      return text(extra.signal.aborted ? "cancelled" : "slept");
+    },
+  );
   server.registerPrompt("greet", { description: "Greets", argsSchema: { name: z.string() } }, ({ name }) => {
     seen.push("prompts/get greet");
     return { messages: [{ role: "user" as const, content: { type: "text" as const, text: `Hello ${name}` } }] };
@@ -119,9 +135,12 @@ export function startMcpHttpServer(): FakeMcpServer {
     let transport = id ? transports.get(id) : undefined;
     if (id && !transport) {
       await req.body?.cancel();
-      return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }), {
-        status: 404,
-      });
+      return new Response(
+        JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }),
+        {
+          status: 404,
+        },
+      );
     }
     if (!transport) {
       const made = new WebStandardStreamableHTTPServerTransport({

@@ -7,10 +7,21 @@ import { McpServer, StdioServerTransport } from "./_mcp_sdk.ts";
 
 const server = new McpServer({ name: "local", version: "1.0.0" });
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
-server.registerTool("echo", { description: "Echoes", inputSchema: { text: z.string() } }, ({ text: value }) => text(value));
-server.registerTool("env", { description: "The environment it runs with" }, () => text(JSON.stringify(Deno.env.toObject())));
+server.registerTool(
+  "echo",
+  { description: "Echoes", inputSchema: { text: z.string() } },
+  ({ text: value }) => text(value),
+);
+server.registerTool(
+  "env",
+  { description: "The environment it runs with" },
+  () => text(JSON.stringify(Deno.env.toObject())),
+);
 server.registerTool("pid", { description: "Its process id" }, () => text(String(Deno.pid)));
-server.registerTool("big", { description: "Answers n bytes", inputSchema: { bytes: z.number() } }, ({ bytes }) =>
-  text("x".repeat(bytes)));
+server.registerTool(
+  "big",
+  { description: "Answers n bytes", inputSchema: { bytes: z.number() } },
+  ({ bytes }) => text("x".repeat(bytes)),
+);
 server.registerTool("exit", { description: "Exits at once" }, () => Deno.exit(3));
 await server.connect(new StdioServerTransport());

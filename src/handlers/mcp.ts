@@ -65,7 +65,9 @@ async function sessionOf(req: Request, ctx: RequestContext, principal: Principal
   }
   const session = await ctx.deps.mcp.sessions.get(id);
   // Another token's session is no session of this caller's: the same answer as for one that does not exist.
-  if (!session || session.token_id !== principal.token.id) return refusal(404, CODES.sessionNotFound, "Session not found");
+  if (!session || session.token_id !== principal.token.id) {
+    return refusal(404, CODES.sessionNotFound, "Session not found");
+  }
   ctx.exchange.mcp!.session = session.id;
   return session;
 }

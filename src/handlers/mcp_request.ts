@@ -7,7 +7,7 @@ import { GatewayError, jsonRpcErrorBody, toGatewayError } from "../core/errors.t
 import type { McpFacts } from "../core/exchange.ts";
 import type { Principal } from "../core/principal.ts";
 import { isObject } from "../core/types.ts";
-import { CODES, errorOf, type Outcome, resultOf, type RpcRequest, type RpcResponse, RpcError } from "../mcp/jsonrpc.ts";
+import { CODES, errorOf, type Outcome, resultOf, RpcError, type RpcRequest, type RpcResponse } from "../mcp/jsonrpc.ts";
 import { listAnswer, type Route, routeOf } from "../mcp/methods.ts";
 import { reply, rpcReply } from "../mcp/reply.ts";
 import type { ClientSession } from "../mcp/sessions.ts";

@@ -10,13 +10,13 @@ import {
   errorOf,
   isNotification,
   isRequest,
+  resultOf,
+  RpcError,
   type RpcId,
   type RpcMessage,
   type RpcNotification,
   type RpcRequest,
   type RpcResponse,
-  RpcError,
-  resultOf,
   toMessage,
 } from "./jsonrpc.ts";
 

@@ -81,7 +81,7 @@ export function createCatalog(
     return found;
   };
 
-  async function list(source: CatalogSource, server: string): Promise<Listing> {
+  async function list(source: CatalogSource): Promise<Listing> {
     const signal = AbortSignal.any([
       AbortSignal.timeout(source.listTimeoutMs),
       ...options.closing ? [options.closing] : [],
@@ -112,7 +112,7 @@ export function createCatalog(
   function refresh(server: string, found: Entry): Promise<Listing> {
     const source = sources.get(server);
     if (!source) return Promise.reject(new RpcError(-32602, `Unknown MCP server "${server}"`));
-    found.refreshing ??= list(source, server).then((listing) => {
+    found.refreshing ??= list(source).then((listing) => {
       found.listing = listing;
       found.failures = 0;
       if (found.health.state !== "up") found.health = { state: "up", since: options.now() };

@@ -6,7 +6,7 @@
 import type { McpServerConfig } from "../core/mcp_config.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { readAnswer } from "./answer.ts";
-import { CODES, type RpcNotification, type RpcRequest, type RpcResponse, RpcError } from "./jsonrpc.ts";
+import { CODES, RpcError, type RpcNotification, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
 
 /** The protocol versions the gateway speaks to its servers, newest first; it asks for the first. */
 export const UPSTREAM_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -120,8 +120,9 @@ export function httpLink(config: McpServerConfig, io: HttpLinkOptions): HttpLink
       handlers: {
         onNotice: options.onNotice,
         // The answer to the server's own request goes back on the same session, whenever it gets there.
-        reply: (answer) => void post(answer, { ...options, signal: AbortSignal.timeout(config.list_timeout_ms) })
-          .then((r) => r.body?.cancel()).catch(() => {}),
+        reply: (answer) =>
+          void post(answer, { ...options, signal: AbortSignal.timeout(config.list_timeout_ms) })
+            .then((r) => r.body?.cancel()).catch(() => {}),
       },
     });
   }

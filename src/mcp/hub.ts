@@ -7,9 +7,9 @@
 import type { Config, McpServerConfig } from "../core/config.ts";
 import type { KvWriter } from "../core/kv_write.ts";
 import type { JsonObject } from "../core/types.ts";
-import { createCatalog, type Catalog, type CatalogSource, type Health } from "./catalog.ts";
+import { type Catalog, type CatalogSource, createCatalog, type Health } from "./catalog.ts";
 import { type HttpLink, httpLink, SessionGone, type UpstreamSession } from "./http_link.ts";
-import { CODES, type RpcNotification, type RpcRequest, type RpcResponse, RpcError } from "./jsonrpc.ts";
+import { CODES, RpcError, type RpcNotification, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
 import { type ClientSession, type SessionStore, sessionStore, type UpstreamRef } from "./sessions.ts";
 import { type LinkState, type StdioLink, stdioLink } from "./stdio_link.ts";
 
@@ -202,18 +202,22 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
     async cancel(session, notification) {
       const id = notification.params?.requestId;
       if (typeof id === "string" || typeof id === "number") running.get(JSON.stringify([session.id, id]))?.abort();
-      await Promise.all(Object.entries(session.upstream).map(([name, ref]) => {
-        const link = links.get(name);
-        return link?.kind === "http"
-          ? link.link.notify(notification, { session: ref, signal: AbortSignal.timeout(5000) })
-          : undefined;
-      }));
+      await Promise.all(
+        Object.entries(session.upstream).map(([name, ref]) => {
+          const link = links.get(name);
+          return link?.kind === "http"
+            ? link.link.notify(notification, { session: ref, signal: AbortSignal.timeout(5000) })
+            : undefined;
+        }),
+      );
     },
     async end(session) {
-      await Promise.all(Object.entries(session.upstream).map(([name, ref]) => {
-        const link = links.get(name);
-        return link?.kind === "http" ? link.link.end(ref, AbortSignal.timeout(5000)) : undefined;
-      }));
+      await Promise.all(
+        Object.entries(session.upstream).map(([name, ref]) => {
+          const link = links.get(name);
+          return link?.kind === "http" ? link.link.end(ref, AbortSignal.timeout(5000)) : undefined;
+        }),
+      );
     },
     views: () =>
       config.mcp_servers.map((server) => {

@@ -73,7 +73,8 @@ export class RpcError extends Error {
     this.name = "RpcError";
     this.code = code;
     this.data = options.data;
-    this.outcome = options.outcome ?? (code === CODES.timeout ? "timeout" : code === CODES.server ? "unavailable" : "invalid");
+    this.outcome = options.outcome ??
+      (code === CODES.timeout ? "timeout" : code === CODES.server ? "unavailable" : "invalid");
   }
 }
 

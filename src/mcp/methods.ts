@@ -8,8 +8,17 @@ import type { McpGrant } from "../core/mcp_config.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import type { Listing } from "./catalog.ts";
 import type { McpHub } from "./hub.ts";
-import { CODES, paramsOf, type RpcRequest, RpcError, stringParam } from "./jsonrpc.ts";
-import { allows, allowsAll, exposedName, exposedUri, grantedServers, type Kind, originalUri, serverOf } from "./names.ts";
+import { CODES, paramsOf, RpcError, type RpcRequest, stringParam } from "./jsonrpc.ts";
+import {
+  allows,
+  allowsAll,
+  exposedName,
+  exposedUri,
+  grantedServers,
+  type Kind,
+  originalUri,
+  serverOf,
+} from "./names.ts";
 
 /** The protocol versions a client may agree with the gateway, newest first (see docs/mcp.md, "Protocol versions"). */
 export const CLIENT_VERSIONS = ["2025-11-25", "2025-06-18"];
@@ -97,7 +106,9 @@ export async function listAnswer(
 /** A content item (of a tool result or a prompt message) with its resource URI made the gateway's. */
 function exposeContent(server: string, item: unknown): unknown {
   if (!isObject(item)) return item;
-  if (item.type === "resource_link" && typeof item.uri === "string") return { ...item, uri: exposedUri(server, item.uri) };
+  if (item.type === "resource_link" && typeof item.uri === "string") {
+    return { ...item, uri: exposedUri(server, item.uri) };
+  }
   if (item.type === "resource" && isObject(item.resource) && typeof item.resource.uri === "string") {
     return { ...item, resource: { ...item.resource, uri: exposedUri(server, item.resource.uri) } };
   }
@@ -129,17 +140,19 @@ async function namedRoute(
     name,
     request: { ...request, params: { ...params, name } },
     finish: kind === "tools"
-      ? (result) => Array.isArray(result.content)
-        ? { ...result, content: result.content.map((item) => exposeContent(server, item)) }
-        : result
-      : (result) => Array.isArray(result.messages)
-        ? {
-          ...result,
-          messages: result.messages.map((message) =>
-            isObject(message) ? { ...message, content: exposeContent(server, message.content) } : message
-          ),
-        }
-        : result,
+      ? (result) =>
+        Array.isArray(result.content)
+          ? { ...result, content: result.content.map((item) => exposeContent(server, item)) }
+          : result
+      : (result) =>
+        Array.isArray(result.messages)
+          ? {
+            ...result,
+            messages: result.messages.map((message) =>
+              isObject(message) ? { ...message, content: exposeContent(server, message.content) } : message
+            ),
+          }
+          : result,
   };
 }
 
@@ -156,14 +169,15 @@ function resourceRoute(hub: McpHub, grant: McpGrant | undefined, request: RpcReq
     server,
     name: uri,
     request: { ...request, params: { ...params, uri } },
-    finish: (result) => Array.isArray(result.contents)
-      ? {
-        ...result,
-        contents: result.contents.map((item) =>
-          isObject(item) && typeof item.uri === "string" ? { ...item, uri: exposedUri(server, item.uri) } : item
-        ),
-      }
-      : result,
+    finish: (result) =>
+      Array.isArray(result.contents)
+        ? {
+          ...result,
+          contents: result.contents.map((item) =>
+            isObject(item) && typeof item.uri === "string" ? { ...item, uri: exposedUri(server, item.uri) } : item
+          ),
+        }
+        : result,
   };
 }
 

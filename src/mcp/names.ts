@@ -71,7 +71,9 @@ function allowance(grant: McpGrant | undefined, server: string, kind: Kind): "*"
 export function allows(grant: McpGrant | undefined, server: string, kind: Kind, name: string): boolean {
   const allowed = allowance(grant, server, kind);
   if (allowed === "*") return true;
-  return allowed.some((entry) => kind === "resources" && entry.endsWith("*") ? name.startsWith(entry.slice(0, -1)) : entry === name);
+  return allowed.some((entry) =>
+    kind === "resources" && entry.endsWith("*") ? name.startsWith(entry.slice(0, -1)) : entry === name
+  );
 }
 
 /** True when the grant gives everything of `kind` on `server` (resource templates are listed only then). */

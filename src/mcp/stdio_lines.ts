@@ -26,16 +26,21 @@ export function backoffMs(failures: number): number {
 export interface Line {
   text: string;
   tooLarge: boolean;
+  /** The end of a line too large: the last bytes it had. */
+  tail?: string;
 }
 
-/** Splits bytes into lines (LF, an optional CR before it dropped); a line past `maxBytes` keeps only its first 4 KB. */
+/** How much of a line too large is kept at each end: enough to find its id. */
+const KEPT = 4096;
+
+/** Splits bytes into lines (LF, an optional CR before it dropped); of a line past `maxBytes` only 4 KB at each end. */
 export function lineSplitter(maxBytes: number): { push(chunk: Uint8Array): Line[] } {
   const decoder = new TextDecoder();
   let parts: Uint8Array[] = [];
   let size = 0;
   let over = false;
   let head = "";
-  const HEAD = 4096;
+  let tail = new Uint8Array(0);
   return {
     push(chunk) {
       const lines: Line[] = [];
@@ -45,14 +50,18 @@ export function lineSplitter(maxBytes: number): { push(chunk: Uint8Array): Line[
         const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
         if (!over && size + piece.byteLength > maxBytes) {
           over = true;
-          head = decoder.decode(joined([...parts, piece]).subarray(0, HEAD));
+          const whole = joined([...parts, piece]);
+          head = decoder.decode(whole.subarray(0, KEPT));
+          tail = whole.slice(-KEPT);
           parts = [];
-        } else if (!over) {
+        } else if (over) {
+          tail = joined([tail, piece]).slice(-KEPT);
+        } else {
           parts.push(piece);
         }
         size += piece.byteLength;
         if (end === -1) break;
-        if (over) lines.push({ text: head, tooLarge: true });
+        if (over) lines.push({ text: head, tooLarge: true, tail: decoder.decode(tail) });
         else {
           const text = decoder.decode(joined(parts));
           lines.push({ text: text.endsWith("\r") ? text.slice(0, -1) : text, tooLarge: false });

@@ -5,10 +5,18 @@
  */
 import type { McpServerConfig } from "../core/mcp_config.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { answerServerRequest, dispatch, parseMessage, tooLarge } from "./answer.ts";
+import { dispatch, parseMessage, tooLarge } from "./answer.ts";
 import { CLIENT_INFO, UPSTREAM_VERSIONS, type UpstreamSession } from "./http_link.ts";
-import { CODES, type RpcId, type RpcMessage, type RpcNotification, type RpcRequest, type RpcResponse, RpcError } from "./jsonrpc.ts";
-import { backoffMs, type LinkState, lineSplitter } from "./stdio_lines.ts";
+import {
+  CODES,
+  RpcError,
+  type RpcId,
+  type RpcMessage,
+  type RpcNotification,
+  type RpcRequest,
+  type RpcResponse,
+} from "./jsonrpc.ts";
+import { backoffMs, lineSplitter, type LinkState } from "./stdio_lines.ts";
 
 /** What the gateway needs of the process it runs. */
 export interface StdioLinkOptions {
@@ -24,7 +32,10 @@ export interface StdioLink {
   /** The process's session, once it is up (started now when it is not running and its backoff is over). */
   session(signal: AbortSignal): Promise<UpstreamSession>;
   /** Sends a request and waits for its response; progress notifications about it go to `onNotice`. */
-  send(request: RpcRequest, options: { signal: AbortSignal; onNotice?(notice: RpcNotification): void }): Promise<RpcResponse>;
+  send(
+    request: RpcRequest,
+    options: { signal: AbortSignal; onNotice?(notice: RpcNotification): void },
+  ): Promise<RpcResponse>;
   state(): LinkState;
   /** Stops the process and any restart. */
   close(): Promise<void>;
@@ -89,14 +100,20 @@ export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): S
         if (/^notifications\/\w+\/list_changed$/.test(notice.method)) options.onListChanged?.();
         const token = notice.method === "notifications/progress" ? notice.params?.progressToken : undefined;
         const call = typeof token === "string" ? pending.get(progress.get(token) ?? -1) : undefined;
-        if (call?.progress) call.onNotice?.({ ...notice, params: { ...notice.params, progressToken: call.progress.theirs } });
+        if (call?.progress) {
+          call.onNotice?.({ ...notice, params: { ...notice.params, progressToken: call.progress.theirs } });
+        }
       },
     });
   }
 
-  /** A line too large to take: its request (found by the id near its start) fails, the rest go on. */
-  function oversized(head: string): void {
-    const id = /"id"\s*:\s*(\d+)/.exec(head)?.[1];
+  /**
+   * A line too large to take: its request fails, the rest go on. Its id is the top-level one, which a serializer
+   * writes first (after `jsonrpc`) or last; the gateway's ids are numbers.
+   */
+  function oversized(head: string, tail: string): void {
+    const id = /^\s*\{(?:\s*"jsonrpc"\s*:\s*"2\.0"\s*,)?\s*"id"\s*:\s*(\d+)/.exec(head)?.[1] ??
+      /"id"\s*:\s*(\d+)\s*\}\s*$/.exec(tail)?.[1];
     const call = id === undefined ? undefined : pending.get(Number(id));
     if (!call) return;
     pending.delete(Number(id));
@@ -108,7 +125,7 @@ export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): S
     try {
       for await (const chunk of stream) {
         for (const line of split.push(chunk)) {
-          if (line.tooLarge) oversized(line.text);
+          if (line.tooLarge) oversized(line.text, line.tail ?? "");
           else {
             const message = parseMessage(line.text);
             if (message) receive(message);
