@@ -17,7 +17,7 @@ import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
 import { createSocketBoard } from "./handlers/socket_board.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
-import { createHub } from "./mcp/hub.ts";
+import { createHub, mcpHealth } from "./mcp/hub.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { loadTracing, tracingEnabled } from "./observe/tracing_switch.ts";
 import { createTransports, type Credentialed } from "./providers/mod.ts";
@@ -115,6 +115,15 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   const health = createHealthBoard(config.routing, () => now().getTime());
   const layout = deploymentsByUpstream(config);
   const sockets = createSocketBoard();
+  const mcp = createHub(config, {
+    env: options.env,
+    fetch: options.fetch ?? globalThis.fetch,
+    log: options.log,
+    now: () => now().getTime(),
+    kv: store.kv,
+    writes: store.writes,
+    closing: options.closing,
+  });
   const metrics = createMetrics({
     openSockets: () => sockets.count(),
     models: table.models.keys(),
@@ -124,6 +133,8 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     limitShares: () => operator.limiter.stats(),
     kvCalls: store.kvCalls,
     authThrottled: () => operator.guard.refusals(),
+    mcpServers: config.mcp_servers.map((server) => server.name),
+    mcpHealth: () => mcpHealth(mcp),
   });
   const deps: Deps = {
     config,
@@ -165,15 +176,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
       now: () => now().getTime(),
     }),
     sockets,
-    mcp: createHub(config, {
-      env: options.env,
-      fetch: options.fetch ?? globalThis.fetch,
-      log: options.log,
-      now: () => now().getTime(),
-      kv: store.kv,
-      writes: store.writes,
-      closing: options.closing,
-    }),
+    mcp,
   };
   const oidc = config.auth.oidc;
   if (oidc && operator.oidc) {

@@ -62,7 +62,7 @@ const Since = z.union([Day, z.string().regex(/^[1-9]\d{0,4}[smhdw]$/)], {
 /** GET /admin/usage query. */
 export const UsageQuery = z.strictObject({
   /** "owner" sums each person's tokens (tokens without an owner are left out). */
-  by: z.enum(["token", "owner", "group", "model", "session", "day"]).default("token"),
+  by: z.enum(["token", "owner", "group", "model", "session", "server", "tool", "day"]).default("token"),
   since: Since.default("7d"),
   until: Day.optional(),
   name: KeyText.optional(),

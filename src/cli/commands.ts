@@ -100,12 +100,14 @@ Each call made with a key to the admin API is recorded in the audit trail under 
 Every change made through the admin API, the console or the CLI: when, who ("admin key", "cli", or an operator
 key's name), from where, the action, its target and the fields it changed. Kept audit.days days (default 365).
 Changes made with this CLI are recorded as actor "cli".`,
-  usage: `Usage: modelgate usage [--by token|owner|group|model|session|day] [--since 7d|YYYY-MM-DD]
+  usage: `Usage: modelgate usage [--by token|owner|group|model|session|server|tool|day] [--since 7d|YYYY-MM-DD]
                       [--until YYYY-MM-DD] [--name KEY] [--json]
        modelgate usage log [--token ID] [--owner EMAIL] [--group G] [--model M] [--session S] [--status N]
                       [--upstream U] [--affinity kept|made|moved] [--since 1h] [--limit 100] [--json]
 
 --by owner adds up each person's tokens (tokens without an owner are left out).
+--by server and --by tool count the calls of MCP tools through /mcp (TOOL_CALLS, TOOL_ERRORS), per server and
+per server/tool.
 
 Totals are per UTC day and written about once a second; the log keeps the last usage.request_log_days days.
 COST is in the config's currency at each deployment's price; UNPRICED counts requests whose deployment has none.`,

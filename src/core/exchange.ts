@@ -114,6 +114,31 @@ export interface ExchangeTrace {
   waiting(ms: number): void;
   /** A whole answer that will be served, in the upstream's protocol (read at once, not kept). */
   answered(body: JsonObject): void;
+  /** Runs one call through /mcp to a server under its span (the MCP conventions' client span). */
+  mcp?<T extends McpAnswer>(call: McpCallTrace, run: () => Promise<T>): Promise<T>;
+}
+
+/** One call through /mcp as its span describes it. */
+export interface McpCallTrace {
+  /** tools/call, prompts/get or resources/read. */
+  method: string;
+  server: string;
+  /** The tool or prompt, under its own name; for resources/read, the resource's own URI. */
+  target: string;
+  /** The JSON-RPC id the client gave the request. */
+  requestId: string | number;
+  /** The client's session with the gateway. */
+  session: string;
+  /** How the gateway reaches the server. */
+  transport: "http" | "stdio";
+  /** The request's params (a tool's arguments among them), read only when content is captured. */
+  params: JsonObject;
+}
+
+/** What a server answered a call with, as the span reads it. */
+export interface McpAnswer {
+  result?: JsonObject;
+  error?: { code: number; message: string };
 }
 
 /** Something that watches exchanges. Every method is optional. */

@@ -8,6 +8,7 @@ import type { McpFacts } from "../core/exchange.ts";
 import type { Principal } from "../core/principal.ts";
 import { isObject } from "../core/types.ts";
 import { CODES, errorOf, type Outcome, resultOf, RpcError, type RpcRequest, type RpcResponse } from "../mcp/jsonrpc.ts";
+import type { CallOptions } from "../mcp/hub.ts";
 import { listAnswer, type Route, routeOf } from "../mcp/methods.ts";
 import { reply, rpcReply } from "../mcp/reply.ts";
 import type { ClientSession } from "../mcp/sessions.ts";
@@ -70,8 +71,24 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): 
   req.signal.addEventListener("abort", leave, { once: true });
   const forget = hub.track(call.session, call.request.id, stop);
   let endExchange: (() => void) | undefined;
-  const run = (onNotice: Parameters<typeof hub.call>[3]["onNotice"]) =>
-    hub.call(route.server, call.session, route.request, { signal: stop.signal, onNotice }).then(
+  const trace = ctx.exchange.trace;
+  const transport = hub.servers.find((server) => server.name === route.server)?.url ? "http" : "stdio";
+  const send = (onNotice: CallOptions["onNotice"]) => {
+    const sent = () => hub.call(route.server, call.session, route.request, { signal: stop.signal, onNotice });
+    if (!trace?.mcp) return sent();
+    const span = {
+      method: call.request.method,
+      server: route.server,
+      target: route.name,
+      requestId: call.request.id,
+      session: call.session.id,
+      transport,
+      params: route.request.params ?? {},
+    } as const;
+    return trace.mcp(span, sent);
+  };
+  const run = (onNotice: CallOptions["onNotice"]) =>
+    send(onNotice).then(
       (response) => {
         facts.outcome = outcomeOf(response);
         return response.result ? resultOf(call.request.id, route.finish(response.result)) : response;

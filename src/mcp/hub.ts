@@ -67,6 +67,13 @@ function timedOut(config: McpServerConfig): RpcError {
   return new RpcError(CODES.timeout, `MCP server "${config.name}" did not answer within ${config.timeout_ms} ms`);
 }
 
+/** Each server's health as the metrics show it: up or not, for the servers asked at least once. */
+export function mcpHealth(hub: McpHub): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const view of hub.views()) if (view.health.state !== "unknown") out.set(view.name, view.health.state === "up");
+  return out;
+}
+
 /** Builds the hub of `config.mcp_servers`. */
 export function createHub(config: Config, options: McpHubOptions): McpHub {
   const configs = new Map(config.mcp_servers.map((server) => [server.name, server]));

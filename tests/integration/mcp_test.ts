@@ -44,7 +44,7 @@ Deno.test("a name too long for Claude Code is shortened, stays unique, and still
   const client = await mcp.connect(mcp.tokens.all);
   const names = (await client.listTools()).tools.map((tool) => tool.name);
   const long = names.find((name) => name.startsWith("docs_summarize"));
-  assert.ok(long && long.length <= 48 && /^[A-Za-z0-9_-]+$/.test(long), long);
+  assert.ok(long && long.length <= 48 && /^[A-Za-z0-9_-]+$/.test(long), String(long));
   assert.ok(`mcp__modelgate__${long}`.length <= 64);
   assert.equal(new Set(names).size, names.length);
   assert.equal(textOf(await client.callTool({ name: long, arguments: {} })), "summary");
