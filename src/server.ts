@@ -27,7 +27,7 @@ import { createPinTable } from "./relay/pins.ts";
 import { relayWatchdog, sleep } from "./relay/relay.ts";
 import { createRetryBudget } from "./relay/retry_budget.ts";
 import { buildRouteTable, deploymentsByUpstream } from "./relay/routing.ts";
-import { type KvOpenIo, logSettings, openKvStore } from "./runtime.ts";
+import { type KvOpenIo, logSettings, onDeploy, openKvStore, type ProcessNeeds } from "./runtime.ts";
 
 /** How long a large body waits for room in the in-flight budget before its 503. */
 const BODY_BUDGET_WAIT_MS = 2000;
@@ -48,7 +48,7 @@ export interface WorkerRole {
   /** The worker's number, from 1; every log line carries it as `worker`. */
   index: number;
   /** Resolves with the port to listen on (undefined: the config's) once every worker has its KV open. */
-  ready(): Promise<number | undefined>;
+  ready(needs: ProcessNeeds): Promise<number | undefined>;
   listening(address: { hostname: string; port: number; source: string }): void;
   /** Takes the gateway's stop, which the supervisor calls on SIGINT/SIGTERM. */
   onStop(stop: () => void): void;
@@ -203,6 +203,20 @@ export function publicHostsWarning(config: Config, adminKey: string | undefined)
     "host name; list the names they are reached by in public_hosts";
 }
 
+/**
+ * True when the config has stdio MCP servers, which the gateway starts as programs; throws on Deno Deploy, which runs
+ * no programs: such a server must be given a `url` there.
+ */
+export function mcpCommands(config: Config, env: (name: string) => string | undefined): boolean {
+  const stdio = config.mcp_servers.filter((server) => server.command);
+  if (stdio.length > 0 && onDeploy(env)) {
+    throw new Error(
+      `mcp_servers "${stdio[0].name}" is a stdio server (command), which cannot run on Deno Deploy: give it a url`,
+    );
+  }
+  return stdio.length > 0;
+}
+
 /** Runs the gateway until SIGINT/SIGTERM (or its supervisor's stop, as a worker); returns the exit code. */
 export async function serve(configFlag: string | undefined, io: ServeIo): Promise<number> {
   const { worker } = io;
@@ -216,7 +230,9 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   const lines = batchedWriter((text) => console.log(text));
   const logger = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
   const log = worker ? (line: Record<string, unknown>) => logger({ worker: worker.index, ...line }) : logger;
-  const store = await openKvStore(config.kv_path, source, { ...io, log });
+  // A stdio MCP server is a program the gateway starts: the process keeps the permission to start programs only then.
+  const needs: ProcessNeeds = { run: mcpCommands(config, io.env) };
+  const store = await openKvStore(config.kv_path, source, { ...io, log, onKvOpen: () => io.onKvOpen?.(needs) });
   await seedGroups(store, config.groups);
   const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date(), { writes: store.writes });
   const closing = new AbortController();
@@ -245,7 +261,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
     firstServed,
     sealer,
   });
-  const port = worker ? await worker.ready() ?? config.listen.port : config.listen.port;
+  const port = worker ? await worker.ready(needs) ?? config.listen.port : config.listen.port;
   // A shared port would also take in another gateway started on it by mistake, and split its traffic silently: the
   // first worker makes sure nothing holds the port (a plain bind fails beside any listener) before the workers share it.
   if (worker?.index === 1 && port !== 0) Deno.listen({ hostname: config.listen.host, port }).close();

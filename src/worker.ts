@@ -33,8 +33,8 @@ async function run(
       worker: {
         index: start.index,
         sealerSecret: start.sealerSecret,
-        ready: () => {
-          post({ type: "ready" });
+        ready: (needs) => {
+          post({ type: "ready", needs });
           return listen;
         },
         listening: (address) => post({ type: "listening", ...address }),

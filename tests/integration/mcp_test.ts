@@ -127,3 +127,31 @@ Deno.test("/mcp refuses a request without a valid token with 401, and no OAuth c
   }
   assert.deepEqual(mcp.docs.seen, []);
 });
+
+Deno.test("a grant made through the admin API reaches the group's tokens; a grant of an unknown server is refused", async () => {
+  await using mcp = await startMcpGateway({ admin: true });
+  const created = await mcp.gateway.admin("POST", "/admin/groups", {
+    name: "made",
+    listing: "anthropic",
+    models: ["claude-test"],
+    mcp: { docs: ["search"] },
+  });
+  assert.equal(created.status, 201, await created.clone().text());
+  await created.body?.cancel();
+  const token = (await mcp.gateway.store.createToken({ group: "made" })).secret;
+  const client = await mcp.connect(token);
+  assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ["docs_search"]);
+  const widened = await mcp.gateway.admin("PATCH", "/admin/groups/made", { mcp: { docs: "*", local: ["echo"] } });
+  assert.equal(widened.status, 200);
+  await widened.body?.cancel();
+  // The token cache sees the change at its next check of the version key.
+  await mcp.gateway.deps.operator.credentials.refreshed();
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  assert.ok(
+    names.includes("docs_secret") && names.includes("local_echo") && !names.includes("local_env"),
+    String(names),
+  );
+  const bad = await mcp.gateway.admin("PATCH", "/admin/groups/made", { mcp: { wiki: "*" } });
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).error.message, /mcp\.wiki: no MCP server "wiki" in mcp_servers/);
+});
