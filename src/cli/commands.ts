@@ -42,12 +42,14 @@ line of its own, and waits while you confirm the code there (Ctrl-C stops). The 
 token, in --group G when the rules allow it (else the first group they allow), named --name N; it is kept in
 $XDG_CONFIG_HOME/modelgate/credentials.json (else ~/.config/modelgate/credentials.json), readable by you only.
 Signing in again replaces the login and revokes its earlier token.`,
-  run: `Usage: modelgate run -- COMMAND [ARGS...]
+  run: `Usage: modelgate run [--no-mcp] -- COMMAND [ARGS...]
 
 Runs COMMAND with the saved login: ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN (Claude Code, the Anthropic SDK),
 OPENAI_BASE_URL (ending in /v1) and OPENAI_API_KEY (the OpenAI SDK and compatible tools) are set, ANTHROPIC_API_KEY
-is left out, and Codex is given the gateway as its model provider (codex -c ... flags). Signals reach the command,
-and its exit code is modelgate's. Example: modelgate run -- claude`,
+is left out, and Codex is given the gateway as its model provider (codex -c ... flags). Claude Code and Codex also get
+the gateway's MCP endpoint as the server "modelgate" (claude --mcp-config, codex -c mcp_servers...), the token read
+from those variables; --no-mcp leaves it out. Signals reach the command, and its exit code is modelgate's.
+Example: modelgate run -- claude`,
   logout: `Usage: modelgate logout
 
 Revokes the saved login's token at its gateway and deletes the credentials file.`,
