@@ -17,7 +17,7 @@ import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
 import { createSocketBoard } from "./handlers/socket_board.ts";
 import { accessLog, batchedWriter, createLogger } from "./observe/log.ts";
-import { createHub, mcpHealth } from "./mcp/hub.ts";
+import { createHub, mcpHealth, mcpWarnings } from "./mcp/hub.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { loadTracing, tracingEnabled } from "./observe/tracing_switch.ts";
 import { createTransports, type Credentialed } from "./providers/mod.ts";
@@ -249,6 +249,7 @@ export async function serve(configFlag: string | undefined, io: ServeIo): Promis
   for (const [name, { problem }] of transports) {
     if (problem) warn(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
+  for (const warning of mcpWarnings(config, io.env)) warn(warning);
   // Off, no observer is made, no request sees a trace and the tracing code is never loaded.
   const tracing = await loadTracing(io.env, config.currency);
   const deps = buildDeps(config, store, {

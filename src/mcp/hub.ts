@@ -74,6 +74,16 @@ export function mcpHealth(hub: McpHub): Map<string, boolean> {
   return out;
 }
 
+/** What the start warns of: a server's header or environment variable that is unset, so it is not sent. */
+export function mcpWarnings(config: Config, env: (name: string) => string | undefined): string[] {
+  return config.mcp_servers.flatMap((server) => {
+    const named = Object.values(server.url ? server.headers ?? {} : server.env ?? {});
+    return named.filter((variable) => !env(variable)).map((variable) =>
+      `warning: MCP server "${server.name}" names ${variable}, which is not set; it goes without it`
+    );
+  });
+}
+
 /** Builds the hub of `config.mcp_servers`. */
 export function createHub(config: Config, options: McpHubOptions): McpHub {
   const configs = new Map(config.mcp_servers.map((server) => [server.name, server]));
@@ -166,19 +176,24 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
     if (!server || !link) throw new RpcError(CODES.invalidParams, `Unknown MCP server "${name}"`);
     const timer = AbortSignal.timeout(server.timeout_ms);
     const signal = AbortSignal.any([call.signal, timer]);
+    // A list change is the gateway's to act on (its listings are asked again), not the client's: clients re-list.
+    const onNotice = (notice: RpcNotification) => {
+      if (/^notifications\/\w+\/list_changed$/.test(notice.method)) catalog.invalidate(name);
+      else call.onNotice?.(notice);
+    };
     let ref: UpstreamRef | undefined;
     try {
       if (link.kind === "stdio") {
         await link.link.session(signal);
-        return await link.link.send(request, { signal, onNotice: call.onNotice });
+        return await link.link.send(request, { signal, onNotice });
       }
       ref = await upstreamOf(name, link.link, session, signal);
       try {
-        return await link.link.send(request, { session: ref, signal, onNotice: call.onNotice });
+        return await link.link.send(request, { session: ref, signal, onNotice });
       } catch (err) {
         if (!(err instanceof SessionGone)) throw err;
         ref = await upstreamOf(name, link.link, session, signal, ref);
-        return await link.link.send(request, { session: ref, signal, onNotice: call.onNotice });
+        return await link.link.send(request, { session: ref, signal, onNotice });
       }
     } catch (err) {
       if (!signal.aborted) throw err;

@@ -10,6 +10,7 @@ import { allows, allowsAll, exposedName, exposedUri, originalUri, serverOf } fro
 import { backoffMs, lineSplitter } from "../../src/mcp/stdio_lines.ts";
 import { serverEnvironment } from "../../src/mcp/stdio_link.ts";
 import { mcpCommands } from "../../src/server.ts";
+import { mcpWarnings } from "../../src/mcp/hub.ts";
 
 const BASE = `upstreams:
   - { name: a, protocol: anthropic, base_url: "https://api.example.test/v1", api_key_env: KEY, models: [m] }
@@ -113,6 +114,15 @@ Deno.test("serverEnvironment() is exactly the variables the config names, valued
   );
   const env: Record<string, string> = { GH_TOKEN: "gh-1", PATH: "/bin", MODELGATE_ADMIN_KEY: "admin", KEY: "up" };
   assert.deepEqual(serverEnvironment(config.mcp_servers[1], (name) => env[name]), { TOKEN: "gh-1", PATH: "/bin" });
+});
+
+Deno.test("mcpWarnings() names each header or environment variable a server is to get that is not set", () => {
+  const config = parseConfig(BASE + '  - { name: local, command: ["srv"], env: { TOKEN: GH_TOKEN } }\n', "c");
+  assert.deepEqual(mcpWarnings(config, () => undefined), [
+    'warning: MCP server "docs" names DOCS_TOKEN, which is not set; it goes without it',
+    'warning: MCP server "local" names GH_TOKEN, which is not set; it goes without it',
+  ]);
+  assert.deepEqual(mcpWarnings(config, () => "set"), []);
 });
 
 Deno.test("exposedName() prefixes the server, and shortens a long or odd name with a tag that keeps it unique", () => {
