@@ -98,13 +98,21 @@ function toolsTable(c: ConsoleRequest, groups: Group[]): Html {
   );
 }
 
+/** A grant as words: everything, or each kind's names (a tool list alone gives tools only). */
+function grantText(grant: NonNullable<Group["mcp"]>[string]): string {
+  const list = (allowed: "*" | string[] | undefined) => allowed === "*" ? "all" : allowed?.join(", ") || "none";
+  if (grant === "*") return "everything";
+  if (Array.isArray(grant)) return `tools: ${list(grant)}`;
+  return `tools: ${list(grant.tools)} · prompts: ${list(grant.prompts)} · resources: ${list(grant.resources)}`;
+}
+
 function grantsTable(groups: Group[]): Html {
   const rows = groups.filter((group) => group.mcp && Object.keys(group.mcp).length > 0).map((group) =>
     html`
       <tr>
         <td><strong>${group.name}</strong></td>
         <td class="wrap">${Object.entries(group.mcp!).map(([server, grant]) =>
-          html`<div><span class="model">${server}</span> <code>${JSON.stringify(grant)}</code></div>`
+          html`<div><span class="model">${server}</span> ${grantText(grant)}</div>`
         )}</td>
       </tr>
     `

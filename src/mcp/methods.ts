@@ -126,15 +126,16 @@ async function namedRoute(
   const params = paramsOf(request);
   const exposed = stringParam(params, "name");
   const what = kind === "tools" ? "tool" : "prompt";
-  const unknown = new RpcError(CODES.invalidParams, `Unknown ${what}: ${exposed}`, { outcome: "refused" });
+  // Made only when thrown: an Error captures its stack, which every call would pay for.
+  const unknown = () => new RpcError(CODES.invalidParams, `Unknown ${what}: ${exposed}`, { outcome: "refused" });
   const server = serverOf(exposed);
-  if (!server || !servers(hub, grant).includes(server)) throw unknown;
+  if (!server || !servers(hub, grant).includes(server)) throw unknown();
   const listing = await hub.catalog.listing(server);
   const found = listing[kind].find((item) =>
     typeof item.name === "string" && exposedName(server, item.name, maxLength) === exposed
   );
   const name = found?.name as string | undefined;
-  if (name === undefined || !allows(grant, server, kind, name)) throw unknown;
+  if (name === undefined || !allows(grant, server, kind, name)) throw unknown();
   return {
     server,
     name,

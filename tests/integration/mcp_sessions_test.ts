@@ -51,9 +51,11 @@ Deno.test("a session opened on one instance goes on on another, on the same sess
     // server opened three in all, one per instance for its listings and the client's.
     assert.ok(docsSession && upstream.filter((id) => id === docsSession).length >= 3);
     assert.equal(docs.sessions.opened, 3);
-    // Ended on the second instance, it is gone for the first as well.
+    // Ended on the second instance, it is gone from KV, so for the first as well (once its copy of the record, kept
+    // two seconds, is out of date).
     await onSecond.terminateSession();
-    assert.equal(await first.deps.mcp.sessions.get(sessionId), null);
+    assert.equal((await kv.get(["mcp_session", sessionId])).value, null);
+    assert.equal(await second.deps.mcp.sessions.get(sessionId), null);
     assert.equal(docs.sessions.deleted, 1);
     await client.close();
     await resumed.close();
