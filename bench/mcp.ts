@@ -7,7 +7,7 @@
 import { type ProcessSet, readCpuMs } from "./processes.ts";
 import { percentile } from "./report.ts";
 import type { Service } from "./setup.ts";
-import { parseWrkOutput, wrkArgs, type WrkResult } from "./wrk.ts";
+import { luaString, parseWrkOutput, WRK_SUMMARY, wrkArgs, type WrkResult } from "./wrk.ts";
 
 /** One side's runs at one concurrency. */
 export interface McpSide {
@@ -83,13 +83,6 @@ function callBody(tool: string, id: number | string): string {
   });
 }
 
-/** A Lua long string that cannot be closed by anything inside `text`. */
-function luaString(text: string): string {
-  let level = "";
-  while (text.includes(`]${level}]`)) level += "=";
-  return `[${level}[${text}]${level}]`;
-}
-
 /**
  * The wrk script: a POST per call, each with an id of its own (a session's requests may not share one), and the
  * summary line that wrk.ts reads.
@@ -105,14 +98,7 @@ export function mcpWrkScript(tool: string, requestHeaders: Record<string, string
     `request = function() n = n + 1; return wrk.format(nil, nil, nil, ${luaString(head)} .. n .. ${
       luaString(tail)
     }) end`,
-    `done = function(summary, latency, requests)`,
-    `  local e = summary.errors`,
-    `  io.write(string.format('BENCH_RESULT {"requests":%d,"duration_us":%d,' ..`,
-    `    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..`,
-    `    '"latency_us":{"p50":%.1f,"p90":%.1f,"p99":%.1f,"max":%.1f,"mean":%.2f}}\\n',`,
-    `    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,`,
-    `    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))`,
-    `end`,
+    ...WRK_SUMMARY,
   );
   return lines.join("\n") + "\n";
 }
