@@ -35,15 +35,25 @@ mcp_servers:
     timeout_ms: 3000${extra}
   - name: local
     command: ${JSON.stringify(stdioCommand())}
-    env: { HOME: HOME, GREETING: GREETING }
+    env: { HOME: HOME, GREETING: GREETING, DENO_DIR: DENO_DIR }
     list_timeout_ms: 20000
     timeout_ms: 20000${extra}
 `;
 }
 
-/** The environment of the MCP test gateway: the docs credential, and what the stdio server is given. */
+/**
+ * The environment of the MCP test gateway: the docs credential, and what the stdio server is given (its Deno finds the
+ * module cache under HOME, or in DENO_DIR when the tests run with one).
+ */
 export function mcpEnv(): Record<string, string> {
-  return { DOCS_AUTH, HOME: Deno.env.get("HOME") ?? "/root", GREETING: "hello", MODELGATE_SECRET_OF_ITS_OWN: "sk-own" };
+  const denoDir = Deno.env.get("DENO_DIR");
+  return {
+    DOCS_AUTH,
+    HOME: Deno.env.get("HOME") ?? "/root",
+    GREETING: "hello",
+    MODELGATE_SECRET_OF_ITS_OWN: "sk-own",
+    ...denoDir ? { DENO_DIR: denoDir } : {},
+  };
 }
 
 /** The test MCP gateway: the docs server, the gateway, and a token per MCP group. */

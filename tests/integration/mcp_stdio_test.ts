@@ -18,7 +18,8 @@ Deno.test("a stdio server's environment is exactly what its config names, and ho
   // The test server's own Deno adds its Node shims to what it was started with; nothing else is there.
   const ownShims = (name: string) =>
     name === "DENO_NODE_SHIM_ACTIVE" || (name === "PATH" && /node_compat_bin$/.test(env.PATH));
-  assert.deepEqual(Object.keys(env).filter((name) => !ownShims(name)).sort(), ["GREETING", "HOME"]);
+  const named = ["GREETING", "HOME", ...Deno.env.get("DENO_DIR") ? ["DENO_DIR"] : []].sort();
+  assert.deepEqual(Object.keys(env).filter((name) => !ownShims(name)).sort(), named);
   assert.equal(env.GREETING, "hello");
   assert.equal(env.HOME, Deno.env.get("HOME") ?? "/root");
   const text = JSON.stringify(env);
