@@ -23,8 +23,8 @@ export interface FakeMcpServer extends AsyncDisposable {
   headers: Headers[];
   /** Sessions it opened, and those a client ended with DELETE. */
   sessions: { opened: number; deleted: number };
-  /** `down` answers 503 to everything; `hang` never answers. */
-  mode: "ok" | "down" | "hang";
+  /** `down` answers 503 to everything; `hang` never answers; `redirect` sends every request elsewhere. */
+  mode: "ok" | "down" | "hang" | "redirect";
   /** Forgets every session, as a restarted server would. */
   forgetSessions(): void;
 }
@@ -129,6 +129,7 @@ export function startMcpHttpServer(): FakeMcpServer {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     headers.push(req.headers);
     if (state.mode === "down") return new Response("down", { status: 503 });
+    if (state.mode === "redirect") return Response.redirect("http://127.0.0.1:9/elsewhere", 307);
     if (state.mode === "hang") await new Promise((resolve) => req.signal.addEventListener("abort", resolve));
     const id = req.headers.get("mcp-session-id");
     if (req.method === "DELETE" && id && transports.has(id)) counts.deleted++;

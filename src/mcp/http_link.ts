@@ -90,6 +90,8 @@ export function httpLink(config: McpServerConfig, io: HttpLinkOptions): HttpLink
         headers: headersFor(options.session),
         body: JSON.stringify(body),
         signal: options.signal,
+        // A redirect would take the server's credentials elsewhere: it is an error, never followed.
+        redirect: "manual",
       });
     } catch (err) {
       if (options.signal.aborted) throw options.signal.reason ?? err;
@@ -168,7 +170,12 @@ export function httpLink(config: McpServerConfig, io: HttpLinkOptions): HttpLink
     async end(session, signal) {
       if (!session.id) return;
       try {
-        const response = await io.fetch(url, { method: "DELETE", headers: headersFor(session), signal });
+        const response = await io.fetch(url, {
+          method: "DELETE",
+          headers: headersFor(session),
+          signal,
+          redirect: "manual",
+        });
         await response.body?.cancel();
       } catch {
         // The server forgets the session on its own in the end.

@@ -85,3 +85,12 @@ Deno.test("a server that forgot the client's session gets a new one, and the cal
   mcp.docs.forgetSessions();
   assert.equal(textOf(await client.callTool({ name: "docs_search", arguments: { query: "b" } })), "found: b");
 });
+
+Deno.test("a server that redirects is not followed: its credentials go nowhere else, and it counts as down", async () => {
+  await using mcp = await startMcpGateway();
+  const client = await mcp.connect(mcp.tokens.all);
+  mcp.docs.mode = "redirect";
+  const err = await client.callTool({ name: "docs_search", arguments: { query: "q" } }).catch((e) => e);
+  assert.ok(err instanceof McpError);
+  assert.match(err.message, /MCP server "docs" answered HTTP 307/);
+});
