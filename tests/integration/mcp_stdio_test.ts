@@ -42,3 +42,15 @@ Deno.test("a stdio server that exits is started again, and its next call is serv
   assert.equal(view.process?.restarts, 1);
   assert.ok(mcp.gateway.logs.some((line) => line.event === "mcp_server_exited" && line.server === "local"));
 });
+
+Deno.test("a stdio server's progress reaches the client that asked, under its own token", async () => {
+  await using mcp = await startMcpGateway();
+  const client = await mcp.connect(mcp.tokens.all);
+  const seen: number[] = [];
+  const result = await client.callTool({ name: "local_progress", arguments: {} }, undefined, {
+    onprogress: (progress) => void seen.push(progress.progress),
+  });
+  assert.deepEqual(seen, [1, 2]);
+  // The server was given a token of the gateway's, not the client's.
+  assert.match(textOf(result), /^done, token "p\d+"$/);
+});
