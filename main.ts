@@ -1,7 +1,7 @@
 /** @module The modelgate command line: `deno task start` runs `serve`, `deno task cli ...` the rest. */
 import { parseArgs } from "./src/cli/args.ts";
 import { runCli } from "./src/cli/commands.ts";
-import { defaultArgs, dropRunPermission, dropWritePermission } from "./src/runtime.ts";
+import { defaultArgs, dropRunPermission, dropWritePermission, type ProcessNeeds } from "./src/runtime.ts";
 
 const encoder = new TextEncoder();
 
@@ -20,10 +20,10 @@ if (import.meta.main) {
     err: (text: string) => console.error(text),
     env: (name: string) => Deno.env.get(name),
     // The tasks may write anywhere so that any KV location works; once the KV is open, the process writes nothing else,
-    // and starts no program (only `run` does, and it opens no KV).
-    onKvOpen: () => {
+    // and starts no program (only `run` does, and it opens no KV), unless the gateway runs stdio MCP servers.
+    onKvOpen: (needs?: ProcessNeeds) => {
       dropWritePermission();
-      dropRunPermission();
+      if (!needs?.run) dropRunPermission();
     },
   };
   let serving = false;

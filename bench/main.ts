@@ -8,6 +8,7 @@ import { measureBodies } from "./bodies.ts";
 import { JS_RELAY_CASE_NAMES } from "./options.ts";
 import { CASES, prepareGateway, probe, ROOT, startFloor, startGateway, startUpstream } from "./setup.ts";
 import { measure } from "./run.ts";
+import { MCP_CONCURRENCY, mcpSeconds, mcpTable, measureMcp, startMcpServer } from "./mcp.ts";
 import { toolLoop, toolLoopTable } from "./tool_loop.ts";
 import { measureWorkers, workersSeconds, workersTable } from "./workers.ts";
 
@@ -48,7 +49,8 @@ async function main(): Promise<number> {
       ? "Pinning: on (fake upstream, wrk and this runner on core 0; gateway and floor proxy on core 1)"
       : `Pinning: off (${options.pin ? "taskset or a second core is missing" : "--no-pin"})`,
   );
-  const budget = estimateSeconds(options, cases) + workersSeconds(options);
+  const mcpTiming = { seconds: options.duration, warmup: options.warmup, repeats: options.repeats };
+  const budget = estimateSeconds(options, cases) + workersSeconds(options) + mcpSeconds(mcpTiming);
   console.log(
     `Time budget: at most about ${Math.round(budget)} s; the run stops itself after ${Math.round(budget * 2)} s`,
   );
@@ -82,7 +84,8 @@ async function main(): Promise<number> {
   const machineBefore = await readMachineStat();
   try {
     const upstream = await startUpstream(processes);
-    const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port));
+    const mcpServer = await startMcpServer(processes, ROOT);
+    const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port), mcpServer.url);
     const gateway = await startGateway(processes, { dir, config, profileDir: options.profileDir });
     const floor = options.floor ? await startFloor(processes, upstream.url) : undefined;
     const jsRelay = options.floor && cases.some((c) => JS_RELAY_CASE_NAMES.includes(c.name))
@@ -145,6 +148,10 @@ async function main(): Promise<number> {
         }),
       );
     }
+    const mcp = await measureMcp(
+      { processes, dir, server: mcpServer, gateway: serving.gateway, token },
+      { ...mcpTiming, concurrency: MCP_CONCURRENCY },
+    );
     // A graceful stop, so that --cpu-prof writes its profile.
     await processes.stop(serving.gateway.process);
     const workers = await measureWorkers({ processes, pinned, dir, options });
@@ -154,7 +161,7 @@ async function main(): Promise<number> {
       (machineAfter.totalTicks - machineBefore.totalTicks);
     console.log(
       `\n${
-        [result.text, ...toolLoopTable(loop), ...workersTable(workers)].join("\n")
+        [result.text, ...toolLoopTable(loop), ...mcpTable(mcp), ...workersTable(workers)].join("\n")
       }\n\nRun took ${seconds} s; load average before ${loadBefore.join(" ")}, after ${
         Deno.loadavg().join(" ")
       }; CPU time taken by the hypervisor (steal) ${
@@ -182,6 +189,7 @@ async function main(): Promise<number> {
       options,
       ...result.json,
       toolLoop: loop,
+      mcp,
       workers,
     };
     await Deno.writeTextFile(out, JSON.stringify(json, null, 2) + "\n");

@@ -133,9 +133,11 @@ export const EVENTS_PER_STREAM: Record<string, number> = Object.fromEntries(
 export const PACED_TARGET: Target = { path: "/v1/messages", body: messagesBody(PACED_MODEL, true) };
 
 /** The gateway config: both upstream protocols on the fake upstream, one group with a model of each. */
-export function gatewayConfig(upstreamPort: number, kvPath: string): string {
+export function gatewayConfig(upstreamPort: number, kvPath: string, mcpUrl?: string): string {
   const base = `http://127.0.0.1:${upstreamPort}/v1`;
-  return `listen: { host: 127.0.0.1, port: 0 }
+  // The MCP bench's server, when there is one, and the bench group's grant of it.
+  const mcp = mcpUrl ? `mcp_servers:\n  - { name: bench, url: "${mcpUrl}" }\n` : "";
+  return `${mcp}listen: { host: 127.0.0.1, port: 0 }
 kv_path: ${JSON.stringify(kvPath)}
 upstreams:
   - name: bench-anthropic
@@ -153,7 +155,7 @@ groups:
   - name: bench
     listing: anthropic
     models: [bench-claude, bench-gpt, bench-codex, ${LONG_MODEL}, ${PACED_MODEL}, ${LARGE_MODEL}]
-`;
+${mcpUrl ? '    mcp: { bench: "*" }\n' : ""}`;
 }
 
 /** A running process that serves HTTP on loopback. */
@@ -220,10 +222,14 @@ function gatewayEnv(dir: string): Record<string, string> {
   return { MODELGATE_KV: `${dir}/bench.kv`, BENCH_UPSTREAM_KEY: "bench-upstream-key", NO_COLOR: "1" };
 }
 
-/** Writes the config into `dir` and creates a token in group "bench" with the CLI; returns both. */
-export async function prepareGateway(dir: string, upstreamPort: number): Promise<{ config: string; token: string }> {
+/** Writes the config into `dir` (with the MCP bench's server, when given) and creates a token in group "bench". */
+export async function prepareGateway(
+  dir: string,
+  upstreamPort: number,
+  mcpUrl?: string,
+): Promise<{ config: string; token: string }> {
   const config = `${dir}/gateway.yaml`;
-  await Deno.writeTextFile(config, gatewayConfig(upstreamPort, `${dir}/bench.kv`));
+  await Deno.writeTextFile(config, gatewayConfig(upstreamPort, `${dir}/bench.kv`, mcpUrl));
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", ...gatewayPermissions(dir), "main.ts", "token", "create", "--group", "bench", "--config", config],
     cwd: ROOT,

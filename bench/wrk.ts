@@ -28,7 +28,7 @@ export interface LoadRequest {
 const RESULT_MARK = "BENCH_RESULT ";
 
 /** A Lua long string that cannot be closed by anything inside `text`. */
-function luaString(text: string): string {
+export function luaString(text: string): string {
   let level = "";
   while (text.includes(`]${level}]`)) level += "=";
   return `[${level}[${text}]${level}]`;
@@ -49,18 +49,20 @@ export function wrkScript(load: LoadRequest): string {
       `request = function() sent = sent + 1; return bodies[sent % 2] end`,
     );
   }
-  lines.push(
-    `done = function(summary, latency, requests)`,
-    `  local e = summary.errors`,
-    `  io.write(string.format('${RESULT_MARK}{"requests":%d,"duration_us":%d,' ..`,
-    `    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..`,
-    `    '"latency_us":{"p50":%.1f,"p90":%.1f,"p99":%.1f,"max":%.1f,"mean":%.2f}}\\n',`,
-    `    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,`,
-    `    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))`,
-    `end`,
-  );
-  return lines.join("\n") + "\n";
+  return [...lines, ...WRK_SUMMARY].join("\n") + "\n";
 }
+
+/** The Lua `done` that prints wrk's summary as the one JSON line {@linkcode parseWrkOutput} reads. */
+export const WRK_SUMMARY = [
+  `done = function(summary, latency, requests)`,
+  `  local e = summary.errors`,
+  `  io.write(string.format('${RESULT_MARK}{"requests":%d,"duration_us":%d,' ..`,
+  `    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..`,
+  `    '"latency_us":{"p50":%.1f,"p90":%.1f,"p99":%.1f,"max":%.1f,"mean":%.2f}}\\n',`,
+  `    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,`,
+  `    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))`,
+  `end`,
+];
 
 /** Reads the summary line the script prints; throws when wrk printed none (it failed to start or to connect). */
 export function parseWrkOutput(stdout: string): WrkResult {

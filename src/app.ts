@@ -15,6 +15,7 @@ import { type Peer, peerOf, publicHostRule, remoteAddress } from "./core/peer.ts
 import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { GEMINI_ENDPOINTS } from "./handlers/gemini.ts";
+import { MCP_ENDPOINT } from "./handlers/mcp.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
@@ -55,6 +56,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
   ...GEMINI_ENDPOINTS,
+  MCP_ENDPOINT,
   ...ADMIN_ENDPOINTS,
   ...AUTH_ENDPOINTS,
   CONSOLE_ENDPOINT,

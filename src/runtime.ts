@@ -183,11 +183,16 @@ export function kvRttMs(env: Env): number | undefined {
   return ms;
 }
 
+/** What a command still needs of the process once its KV is open: `run` to start programs (stdio MCP servers). */
+export interface ProcessNeeds {
+  run?: boolean;
+}
+
 /** What {@linkcode openKvStore} needs of the process. */
 export interface KvOpenIo {
   env: Env;
-  /** Runs once the KV is open; the process entry point drops its write permission there. */
-  onKvOpen?(): void;
+  /** Runs once the KV is open; the process entry point drops its write (and, unless `needs.run`, run) permission there. */
+  onKvOpen?(needs?: ProcessNeeds): void;
   /** Where the store logs (a KV file's mode tightened, a write given up). */
   log?(line: Record<string, unknown>): void;
 }

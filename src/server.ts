@@ -18,6 +18,7 @@ import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
 import { createSocketBoard } from "./handlers/socket_board.ts";
 import { accessLog, batchedWriter, createLogger, redactingLog } from "./observe/log.ts";
+import { createHub, mcpHealth, mcpWarnings } from "./mcp/hub.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { loadTracing, tracingEnabled } from "./observe/tracing_switch.ts";
 import { createTransports, type Credentialed, upstreamSecrets } from "./providers/mod.ts";
@@ -33,7 +34,9 @@ import {
   listenAddress,
   listenError,
   logSettings,
+  onDeploy,
   openKvStore,
+  type ProcessNeeds,
   type ServeFlags,
 } from "./runtime.ts";
 
@@ -59,7 +62,7 @@ export interface WorkerRole {
   /** The worker's number, from 1; every log line carries it as `worker`. */
   index: number;
   /** Resolves with the port to listen on (undefined: the config's) once every worker has its KV open. */
-  ready(): Promise<number | undefined>;
+  ready(needs: ProcessNeeds): Promise<number | undefined>;
   listening(address: { hostname: string; port: number; source: string }): void;
   /** Takes the gateway's stop, which the supervisor calls on SIGINT/SIGTERM. */
   onStop(stop: () => void): void;
@@ -132,6 +135,15 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   const health = createHealthBoard(config.routing, () => now().getTime());
   const layout = deploymentsByUpstream(config);
   const sockets = createSocketBoard(memoryPool(config.responses_socket.total_memory_bytes, options.socketMemory));
+  const mcp = createHub(config, {
+    env: options.env,
+    fetch: options.fetch ?? globalThis.fetch,
+    log,
+    now: () => now().getTime(),
+    kv: store.kv,
+    writes: store.writes,
+    closing: options.closing,
+  });
   const metrics = createMetrics({
     openSockets: () => sockets.count(),
     models: table.models.keys(),
@@ -142,6 +154,8 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     limitShares: () => operator.limiter.stats(),
     kvCalls: store.kvCalls,
     authThrottled: () => operator.guard.refusals(),
+    mcpServers: config.mcp_servers.map((server) => server.name),
+    mcpHealth: () => mcpHealth(mcp),
   });
   const deps: Deps = {
     config,
@@ -184,6 +198,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
       now: () => now().getTime(),
     }),
     sockets,
+    mcp,
   };
   const oidc = config.auth.oidc;
   if (oidc && operator.oidc) {
@@ -210,6 +225,20 @@ export function publicHostsWarning(config: Config, adminKey: string | undefined)
     "host name; list the names they are reached by in public_hosts";
 }
 
+/**
+ * True when the config has stdio MCP servers, which the gateway starts as programs; throws on Deno Deploy, which runs
+ * no programs: such a server must be given a `url` there.
+ */
+export function mcpCommands(config: Config, env: (name: string) => string | undefined): boolean {
+  const stdio = config.mcp_servers.filter((server) => server.command);
+  if (stdio.length > 0 && onDeploy(env)) {
+    throw new Error(
+      `mcp_servers "${stdio[0].name}" is a stdio server (command), which cannot run on Deno Deploy: give it a url`,
+    );
+  }
+  return stdio.length > 0;
+}
+
 /** Runs the gateway until SIGINT/SIGTERM (or its supervisor's stop, as a worker); returns the exit code. */
 export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
   const { worker } = io;
@@ -228,7 +257,9 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
   const lines = batchedWriter((text) => console.log(text));
   const logger = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
   const log = worker ? (line: Record<string, unknown>) => logger({ worker: worker.index, ...line }) : logger;
-  const store = await openKvStore(config.kv_path, source, { ...io, log });
+  // A stdio MCP server is a program the gateway starts: the process keeps the permission to start programs only then.
+  const needs: ProcessNeeds = { run: mcpCommands(config, io.env) };
+  const store = await openKvStore(config.kv_path, source, { ...io, log, onKvOpen: () => io.onKvOpen?.(needs) });
   await seedGroups(store, config.groups);
   const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date(), { writes: store.writes });
   const closing = new AbortController();
@@ -245,6 +276,7 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
   for (const [name, { problem }] of transports) {
     if (problem) warn(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
+  for (const warning of mcpWarnings(config, io.env)) warn(warning);
   // Off, no observer is made, no request sees a trace and the tracing code is never loaded.
   const tracing = await loadTracing(io.env, config.currency);
   const deps = buildDeps(config, store, {
@@ -258,11 +290,12 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
     sealer,
     socketMemory: worker?.socketMemory,
   });
-  const port = worker ? await worker.ready() ?? config.listen.port : config.listen.port;
+  const port = worker ? await worker.ready(needs) ?? config.listen.port : config.listen.port;
   const address = { host: config.listen.host, port };
   const closeAll = async () => {
     // Usage batched since the last flush, and pins being written, reach KV before it closes.
     await deps.operator.close();
+    await deps.mcp.close();
     await deps.pins.settled();
     lines.flush();
     store.close();

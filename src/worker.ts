@@ -34,8 +34,8 @@ async function run(
         index: start.index,
         sealerSecret: start.sealerSecret,
         socketMemory: start.socketMemory,
-        ready: () => {
-          post({ type: "ready" });
+        ready: (needs) => {
+          post({ type: "ready", needs });
           return listen;
         },
         listening: (address) => post({ type: "listening", ...address }),

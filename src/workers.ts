@@ -10,7 +10,7 @@
  * `serve` takes from the config and drains gracefully.
  */
 import { poolMemory } from "./conversations/memory_pool.ts";
-import { onDeploy, type ServeFlags } from "./runtime.ts";
+import { onDeploy, type ProcessNeeds, type ServeFlags } from "./runtime.ts";
 
 type Env = (name: string) => string | undefined;
 
@@ -32,7 +32,7 @@ export type FromSupervisor =
 
 /** A message from a worker to its supervisor. */
 export type ToSupervisor =
-  | { type: "ready" }
+  | { type: "ready"; needs: ProcessNeeds }
   | { type: "listening"; hostname: string; port: number; source: string }
   | { type: "done"; code: number }
   | { type: "failed"; message: string };
@@ -54,7 +54,7 @@ export interface SupervisorIo {
   err(text: string): void;
   spawn(index: number, events: WorkerEvents): WorkerHandle;
   /** Runs once every worker has its KV open (the entry point drops the write permission, for all workers at once). */
-  onKvOpen?(): void;
+  onKvOpen?(needs?: ProcessNeeds): void;
   /** Calls `stop` on SIGINT/SIGTERM; answers the way to stop listening. */
   onSignal(stop: () => void): () => void;
 }
@@ -145,6 +145,7 @@ export async function superviseWorkers(
   const listening = Array.from({ length: count }, () => Promise.withResolvers<ToSupervisor & { type: "listening" }>());
   const codes: (number | undefined)[] = Array(count).fill(undefined);
   let readyCount = 0;
+  const needs: ProcessNeeds = {};
   let serving = false;
   let failed = false;
   const handles: WorkerHandle[] = [];
@@ -166,8 +167,11 @@ export async function superviseWorkers(
   for (let i = 0; i < count; i++) {
     handles.push(io.spawn(i + 1, {
       message(message) {
-        if (message.type === "ready" && ++readyCount === count) ready.resolve();
-        else if (message.type === "listening") listening[i].resolve(message);
+        if (message.type === "ready") {
+          // Every worker runs the same config: one that needs to start programs speaks for all.
+          needs.run ||= message.needs.run === true;
+          if (++readyCount === count) ready.resolve();
+        } else if (message.type === "listening") listening[i].resolve(message);
         else if (message.type === "done") ended(i, message.code);
         else if (message.type === "failed") fail(i, message.message);
       },
@@ -178,7 +182,7 @@ export async function superviseWorkers(
   let address: ToSupervisor & { type: "listening" };
   try {
     await Promise.race([ready.promise, failure.promise]);
-    io.onKvOpen?.();
+    io.onKvOpen?.(needs);
     handles[0].post({ type: "listen", port: undefined });
     address = await Promise.race([listening[0].promise, failure.promise]);
     for (const handle of handles.slice(1)) handle.post({ type: "listen", port: address.port });

@@ -17,6 +17,7 @@ export const PAGES = [
   "/ui/usage",
   "/ui/requests",
   "/ui/upstreams",
+  "/ui/mcp",
   "/ui/operators",
   "/ui/people",
   "/ui/audit",

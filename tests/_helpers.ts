@@ -224,6 +224,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     async [Symbol.asyncDispose]() {
       const late = await shutdownWithin(server, closing, options.shutdownGraceMs ?? 5000);
       await deps.operator.close();
+      await deps.mcp.close();
       await deps.pins.settled();
       if (!options.kv) store.close();
       if (late) {

@@ -129,11 +129,14 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
     const { token, group } = principal;
     // Most tokens have no limits; they cost neither an estimate of the body nor a KV call.
     if (!hasLimits(token.limits) && !hasLimits(group.limits)) return;
-    const tokens = estimateRequest(body);
+    // A call of an MCP tool counts against the tool-call limits only, and a model call against all the others.
+    const toolCall = exchange.mcp?.method === "tools/call";
+    const tokens = toolCall ? { prompt: 0, output: 0 } : estimateRequest(body);
     const estimate: Amounts = {
       requests: 1n,
       tokens: BigInt(tokens.prompt + tokens.output),
-      cost: estimateCost(tokens, exchange.model ? options.prices?.get(exchange.model) : undefined),
+      cost: toolCall ? 0n : estimateCost(tokens, exchange.model ? options.prices?.get(exchange.model) : undefined),
+      tool_calls: 1n,
     };
     const slots = slotsFor(
       [
@@ -142,7 +145,7 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       ],
       estimate,
       options.now(),
-    );
+    ).filter((slot) => (slot.unit === "tool_calls") === toolCall);
     if (slots.length === 0) return;
     let refused: NoRoom | undefined;
     try {
@@ -157,7 +160,8 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
     if (refused) {
       throw refusal(slots[refused.index], refused.used, exchange, options);
     }
-    const held = slots.filter((slot) => slot.unit !== "requests");
+    // Requests and tool calls are counted as they are admitted; tokens and cost are settled once they are known.
+    const held = slots.filter((slot) => slot.unit !== "requests" && slot.unit !== "tool_calls");
     if (held.length > 0) reserved.set(exchange, { slots: held, estimate });
   }
 
@@ -176,10 +180,10 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       // a failed one gives it back. Cost is priced at the deployment that answered.
       const { usage } = exchange;
       const used: Amounts = usage
-        ? { requests: 1n, tokens: BigInt(totalTokens(usage)), cost: costOf(usage, exchange.price) }
+        ? { requests: 1n, tokens: BigInt(totalTokens(usage)), cost: costOf(usage, exchange.price), tool_calls: 1n }
         : exchange.status < 400
         ? held.estimate
-        : { requests: 1n, tokens: 0n, cost: 0n };
+        : { requests: 1n, tokens: 0n, cost: 0n, tool_calls: 1n };
       for (const slot of held.slots) shares.settle(slot.counter, slot.amount - used[slot.unit]);
     },
     settled,

@@ -5,14 +5,14 @@
 import type { Limits } from "../core/config.ts";
 import { estimatePromptTokens } from "../core/estimate.ts";
 import type { Usage } from "../core/exchange.ts";
-import { isObject, type JsonObject, type Protocol } from "../core/types.ts";
+import { isObject, type JsonObject, type ServedProtocol } from "../core/types.ts";
 import type { TokenEstimate } from "../usage/cost.ts";
 
 /** A counting window; every window is aligned to UTC. */
 export type Window = "minute" | "day" | "month";
 
-/** What a limit counts: requests, tokens, or cost in the config's currency. */
-export type Unit = "requests" | "tokens" | "cost";
+/** What a limit counts: requests, tokens, cost in the config's currency, or calls of MCP tools. */
+export type Unit = "requests" | "tokens" | "cost" | "tool_calls";
 
 /** What one limit counts and over which window, keyed by its field name. */
 export const LIMIT_FIELDS: Record<keyof Limits, { unit: Unit; window: Window }> = {
@@ -22,6 +22,7 @@ export const LIMIT_FIELDS: Record<keyof Limits, { unit: Unit; window: Window }> 
   tokens_per_month: { unit: "tokens", window: "month" },
   cost_per_day: { unit: "cost", window: "day" },
   cost_per_month: { unit: "cost", window: "month" },
+  tool_calls_per_minute: { unit: "tool_calls", window: "minute" },
 };
 
 /** The window containing `at`: its id (part of a KV key) and its start and end in epoch milliseconds. */
@@ -85,7 +86,7 @@ export interface Breach {
  * A window that ends more than a minute away also gets `x-should-retry: false`: the SDKs would otherwise retry in
  * vain, or (the Anthropic SDK) sleep until the window ends.
  */
-export function rateLimitHeaders(breach: Breach, protocol: Protocol, now: number): Record<string, string> {
+export function rateLimitHeaders(breach: Breach, protocol: ServedProtocol, now: number): Record<string, string> {
   const seconds = Math.max(1, Math.ceil((breach.resetAt - now) / 1000));
   const retry: Record<string, string> = { "retry-after": String(seconds) };
   if (seconds > 60) retry["x-should-retry"] = "false";

@@ -16,7 +16,7 @@ import { keepKvFilePrivate } from "./kv_file.ts";
 export type TokenPatch = Partial<Pick<TokenRecord, "name" | "group" | "expires_at" | "disabled" | "limits">>;
 
 /** The fields of a group an operator may change after creation. */
-export type GroupPatch = Partial<Pick<Group, "listing" | "models" | "limits">>;
+export type GroupPatch = Partial<Pick<Group, "listing" | "models" | "limits" | "mcp">>;
 
 /** The key bumped with every token or group write. */
 export const AUTH_VERSION_KEY: Deno.KvKey = ["auth_version"];
@@ -103,6 +103,7 @@ export interface StoreOptions {
 function storedGroup(group: Group): Group {
   const stored: Group = { name: group.name, listing: group.listing, models: [...group.models] };
   if (group.limits) stored.limits = { ...group.limits };
+  if (group.mcp) stored.mcp = structuredClone(group.mcp);
   return stored;
 }
 
@@ -209,7 +210,7 @@ export function createStore(kv: Deno.Kv, options: StoreOptions = {}): Store {
         if (!fitsKey(name)) return null;
         const entry = await kv.get<Group>(["group", name]);
         if (!entry.value) return null;
-        // A patch's `limits: undefined` clears them: storedGroup keeps only limits that are there.
+        // A patch's `limits: undefined` (or `mcp: undefined`) clears them: storedGroup keeps only what is there.
         const next = storedGroup({ ...entry.value, ...patch });
         return await commit(kv.atomic().check(entry).set(["group", name], next)) === RETRY ? RETRY : next;
       });

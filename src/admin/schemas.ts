@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { LimitsSchema, PERSON_ROLES } from "../core/config.ts";
+import { McpGrantSchema } from "../core/mcp_config.ts";
 import { KeyText } from "../core/key_text.ts";
 import { firstProblem, invalidField } from "../core/validation.ts";
 
@@ -40,13 +41,15 @@ export const GroupCreate = z.strictObject({
   listing: Listing,
   models: Models,
   limits: LimitsSchema.optional(),
+  mcp: McpGrantSchema.optional(),
 });
 
-/** PATCH /admin/groups/{name}; `null` clears limits. */
+/** PATCH /admin/groups/{name}; `null` clears limits or the MCP grant. */
 export const GroupUpdate = z.strictObject({
   listing: Listing.optional(),
   models: Models.optional(),
   limits: LimitsSchema.nullable().optional(),
+  mcp: McpGrantSchema.nullable().optional(),
 });
 
 /** A calendar date that exists (2026-02-30 does not). */
@@ -62,7 +65,7 @@ const Since = z.union([Day, z.string().regex(/^[1-9]\d{0,4}[smhdw]$/)], {
 /** GET /admin/usage query. */
 export const UsageQuery = z.strictObject({
   /** "owner" sums each person's tokens (tokens without an owner are left out). */
-  by: z.enum(["token", "owner", "group", "model", "session", "day"]).default("token"),
+  by: z.enum(["token", "owner", "group", "model", "session", "server", "tool", "day"]).default("token"),
   since: Since.default("7d"),
   until: Day.optional(),
   name: KeyText.optional(),

@@ -117,6 +117,14 @@ export function adminService(ctx: AdminContext) {
       if (!ctx.served(model)) throw invalidField(fieldPath(["models", i]), `no upstream serves model "${model}"`);
     });
   }
+  function checkServers(grant: Group["mcp"]): void {
+    const configured = new Set(ctx.config.mcp_servers.map((server) => server.name));
+    for (const server of Object.keys(grant ?? {})) {
+      if (!configured.has(server)) {
+        throw invalidField(fieldPath(["mcp", server]), `no MCP server "${server}" in mcp_servers`);
+      }
+    }
+  }
   function editable(name: string): void {
     if (configGroups.has(name)) {
       throw conflict(`Group "${name}" is defined in the config file, which rewrites it at every start; edit it there`);
@@ -202,6 +210,7 @@ export function adminService(ctx: AdminContext) {
       mayChange();
       const body = parseInput(GroupCreate, input);
       checkModels(body.models);
+      checkServers(body.mcp);
       if (!await store.createGroup(body)) throw conflict(`Group "${body.name}" already exists`);
       await record("group.create", body.name, null, body);
       return body;
@@ -217,11 +226,13 @@ export function adminService(ctx: AdminContext) {
       if (!before) throw notFound("Group", name);
       editable(name);
       if (body.models) checkModels(body.models);
+      if (body.mcp) checkServers(body.mcp);
       // Fields left out (or given as undefined by the CLI) keep their value; null limits clear them.
       const patch: GroupPatch = {};
       if (body.listing !== undefined) patch.listing = body.listing;
       if (body.models !== undefined) patch.models = body.models;
       if (body.limits !== undefined) patch.limits = body.limits ?? undefined;
+      if (body.mcp !== undefined) patch.mcp = body.mcp ?? undefined;
       const after = await store.updateGroup(name, patch);
       if (!after) throw notFound("Group", name);
       await record("group.update", name, before, after);

@@ -73,6 +73,7 @@ function formatLimits(limits: Limits | undefined): string {
     tokens_per_month: "tpmo",
     cost_per_day: "cost/day",
     cost_per_month: "cost/month",
+    tool_calls_per_minute: "tools/min",
   };
   const parts = Object.entries(limits ?? {}).map(([field, value]) => `${short[field as keyof Limits]}=${value}`);
   return parts.join(" ") || "-";

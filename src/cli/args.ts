@@ -2,6 +2,7 @@
  * @module Command-line parsing (positional words, `--flag value` / `--flag=value` / boolean flags, and everything
  * after `--` kept as it is) and the streams a command writes to.
  */
+import type { ProcessNeeds } from "../runtime.ts";
 
 /** Parsed command line. */
 export interface Args {
@@ -23,10 +24,10 @@ export interface Io {
   /** Waits `ms` or until `signal` aborts (login's polling); a real timer when not given. */
   sleep?(ms: number, signal: AbortSignal): Promise<void>;
   /** Runs once the command's KV is open (the process entry point drops its write permission there). */
-  onKvOpen?(): void;
+  onKvOpen?(needs?: ProcessNeeds): void;
 }
 
-const BOOLEAN_FLAGS = new Set(["help", "json", "disable", "enable", "clear-limits", "no-expiry"]);
+const BOOLEAN_FLAGS = new Set(["help", "json", "disable", "enable", "clear-limits", "no-expiry", "no-mcp"]);
 
 /** Splits argv into words and flags; a value flag without a value is an error. */
 export function parseArgs(argv: readonly string[]): Args {

@@ -11,7 +11,8 @@ import { usageCommand } from "./usage_commands.ts";
 
 const LIMIT_FLAGS = `Limit flags (each optional; a token and its group are both enforced):
   --requests-per-minute N  --tokens-per-minute N  --tokens-per-day N  --tokens-per-month N
-  --cost-per-day AMOUNT  --cost-per-month AMOUNT   budgets in the config's currency, e.g. 12.50`;
+  --cost-per-day AMOUNT  --cost-per-month AMOUNT   budgets in the config's currency, e.g. 12.50
+  --tool-calls-per-minute N                        calls of MCP tools through /mcp`;
 
 const HELP: Record<string, string> = {
   "": `modelgate: a model-access gateway
@@ -41,12 +42,14 @@ line of its own, and waits while you confirm the code there (Ctrl-C stops). The 
 token, in --group G when the rules allow it (else the first group they allow), named --name N; it is kept in
 $XDG_CONFIG_HOME/modelgate/credentials.json (else ~/.config/modelgate/credentials.json), readable by you only.
 Signing in again replaces the login and revokes its earlier token.`,
-  run: `Usage: modelgate run -- COMMAND [ARGS...]
+  run: `Usage: modelgate run [--no-mcp] -- COMMAND [ARGS...]
 
 Runs COMMAND with the saved login: ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN (Claude Code, the Anthropic SDK),
 OPENAI_BASE_URL (ending in /v1) and OPENAI_API_KEY (the OpenAI SDK and compatible tools) are set, ANTHROPIC_API_KEY
-is left out, and Codex is given the gateway as its model provider (codex -c ... flags). Signals reach the command,
-and its exit code is modelgate's. Example: modelgate run -- claude`,
+is left out, and Codex is given the gateway as its model provider (codex -c ... flags). Claude Code and Codex also get
+the gateway's MCP endpoint as the server "modelgate" (claude --mcp-config, codex -c mcp_servers...), the token read
+from those variables; --no-mcp leaves it out. Signals reach the command, and its exit code is modelgate's.
+Example: modelgate run -- claude`,
   logout: `Usage: modelgate logout
 
 Revokes the saved login's token at its gateway and deletes the credentials file.`,
@@ -100,12 +103,14 @@ Each call made with a key to the admin API is recorded in the audit trail under 
 Every change made through the admin API, the console or the CLI: when, who ("admin key", "cli", or an operator
 key's name), from where, the action, its target and the fields it changed. Kept audit.days days (default 365).
 Changes made with this CLI are recorded as actor "cli".`,
-  usage: `Usage: modelgate usage [--by token|owner|group|model|session|day] [--since 7d|YYYY-MM-DD]
+  usage: `Usage: modelgate usage [--by token|owner|group|model|session|server|tool|day] [--since 7d|YYYY-MM-DD]
                       [--until YYYY-MM-DD] [--name KEY] [--json]
        modelgate usage log [--token ID] [--owner EMAIL] [--group G] [--model M] [--session S] [--status N]
                       [--upstream U] [--affinity kept|made|moved] [--since 1h] [--limit 100] [--json]
 
 --by owner adds up each person's tokens (tokens without an owner are left out).
+--by server and --by tool count the calls of MCP tools through /mcp (TOOL_CALLS, TOOL_ERRORS), per server and
+per server/tool.
 
 Totals are per UTC day and written about once a second; the log keeps the last usage.request_log_days days.
 COST is in the config's currency at each deployment's price; UNPRICED counts requests whose deployment has none.`,

@@ -1,6 +1,7 @@
 /**
  * @module `modelgate run -- COMMAND ...`: runs a command with the saved login in the variables the Anthropic and
- * OpenAI clients read (and Codex's provider settings), its signals passed on and its exit code passed back.
+ * OpenAI clients read (and Codex's provider settings, and the gateway's MCP endpoint for Claude Code and Codex), its
+ * signals passed on and its exit code passed back.
  */
 import type { Args, Io } from "./args.ts";
 import { type Credentials, credentialsPath, readCredentials } from "./credentials.ts";
@@ -9,6 +10,9 @@ import { thisProgram } from "./program.ts";
 
 /** The name Codex is given the gateway under, as its own model provider (see docs/clients.md, "Codex CLI"). */
 const CODEX_PROVIDER = "modelgate";
+
+/** The name an agent is given the gateway's MCP endpoint under: its tools are `mcp__modelgate__<server>_<tool>`. */
+export const MCP_SERVER = "modelgate";
 
 /**
  * The child's environment: the caller's, with the gateway and the token in the variables the Anthropic and OpenAI
@@ -32,13 +36,43 @@ function toolName(command: string): string {
   return command.replace(/^.*[\\/]/, "").replace(/\.(exe|cmd)$/i, "").toLowerCase();
 }
 
+/** Claude Code's subcommands, which take no session options: they are run as given. */
+const CLAUDE_SUBCOMMANDS = new Set(["mcp", "config", "doctor", "update", "install", "setup-token", "plugin", "auth"]);
+
+/**
+ * Claude Code's `--mcp-config` for the gateway's MCP endpoint (see docs/mcp.md, "Claude Code"). The header names the
+ * variable that holds the token, which Claude Code expands itself, so the token never appears on a command line.
+ */
+export function claudeMcpConfig(credentials: Credentials): string {
+  const server = {
+    type: "http",
+    url: `${credentials.gateway}/mcp`,
+    headers: { Authorization: "Bearer ${ANTHROPIC_AUTH_TOKEN}" },
+  };
+  return JSON.stringify({ mcpServers: { [MCP_SERVER]: server } });
+}
+
 /**
  * The arguments the command is run with. Codex reads no base URL or key from the environment for its built-in
  * provider in an interactive session (it wants a stored sign-in), so it is given the gateway as a provider of its own
- * through its `-c` overrides, placed first so that the person's own `-c` flags after them still win.
+ * through its `-c` overrides, placed first so that the person's own `-c` flags after them still win; the gateway's MCP
+ * endpoint is one more `-c`, its token read from the variable named. Claude Code gets the endpoint with `--mcp-config`,
+ * placed last: the option takes several values and would take a prompt that followed it for another one.
  */
-export function runArguments(command: string, args: readonly string[], credentials: Credentials): string[] {
-  if (toolName(command) !== "codex") return [...args];
+export function runArguments(
+  command: string,
+  args: readonly string[],
+  credentials: Credentials,
+  options: { mcp?: boolean } = {},
+): string[] {
+  const mcp = options.mcp !== false;
+  const tool = toolName(command);
+  if (tool === "claude") {
+    return mcp && !CLAUDE_SUBCOMMANDS.has(args[0] ?? "")
+      ? [...args, "--mcp-config", claudeMcpConfig(credentials)]
+      : [...args];
+  }
+  if (tool !== "codex") return [...args];
   const key = `model_providers.${CODEX_PROVIDER}`;
   const settings: [string, string][] = [
     ["model_provider", CODEX_PROVIDER],
@@ -47,6 +81,12 @@ export function runArguments(command: string, args: readonly string[], credentia
     [`${key}.env_key`, "OPENAI_API_KEY"],
     [`${key}.wire_api`, "responses"],
   ];
+  if (mcp) {
+    settings.push(
+      [`mcp_servers.${MCP_SERVER}.url`, `${credentials.gateway}/mcp`],
+      [`mcp_servers.${MCP_SERVER}.bearer_token_env_var`, "OPENAI_API_KEY"],
+    );
+  }
   return [...settings.flatMap(([name, value]) => ["-c", `${name}=${JSON.stringify(value)}`]), ...args];
 }
 
@@ -97,7 +137,7 @@ export async function runCommand(args: Args, io: Io, help: string): Promise<numb
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(program, {
-      args: runArguments(program, rest, credentials),
+      args: runArguments(program, rest, credentials, { mcp: args.flags["no-mcp"] !== true }),
       env: runEnvironment(credentials, io.environment?.() ?? Deno.env.toObject()),
       clearEnv: true,
       stdin: "inherit",

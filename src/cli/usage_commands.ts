@@ -1,5 +1,6 @@
 /**
- * @module The CLI's usage commands over the admin service: totals per token, owner, group, model, session or day,
+ * @module The CLI's usage commands over the admin service: totals per token, owner, group, model, session, MCP server
+ * or tool, or day,
  * and the request log, as tables with a COST column for people or as JSON with --json.
  */
 import type { UsageRow } from "../usage/query.ts";
@@ -9,6 +10,8 @@ import type { Args, Io } from "./args.ts";
 import { jsonText, printable, table } from "./print.ts";
 
 function usageTable(rows: UsageRow[]): string {
+  // The MCP columns only where there were tool calls: most gateways have none.
+  const tools = rows.some((r) => r.tool_calls > 0);
   const header = [
     "KEY",
     "REQUESTS",
@@ -21,6 +24,7 @@ function usageTable(rows: UsageRow[]): string {
     "TOTAL",
     "COST",
     "UNPRICED",
+    ...tools ? ["TOOL_CALLS", "TOOL_ERRORS"] : [],
   ];
   return table([
     header,
@@ -38,6 +42,7 @@ function usageTable(rows: UsageRow[]): string {
       ].map(String),
       r.cost,
       String(r.unpriced),
+      ...tools ? [String(r.tool_calls), String(r.tool_errors)] : [],
     ]),
   ]);
 }
@@ -66,8 +71,9 @@ function logTable(entries: RequestLogEntry[]): string {
       e.time,
       e.token_id,
       e.owner ?? "-",
-      e.model ?? "-",
-      e.upstream ?? "-",
+      // A call of an MCP tool has no model: its tool stands there, and its server as the upstream.
+      e.tool ? `tool ${e.tool.name ?? "-"}` : e.model ?? "-",
+      e.tool ? e.tool.server ?? "-" : e.upstream ?? "-",
       String(e.status),
       String(e.input_tokens + e.cache_read_input_tokens + e.cache_creation_input_tokens),
       String(e.cache_read_input_tokens),

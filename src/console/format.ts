@@ -61,7 +61,8 @@ export function moment(iso: string | null | undefined, fallback = "never", recen
 /** A limit's unit: `tokens/day`, or for a budget in money `USD/day` in the config's currency. */
 export function limitUnit(field: keyof Limits, currency: string): string {
   const { unit, window } = LIMITS[field];
-  return `${unit === "cost" ? currency : unit}/${window === "minute" ? "min" : window}`;
+  const what = unit === "cost" ? currency : unit === "tool_calls" ? "tool calls" : unit;
+  return `${what}/${window === "minute" ? "min" : window}`;
 }
 
 /** The limit fields in the order forms and tables show them. */

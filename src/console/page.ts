@@ -46,6 +46,7 @@ const NAV: NavLink[] = [
   { path: "/ui/usage", title: "Usage" },
   { path: "/ui/requests", title: "Request log" },
   { path: "/ui/upstreams", title: "Upstreams and models" },
+  { path: "/ui/mcp", title: "MCP" },
   { path: "/ui/operators", title: "Operator keys" },
   { path: "/ui/people", title: "People" },
   { path: "/ui/audit", title: "Audit trail" },

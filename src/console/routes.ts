@@ -18,6 +18,7 @@ import { PEOPLE_ROUTES } from "./people.ts";
 import { pageResponse, redirect, secure, withSignedIn } from "./page.ts";
 import { MEMBER_NAV, MY_TOKENS } from "./member_nav.ts";
 import { MEMBER_TOKEN_ROUTES } from "./member_tokens.ts";
+import { MCP_ROUTES } from "./mcp.ts";
 import { MEMBER_USAGE_ROUTES } from "./member_usage.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
 import { finishOidc, startOidc } from "./oidc_signin.ts";
@@ -37,6 +38,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   ...USAGE_ROUTES,
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
+  ...MCP_ROUTES,
   ...OPERATOR_ROUTES,
   ...PEOPLE_ROUTES,
   ...AUDIT_ROUTES,

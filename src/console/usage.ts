@@ -13,7 +13,7 @@ import { pageResponse } from "./page.ts";
 import { tokenLink } from "./token_detail.ts";
 import { pricing, select, usageTable } from "./widgets.ts";
 
-const BY = ["token", "owner", "group", "model", "session", "day"];
+const BY = ["token", "owner", "group", "model", "session", "server", "tool", "day"];
 /** The chart's longest axis; a longer range is charted for its latest days (the table covers it all). */
 const CHART_DAYS = 92;
 

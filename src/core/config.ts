@@ -6,6 +6,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { BudgetSchema } from "./money.ts";
 import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
+import { McpGrantSchema, mcpProblem, McpServerSchema, McpSettingsSchema } from "./mcp_config.ts";
 import { parseRange } from "./addresses.ts";
 import { problemOf } from "./validation.ts";
 
@@ -20,6 +21,8 @@ export const LimitsSchema = z.strictObject({
   /** Spend in the config's currency per UTC day and month, priced as each request's deployment charges. */
   cost_per_day: BudgetSchema.optional(),
   cost_per_month: BudgetSchema.optional(),
+  /** Calls of MCP tools (tools/call through /mcp) per UTC minute. */
+  tool_calls_per_minute: Positive.optional(),
 });
 
 /** Limits as stored on a token or a group. */
@@ -30,6 +33,8 @@ const Group = z.strictObject({
   listing: z.enum(["anthropic", "openai", "auto"]),
   models: z.array(z.string().min(1)),
   limits: LimitsSchema.optional(),
+  /** The MCP servers (and their tools, prompts and resources) the group's tokens may use through /mcp. */
+  mcp: McpGrantSchema.optional(),
 });
 
 const Usage = z.strictObject({
@@ -243,6 +248,9 @@ const ConfigSchema = z.strictObject({
   auth: Auth.default(Auth.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
+  /** The team's MCP servers, served to tokens through /mcp as their group's `mcp` allows. */
+  mcp_servers: z.array(McpServerSchema).default([]),
+  mcp: McpSettingsSchema.default(McpSettingsSchema.parse({})),
 });
 
 /** The validated config, with defaults applied. */
@@ -255,6 +263,9 @@ export type OidcConfig = NonNullable<Config["auth"]["oidc"]>;
 export type RoleRule = OidcConfig["roles"][number];
 /** One group as configured. */
 export type GroupConfig = Config["groups"][number];
+
+/** One MCP server as configured. */
+export type { McpServerConfig } from "./mcp_config.ts";
 
 /** A config that cannot be loaded; the message names the file, the YAML path and the problem. */
 export class ConfigError extends Error {
@@ -314,6 +325,8 @@ function crossCheck(config: Config, file: string): void {
       }
     });
   });
+  const mcp = mcpProblem(config.mcp_servers, config.groups);
+  if (mcp) throw new ConfigError(file, mcp);
 }
 
 /** Where the config comes from: `--config`, else `MODELGATE_CONFIG`, else config/gateway.yaml, else the example. */

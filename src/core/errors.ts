@@ -2,7 +2,7 @@
  * @module The one error type the gateway throws on purpose, and its rendering per client protocol:
  * a JSON response before the first byte, an in-band SSE event after it.
  */
-import type { Protocol } from "./types.ts";
+import type { ServedProtocol } from "./types.ts";
 
 /** What went wrong, independent of the protocol that reports it. */
 export type ErrorKind =
@@ -154,12 +154,26 @@ export function kindForStatus(status: number): ErrorKind {
   return "invalid_request";
 }
 
+/**
+ * A JSON-RPC error answering request `id` (null when it is not known) on the MCP endpoint: "Invalid Request" for the
+ * client's mistakes, the implementation-defined server error otherwise, and how long to wait in `data` when the error
+ * says so (see docs/mcp.md, "Errors").
+ */
+export function jsonRpcErrorBody(err: GatewayError, id: string | number | null): Record<string, unknown> {
+  const message = err.kind === "internal" ? "Internal error" : err.message;
+  const error: Record<string, unknown> = { code: err.kind === "invalid_request" ? -32600 : -32000, message };
+  const retry = Number(err.headers.get("retry-after"));
+  if (retry > 0) error.data = { retry_after_seconds: retry };
+  return { jsonrpc: "2.0", id, error };
+}
+
 /** The error body in a protocol's shape. */
 export function errorBody(
   err: GatewayError,
-  protocol: Protocol,
+  protocol: ServedProtocol,
   requestId?: string,
 ): Record<string, unknown> {
+  if (protocol === "mcp") return jsonRpcErrorBody(err, null);
   const info = KINDS[err.kind];
   const message = err.kind === "internal" ? "Internal error" : err.message;
   if (protocol === "anthropic") {
@@ -180,7 +194,7 @@ export function errorBody(
  * The status an error has for a client of `protocol`, adding to `headers` what it needs: 529 (overloaded) is
  * Anthropic's own status, so OpenAI clients get 503, with `x-should-retry` when the upstream named no retry-after.
  */
-export function statusForClient(status: number, protocol: Protocol, headers: Headers): number {
+export function statusForClient(status: number, protocol: ServedProtocol, headers: Headers): number {
   if (status !== 529 || protocol === "anthropic") return status;
   if (!headers.has("retry-after") && !headers.has("retry-after-ms")) headers.set("x-should-retry", "true");
   return 503;
@@ -189,7 +203,7 @@ export function statusForClient(status: number, protocol: Protocol, headers: Hea
 /** A JSON error response in the protocol's shape, with the error's status and headers. */
 export function errorResponse(
   err: GatewayError,
-  protocol: Protocol,
+  protocol: ServedProtocol,
   requestId?: string,
 ): Response {
   const headers = new Headers(err.headers);

@@ -4,7 +4,7 @@
  */
 import type { Price } from "./money.ts";
 import type { Principal } from "./principal.ts";
-import type { JsonObject, Protocol } from "./types.ts";
+import type { JsonObject, ServedProtocol } from "./types.ts";
 import type { UpstreamConfig } from "./upstream_config.ts";
 
 /** Token counts as the upstream reported them; prompt total = input + cache_read + cache_creation. */
@@ -37,7 +37,7 @@ export interface Exchange {
   method: string;
   /** The endpoint's path pattern (never the raw path, which is client input). */
   route: string;
-  protocol: Protocol;
+  protocol: ServedProtocol;
   token_id?: string;
   /** The person the token belongs to (its `owner`, an email), when it names one. */
   owner?: string;
@@ -70,6 +70,25 @@ export interface Exchange {
   answer?: AnswerFacts;
   /** Set by the tracing observer at the start, only when tracing is on; the relay runs its calls under it. */
   trace?: ExchangeTrace;
+  /** What a request to /mcp was and did; unset for the other routes. */
+  mcp?: McpFacts;
+}
+
+/** One request to the gateway's MCP endpoint: the method, and for a call the server and what it called there. */
+export interface McpFacts {
+  /** The JSON-RPC method (`tools/call`, `tools/list`, ...); `session/delete` for the end of a session. */
+  method: string;
+  /** The server a call went to, by its configured name. */
+  server?: string;
+  /** The tool or prompt called, under the server's own name. */
+  name?: string;
+  /** The client's session (the gateway's MCP session id). */
+  session?: string;
+  /** Bytes of the client's request body, and of the answer the gateway sent back for it. */
+  request_bytes?: number;
+  response_bytes?: number;
+  /** How a call ended: `ok`, `tool_error` (the tool reported a failure), or the JSON-RPC error code it got. */
+  outcome?: string;
 }
 
 /** The upstream's own account of an answer, as far as it gave one. */
@@ -97,6 +116,31 @@ export interface ExchangeTrace {
   waiting(ms: number): void;
   /** A whole answer that will be served, in the upstream's protocol (read at once, not kept). */
   answered(body: JsonObject): void;
+  /** Runs one call through /mcp to a server under its span (the MCP conventions' client span). */
+  mcp?<T extends McpAnswer>(call: McpCallTrace, run: () => Promise<T>): Promise<T>;
+}
+
+/** One call through /mcp as its span describes it. */
+export interface McpCallTrace {
+  /** tools/call, prompts/get or resources/read. */
+  method: string;
+  server: string;
+  /** The tool or prompt, under its own name; for resources/read, the resource's own URI. */
+  target: string;
+  /** The JSON-RPC id the client gave the request. */
+  requestId: string | number;
+  /** The client's session with the gateway. */
+  session: string;
+  /** How the gateway reaches the server. */
+  transport: "http" | "stdio";
+  /** The request's params (a tool's arguments among them), read only when content is captured. */
+  params: JsonObject;
+}
+
+/** What a server answered a call with, as the span reads it. */
+export interface McpAnswer {
+  result?: JsonObject;
+  error?: { code: number; message: string };
 }
 
 /** Something that watches exchanges. Every method is optional. */

@@ -3,6 +3,9 @@
 /** A wire protocol a client or an upstream speaks. */
 export type Protocol = "anthropic" | "openai-chat" | "openai-responses" | "gemini";
 
+/** What the gateway's endpoints speak to their clients: the model protocols, and MCP on /mcp. */
+export type ServedProtocol = Protocol | "mcp";
+
 /** What an upstream can speak: every client protocol (OpenAI's Responses API and Azure's speak Responses). */
 export type UpstreamProtocol = Protocol;
 

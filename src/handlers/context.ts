@@ -12,7 +12,8 @@ import type { Config } from "../core/config.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
 import type { Peer } from "../core/peer.ts";
 import type { Principal } from "../core/principal.ts";
-import type { Protocol } from "../core/types.ts";
+import type { ServedProtocol } from "../core/types.ts";
+import type { McpHub } from "../mcp/hub.ts";
 import type { HealthBoard } from "../relay/health.ts";
 import type { PinTable } from "../relay/pins.ts";
 import type { RetryBudget } from "../relay/retry_budget.ts";
@@ -61,6 +62,8 @@ export interface Deps {
   sealer: Sealer;
   /** The CLI's sign-in through the identity provider (device authorization grant); undefined without auth.oidc. */
   device?: DeviceBroker;
+  /** The team's MCP servers behind /mcp: their links, what they offer, and clients' sessions. */
+  mcp: McpHub;
   /** True when the runtime records each request's URL in a trace (OTEL_DENO on): no credential may ride in it. */
   urlTraced?: boolean;
 }
@@ -102,6 +105,6 @@ export interface Endpoint {
   /** An operator's route (admin API, console): answered only for the host names in `public_hosts`. */
   operator?: boolean;
   /** The protocol it speaks to its client, given what is known of the caller: its errors' shape and the logged one. */
-  errors(req: Request, principal?: Principal): Protocol;
+  errors(req: Request, principal?: Principal): ServedProtocol;
   handle(req: Request, ctx: RequestContext): Promise<Response>;
 }

@@ -131,6 +131,18 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     usage_complete: exchange.usage_complete,
     error: exchange.error,
   };
+  // A request to /mcp: its method and, for a call, where it went and how it ended (never its arguments or result).
+  const mcp = exchange.mcp;
+  if (mcp) {
+    line.mcp = {
+      method: mcp.method,
+      server: mcp.server,
+      name: mcp.name,
+      outcome: mcp.outcome,
+      request_bytes: mcp.request_bytes,
+      response_bytes: mcp.response_bytes,
+    };
+  }
   // With tracing on, the line names the request's server span, so a backend links the two.
   const trace = exchange.trace;
   if (trace?.traceId) {
@@ -162,6 +174,11 @@ function prettyRequest(line: LogLine): string[] {
     ["token", line.token_id],
     ["group", line.group],
   ];
+  const mcp = line.mcp as Record<string, unknown> | undefined;
+  if (mcp) {
+    const called = mcp.server ? ` ${mcp.server}${mcp.name ? `/${mcp.name}` : ""}` : "";
+    optional.unshift(["mcp", `${mcp.method}${called}`], ["outcome", mcp.outcome]);
+  }
   for (const [key, value] of optional) if (value !== undefined && value !== null) parts.push(`${key}=${value}`);
   if (Array.isArray(line.attempts) && line.attempts.length > 1) {
     parts.push(`attempts=${line.attempts.map((a) => `${a.upstream}:${a.outcome}`).join(",")}`);

@@ -27,6 +27,10 @@ export interface MetricsScope {
   openSockets?(): number;
   /** Requests refused (429) for guessing credentials, by credential kind, read at scrape time. */
   authThrottled?(): ReadonlyMap<string, number>;
+  /** The configured MCP servers' names. */
+  mcpServers?: Iterable<string>;
+  /** Whether each MCP server answers its listings (true), does not (false), or was not asked yet (absent). */
+  mcpHealth?(): ReadonlyMap<string, boolean>;
 }
 
 /** A per-app metrics set: an observer that feeds it and the page it renders. */
@@ -55,6 +59,24 @@ const KINDS = new Set([
   "internal",
   "client_closed",
 ]);
+
+/** The calls through /mcp that reach a server, and how a call may end: fixed sets, so bounded labels. */
+const MCP_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
+const MCP_OUTCOMES = new Set([
+  "ok",
+  "tool_error",
+  "refused",
+  "rate_limited",
+  "invalid",
+  "timeout",
+  "unavailable",
+  "too_large",
+  "upstream_error",
+  "client_closed",
+]);
+
+/** Tool and prompt names become label values only up to this many (they come from the servers' own listings). */
+const MAX_MCP_NAMES = 500;
 
 /** A client's own cancellation is neither a failed request nor a failed attempt; its 499 is counted with the rest. */
 const CANCELLED = "client_closed";
@@ -189,8 +211,44 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     );
   }
 
+  const mcpServers = new Set(scope.mcpServers ?? []);
+  const mcpNames = new Set<string>();
+  const mcpCalls = registry.counter(
+    "modelgate_mcp_calls_total",
+    "Calls through /mcp (tools/call, prompts/get, resources/read) by MCP server, method, tool or prompt and outcome",
+  );
+  const mcpDuration = registry.histogram(
+    "modelgate_mcp_call_duration_seconds",
+    "Time from a call's arrival at /mcp to the end of its answer, by MCP server and method",
+    DURATION_BUCKETS,
+  );
+  const mcpHealth = scope.mcpHealth;
+  if (mcpHealth) {
+    registry.gauge(
+      "modelgate_mcp_server_up",
+      "1 when an MCP server answers its listings, 0 when it does not (its tools are left out); absent until first asked",
+      () => [...mcpHealth()].map(([server, up]) => [{ server }, up ? 1 : 0]),
+    );
+  }
+
+  /** A call's labels, each from a bounded set: configured servers, fixed methods and outcomes, names up to a cap. */
+  function mcpLabels(exchange: Exchange) {
+    const facts = exchange.mcp!;
+    const server = facts.server === undefined ? "none" : mcpServers.has(facts.server) ? facts.server : OTHER;
+    const key = `${server}/${facts.name}`;
+    if (facts.name !== undefined && !mcpNames.has(key) && mcpNames.size < MAX_MCP_NAMES) mcpNames.add(key);
+    const name = facts.name === undefined ? "none" : mcpNames.has(key) ? facts.name : OTHER;
+    const outcome = MCP_OUTCOMES.has(facts.outcome ?? "") ? facts.outcome! : OTHER;
+    return { server, method: facts.method, name, outcome };
+  }
+
   function finish(exchange: Exchange): void {
     live.delete(exchange);
+    if (exchange.mcp && MCP_METHODS.has(exchange.mcp.method)) {
+      const { server, method, name, outcome } = mcpLabels(exchange);
+      mcpCalls.inc({ server, method, name, outcome });
+      if (exchange.duration_ms !== undefined) mcpDuration.observe({ server, method }, exchange.duration_ms / 1000);
+    }
     const route = exchange.route;
     const modelLabel = model(exchange.model);
     requests.inc({ route, status: status(exchange.status), model: modelLabel, upstream: upstream(exchange.upstream) });

@@ -1,7 +1,7 @@
 /**
  * @module OpenTelemetry traces and GenAI metrics of each model call, as an exchange observer: a CLIENT span for the
  * call under the runtime's server span, a child span per upstream attempt (the runtime's fetch span beneath it), all
- * ended with the exchange. Deno exports them itself when `OTEL_DENO=true`; otherwise this observer is not made.
+ * ended with the exchange; and a span per call through /mcp (./mcp_span.ts). Deno exports them itself when `OTEL_DENO=true`; otherwise this observer is not made.
  */
 import {
   type Attributes,
@@ -29,6 +29,7 @@ import {
   upstreamAttributes,
 } from "./genai.ts";
 import { inputContent, outputContent } from "./genai_content.ts";
+import { mcpSpan } from "./mcp_span.ts";
 
 /** Options for {@linkcode tracingObserver}. */
 export interface TracingOptions {
@@ -51,6 +52,8 @@ interface Instruments {
   tokens: Histogram;
   duration: Histogram;
   firstChunk: Histogram;
+  /** The MCP conventions' `mcp.client.operation.duration`. */
+  mcpDuration: Histogram;
 }
 
 function instruments(meter: Meter): Instruments {
@@ -67,6 +70,10 @@ function instruments(meter: Meter): Instruments {
     }),
     firstChunk: meter.createHistogram("gen_ai.client.operation.time_to_first_chunk", {
       description: "Time to receive the first chunk of a streamed answer.",
+      ...seconds,
+    }),
+    mcpDuration: meter.createHistogram("mcp.client.operation.duration", {
+      description: "The duration of the MCP request or notification as observed on the sender.",
       ...seconds,
     }),
   };
@@ -160,7 +167,7 @@ function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instrum
           "gen_ai.operation.name": OPERATION,
           "gen_ai.request.model": exchange.model ?? "",
           ...requestAttributes(body),
-          ...options.captureContent ? inputContent(exchange.protocol, body) : {},
+          ...options.captureContent && exchange.protocol !== "mcp" ? inputContent(exchange.protocol, body) : {},
         }));
       }
       // The attempts name this context as their parent themselves, so the call need not run inside it.
@@ -197,6 +204,7 @@ function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instrum
     waiting(ms: number): void {
       model?.addEvent("modelgate.retry_after.wait", attrs({ "modelgate.wait_ms": int(ms) }));
     },
+    mcp: (call, run) => mcpSpan({ ...options, duration: meters.mcpDuration }, context.active(), call, run),
     end,
   };
 }

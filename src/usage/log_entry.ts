@@ -42,10 +42,24 @@ export interface RequestLogEntry {
   cost: string;
   /** True when tokens were used on a deployment without a price, so `cost` (then "0") leaves them out. */
   unpriced: boolean;
+  /** Set for a call of an MCP tool (route /mcp), which has no model: what was called and how it went. */
+  tool?: ToolCallEntry;
 }
 
-/** The dimensions usage is aggregated by, each per UTC day. */
-export const DIMENSIONS = ["token", "group", "model", "session"] as const;
+/** A call of an MCP tool as the log keeps it: never its arguments or its result. */
+export interface ToolCallEntry {
+  /** The server it went to; null when the call was refused before one was known. */
+  server: string | null;
+  /** The tool's own name on that server; null when refused before it was found. */
+  name: string | null;
+  /** ok, tool_error (the tool reported a failure), refused, rate_limited, timeout, unavailable, ... */
+  outcome: string;
+  request_bytes: number;
+  response_bytes: number;
+}
+
+/** The dimensions usage is aggregated by, each per UTC day; `server` and `tool` (`server/tool`) count MCP calls. */
+export const DIMENSIONS = ["token", "group", "model", "session", "server", "tool"] as const;
 /** One aggregation dimension. */
 export type Dimension = typeof DIMENSIONS[number];
 
@@ -61,6 +75,9 @@ export const COUNTERS = [
   "unpriced",
   /** In pico-units (10^-12 of the currency), so sums of any number of requests stay exact. */
   "cost",
+  /** Calls of MCP tools through /mcp, and those that did not end well (refused, failed, or the tool's own error). */
+  "tool_calls",
+  "tool_errors",
 ] as const;
 /** One aggregate counter. */
 export type Counter = typeof COUNTERS[number];
@@ -97,11 +114,18 @@ export const COUNT_TOKENS_ROUTE = "/v1/messages/count_tokens";
 /** The routes of model calls, which are recorded whether they reach an upstream or are refused before. */
 const MODEL_ROUTES = new Set(["/v1/messages", "/v1/chat/completions", "/v1/responses"]);
 
-/** The log entry of a finished exchange, or undefined for requests that are not model calls by a token. */
+/** True for the exchange of a call of an MCP tool. */
+export function isToolCall(exchange: Exchange): boolean {
+  return exchange.route === "/mcp" && exchange.mcp?.method === "tools/call";
+}
+
+/** The log entry of a finished exchange, or undefined for requests that are neither model nor tool calls by a token. */
 export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
-  if (!exchange.token_id || !MODEL_ROUTES.has(exchange.route)) return undefined;
+  if (!exchange.token_id) return undefined;
+  const toolCall = isToolCall(exchange);
+  if (!toolCall && !MODEL_ROUTES.has(exchange.route)) return undefined;
   const usage = exchange.usage;
-  return {
+  const entry: RequestLogEntry = {
     request_id: exchange.request_id,
     time: new Date(exchange.started_at).toISOString(),
     token_id: exchange.token_id,
@@ -128,12 +152,37 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     cost: formatMoney(costOf(usage, exchange.price)),
     unpriced: isUnpriced(exchange),
   };
+  if (toolCall) {
+    const mcp = exchange.mcp!;
+    entry.tool = {
+      server: mcp.server ?? null,
+      name: mcp.name ?? null,
+      outcome: mcp.outcome ?? (exchange.status === 499 ? "client_closed" : "invalid"),
+      request_bytes: mcp.request_bytes ?? 0,
+      response_bytes: mcp.response_bytes ?? 0,
+    };
+  }
+  return entry;
+}
+
+/** The names a log entry is aggregated under, per dimension (null: not under that one). */
+export function namesOf(entry: RequestLogEntry): Record<Dimension, string | null> {
+  const server = entry.tool?.server ?? null;
+  const tool = server !== null && entry.tool?.name ? `${server}/${entry.tool.name}` : null;
+  return { token: entry.token_id, group: entry.group, model: entry.model, session: entry.session_id, server, tool };
 }
 
 /** The counters one log entry adds. */
 export function countersOf(entry: RequestLogEntry): Record<Counter, bigint> {
   // A client's own cancellation (499, client_closed) is not an error of the gateway's or the upstream's.
   const failed = entry.error !== "client_closed" && (entry.status >= 400 || entry.error !== null);
+  if (entry.tool) {
+    // A tool call is not a model request: it counts only as a call, and as an error when it did not end well.
+    const counts = Object.fromEntries(COUNTERS.map((counter) => [counter, 0n])) as Record<Counter, bigint>;
+    counts.tool_calls = 1n;
+    counts.tool_errors = entry.tool.outcome !== "ok" && entry.tool.outcome !== "client_closed" ? 1n : 0n;
+    return counts;
+  }
   return {
     requests: 1n,
     errors: failed ? 1n : 0n,
@@ -145,5 +194,7 @@ export function countersOf(entry: RequestLogEntry): Record<Counter, bigint> {
     cache_creation_input_tokens: BigInt(entry.cache_creation_input_tokens),
     unpriced: entry.unpriced ? 1n : 0n,
     cost: parseMoney(entry.cost) ?? 0n,
+    tool_calls: 0n,
+    tool_errors: 0n,
   };
 }

@@ -2,7 +2,7 @@
  * @module Usage accounting as an observer: each finished request becomes a request-log entry (no prompt or
  * completion text, expiring after the configured days, indexed by token, owner, model, session and status, one index
  * key per value and batch) and adds to
- * per-day aggregates by token, group, model and session, its cost included. Both are batched in memory and written
+ * per-day aggregates by token, group, model and session (a tool call's by its server and tool), cost included. Both are batched in memory and written
  * about once a second with KV atomic sums, off the request path; `close()` writes what is left. A batch the store
  * will not take (busy, contended, its disk full or failing) is kept for the next flush, with one log line when such an
  * episode begins and one when it ends. A crash loses at most one interval of counts.
@@ -18,6 +18,7 @@ import {
   DIMENSIONS,
   LOG_INDEXED_SINCE,
   logKey,
+  namesOf,
   type RequestLogEntry,
   toLogEntry,
   usageKey,
@@ -52,7 +53,7 @@ interface Sum {
   value: bigint;
 }
 
-/** The counters of the requests that share one day, token, group, model and session. */
+/** The counters of the requests that share one day and one name in every dimension. */
 interface Tally {
   day: string;
   names: Record<Dimension, string | null>;
@@ -222,7 +223,8 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
       const entry = toLogEntry(exchange);
       if (!entry) return;
       const day = entry.time.slice(0, 10);
-      const id = JSON.stringify([day, entry.token_id, entry.group, entry.model, entry.session_id]);
+      const names = namesOf(entry);
+      const id = JSON.stringify([day, ...DIMENSIONS.map((dimension) => names[dimension])]);
       const counters = countersOf(entry);
       const before = tallies.get(id)?.counters ?? NO_COUNTS;
       // A count no 64-bit KV sum can take (a cost at an absurd price) would make the store refuse the sum, and with
@@ -232,7 +234,6 @@ export function usageRecorder(kv: Deno.Kv, options: UsageRecorderOptions): Usage
       entries.push(entry);
       let tally = tallies.get(id);
       if (!tally) {
-        const names = { token: entry.token_id, group: entry.group, model: entry.model, session: entry.session_id };
         tally = { day, names, counters: { ...NO_COUNTS } };
         tallies.set(id, tally);
       }

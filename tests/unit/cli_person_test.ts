@@ -84,16 +84,32 @@ const CODEX_FLAGS = [
   "-c",
   'model_providers.modelgate.wire_api="responses"',
 ];
+const CODEX_MCP = [
+  "-c",
+  'mcp_servers.modelgate.url="https://gw.example.com/mcp"',
+  "-c",
+  'mcp_servers.modelgate.bearer_token_env_var="OPENAI_API_KEY"',
+];
+const CLAUDE_MCP = [
+  "--mcp-config",
+  '{"mcpServers":{"modelgate":{"type":"http","url":"https://gw.example.com/mcp",' +
+  '"headers":{"Authorization":"Bearer ${ANTHROPIC_AUTH_TOKEN}"}}}}',
+];
 const ARGUMENTS = [
-  { command: "codex", args: ["exec", "hi"], want: [...CODEX_FLAGS, "exec", "hi"] },
-  { command: "/usr/local/bin/codex", args: [], want: CODEX_FLAGS },
-  { command: "C:\\tools\\Codex.exe", args: ["-m", "x"], want: [...CODEX_FLAGS, "-m", "x"] },
-  { command: "claude", args: ["-p", "hi"], want: ["-p", "hi"] },
+  { command: "codex", args: ["exec", "hi"], want: [...CODEX_FLAGS, ...CODEX_MCP, "exec", "hi"] },
+  { command: "/usr/local/bin/codex", args: [], want: [...CODEX_FLAGS, ...CODEX_MCP] },
+  { command: "C:\\tools\\Codex.exe", args: ["-m", "x"], want: [...CODEX_FLAGS, ...CODEX_MCP, "-m", "x"] },
+  { command: "codex", args: ["exec"], mcp: false, want: [...CODEX_FLAGS, "exec"] },
+  // Last, so a prompt after the options is not taken for a second config.
+  { command: "claude", args: ["-p", "hi"], want: ["-p", "hi", ...CLAUDE_MCP] },
+  { command: "/opt/bin/claude", args: [], want: CLAUDE_MCP },
+  { command: "claude", args: ["mcp", "list"], want: ["mcp", "list"] },
+  { command: "claude", args: ["-p", "hi"], mcp: false, want: ["-p", "hi"] },
   { command: "codex-helper", args: ["a"], want: ["a"] },
 ];
 for (const c of ARGUMENTS) {
-  Deno.test(`runArguments() for ${c.command} ${c.args.join(" ")}`, () => {
-    assert.deepEqual(runArguments(c.command, c.args, LOGIN), c.want);
+  Deno.test(`runArguments() for ${c.command} ${c.args.join(" ")}${c.mcp === false ? " --no-mcp" : ""}`, () => {
+    assert.deepEqual(runArguments(c.command, c.args, LOGIN, { mcp: c.mcp }), c.want);
   });
 }
 

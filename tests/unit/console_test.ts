@@ -192,5 +192,6 @@ Deno.test("every limit field has its unit, budgets in the config's currency", ()
     "tokens/month",
     "USD/day",
     "USD/month",
+    "tool calls/min",
   ]);
 });

@@ -18,6 +18,7 @@ const LAYERS: Record<string, number> = {
   access: 2,
   conversations: 2,
   relay: 2,
+  mcp: 2,
   handlers: 3,
   observe: 3,
   admin: 4,

@@ -63,7 +63,7 @@ function fakeWorkers() {
           terminate: () => terminated.push(index),
         };
       },
-      onKvOpen: () => steps.push("write dropped"),
+      onKvOpen: (needs?: { run?: boolean }) => steps.push(needs?.run ? "write dropped, run kept" : "write dropped"),
       onSignal(fn: () => void) {
         stop = fn;
         return () => steps.push("signals off");
@@ -75,19 +75,29 @@ function fakeWorkers() {
 /** Lets the supervisor's awaits run. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-/** Brings two fake workers up to listening on port 4321. */
-async function upAndListening(fake: ReturnType<typeof fakeWorkers>): Promise<void> {
+/** Brings two fake workers up to listening on port 4321; with `run`, the workers start stdio MCP servers. */
+async function upAndListening(fake: ReturnType<typeof fakeWorkers>, run = false): Promise<void> {
   await fake.spawned;
-  fake.say(1, { type: "ready" });
+  fake.say(1, { type: "ready", needs: { run } });
   await settle();
   assert.ok(!fake.steps.includes("write dropped"), "the write permission stays until every worker has its KV open");
-  fake.say(2, { type: "ready" });
+  fake.say(2, { type: "ready", needs: { run } });
   await settle();
   fake.say(1, { type: "listening", hostname: "127.0.0.1", port: 4321, source: "gw.yaml" });
   await settle();
   fake.say(2, { type: "listening", hostname: "127.0.0.1", port: 4321, source: "gw.yaml" });
   await settle();
 }
+
+Deno.test("superviseWorkers: workers that run stdio MCP servers keep the permission to start programs", async () => {
+  const fake = fakeWorkers();
+  const run = superviseWorkers(2, { config: "gw.yaml" }, fake.io(2));
+  await upAndListening(fake, true);
+  assert.ok(fake.steps.includes("write dropped, run kept"), fake.steps.join(", "));
+  fake.signal();
+  for (const index of [1, 2]) fake.say(index, { type: "done", code: 0 });
+  assert.equal(await run, 0);
+});
 
 Deno.test("superviseWorkers: all open KV, then the write permission goes, then one listens and the rest on its port", async () => {
   const fake = fakeWorkers();

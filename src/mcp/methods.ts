@@ -1,0 +1,196 @@
+/**
+ * @module The MCP methods the gateway answers for a client: initialize, ping, the listings merged over the servers its
+ * group may use (filtered and renamed), and the calls (tools/call, prompts/get, resources/read) planned as a route to one
+ * server under the thing's own name. Anything the group may not use is refused here, as an unknown name, and never
+ * reaches a server.
+ */
+import type { McpGrant } from "../core/mcp_config.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
+import type { Listing } from "./catalog.ts";
+import type { McpHub } from "./hub.ts";
+import { CODES, paramsOf, RpcError, type RpcRequest, stringParam } from "./jsonrpc.ts";
+import {
+  allows,
+  allowsAll,
+  exposedName,
+  exposedUri,
+  grantedServers,
+  type Kind,
+  originalUri,
+  serverOf,
+} from "./names.ts";
+
+/** The protocol versions a client may agree with the gateway, newest first (see docs/mcp.md, "Protocol versions"). */
+export const CLIENT_VERSIONS = ["2025-11-25", "2025-06-18"];
+
+/** What a call is: where it goes and how its result comes back. */
+export interface Route {
+  server: string;
+  /** The tool's or prompt's own name on its server, or the resource's own URI. */
+  name: string;
+  /** The request as the server gets it. */
+  request: RpcRequest;
+  /** The server's result as the client gets it (URIs of the server's resources made the gateway's). */
+  finish(result: JsonObject): JsonObject;
+}
+
+/** The gateway's answer to `initialize`: the version agreed (the client's, else the newest) and the result. */
+export function initialize(request: RpcRequest): { version: string; result: JsonObject } {
+  const asked = paramsOf(request).protocolVersion;
+  if (typeof asked !== "string") {
+    throw new RpcError(CODES.invalidParams, "Invalid params: protocolVersion must be a string");
+  }
+  const version = CLIENT_VERSIONS.includes(asked) ? asked : CLIENT_VERSIONS[0];
+  return {
+    version,
+    result: {
+      protocolVersion: version,
+      capabilities: { tools: {}, prompts: {}, resources: {} },
+      serverInfo: { name: "modelgate", title: "modelgate: the team's MCP servers", version: "1.0.0" },
+      instructions: "The tools, prompts and resources of the team's MCP servers that your token's group may use. " +
+        "Each name starts with the name of its server and an underscore.",
+    },
+  };
+}
+
+/** The servers of `grant` that are configured, in the grant's order. */
+function servers(hub: McpHub, grant: McpGrant | undefined): string[] {
+  const configured = new Set(hub.servers.map((server) => server.name));
+  return grantedServers(grant).filter((name) => configured.has(name));
+}
+
+/** Each granted server's listing; a server that cannot be listed is left out (its health says why). */
+async function listings(hub: McpHub, grant: McpGrant | undefined): Promise<[string, Listing][]> {
+  const names = servers(hub, grant);
+  const settled = await Promise.allSettled(names.map((name) => hub.catalog.listing(name)));
+  const out: [string, Listing][] = [];
+  settled.forEach((result, i) => result.status === "fulfilled" && out.push([names[i], result.value]));
+  return out;
+}
+
+/** The answer to a listing method, merged over the granted servers; undefined for any other method. */
+export async function listAnswer(
+  hub: McpHub,
+  grant: McpGrant | undefined,
+  method: string,
+  maxLength: number,
+): Promise<JsonObject | undefined> {
+  const named = (kind: Kind, field: "tools" | "prompts") => async () => {
+    const items = (await listings(hub, grant)).flatMap(([server, listing]) =>
+      listing[field].filter((item) => typeof item.name === "string" && allows(grant, server, kind, item.name))
+        .map((item) => ({ ...item, name: exposedName(server, item.name as string, maxLength) }))
+    );
+    return { [field]: items };
+  };
+  const lists: Record<string, () => Promise<JsonObject>> = {
+    "tools/list": named("tools", "tools"),
+    "prompts/list": named("prompts", "prompts"),
+    "resources/list": async () => ({
+      resources: (await listings(hub, grant)).flatMap(([server, listing]) =>
+        listing.resources.filter((item) => typeof item.uri === "string" && allows(grant, server, "resources", item.uri))
+          .map((item) => ({ ...item, uri: exposedUri(server, item.uri as string) }))
+      ),
+    }),
+    "resources/templates/list": async () => ({
+      resourceTemplates: (await listings(hub, grant)).flatMap(([server, listing]) =>
+        allowsAll(grant, server, "resources")
+          ? listing.templates.filter((item) => typeof item.uriTemplate === "string")
+            .map((item) => ({ ...item, uriTemplate: exposedUri(server, item.uriTemplate as string) }))
+          : []
+      ),
+    }),
+  };
+  return await lists[method]?.();
+}
+
+/** A content item (of a tool result or a prompt message) with its resource URI made the gateway's. */
+function exposeContent(server: string, item: unknown): unknown {
+  if (!isObject(item)) return item;
+  if (item.type === "resource_link" && typeof item.uri === "string") {
+    return { ...item, uri: exposedUri(server, item.uri) };
+  }
+  if (item.type === "resource" && isObject(item.resource) && typeof item.resource.uri === "string") {
+    return { ...item, resource: { ...item.resource, uri: exposedUri(server, item.resource.uri) } };
+  }
+  return item;
+}
+
+/** The route of a tools/call or prompts/get: the server and name behind an exposed name the group may use. */
+async function namedRoute(
+  hub: McpHub,
+  grant: McpGrant | undefined,
+  request: RpcRequest,
+  kind: "tools" | "prompts",
+  maxLength: number,
+): Promise<Route> {
+  const params = paramsOf(request);
+  const exposed = stringParam(params, "name");
+  const what = kind === "tools" ? "tool" : "prompt";
+  // Made only when thrown: an Error captures its stack, which every call would pay for.
+  const unknown = () => new RpcError(CODES.invalidParams, `Unknown ${what}: ${exposed}`, { outcome: "refused" });
+  const server = serverOf(exposed);
+  if (!server || !servers(hub, grant).includes(server)) throw unknown();
+  const listing = await hub.catalog.listing(server);
+  const found = listing[kind].find((item) =>
+    typeof item.name === "string" && exposedName(server, item.name, maxLength) === exposed
+  );
+  const name = found?.name as string | undefined;
+  if (name === undefined || !allows(grant, server, kind, name)) throw unknown();
+  return {
+    server,
+    name,
+    request: { ...request, params: { ...params, name } },
+    finish: kind === "tools"
+      ? (result) =>
+        Array.isArray(result.content)
+          ? { ...result, content: result.content.map((item) => exposeContent(server, item)) }
+          : result
+      : (result) =>
+        Array.isArray(result.messages)
+          ? {
+            ...result,
+            messages: result.messages.map((message) =>
+              isObject(message) ? { ...message, content: exposeContent(server, message.content) } : message
+            ),
+          }
+          : result,
+  };
+}
+
+/** The route of a resources/read: the server and URI behind an exposed URI the group may read. */
+function resourceRoute(hub: McpHub, grant: McpGrant | undefined, request: RpcRequest): Route {
+  const params = paramsOf(request);
+  const exposed = stringParam(params, "uri");
+  const found = originalUri(exposed);
+  if (!found || !servers(hub, grant).includes(found.server) || !allows(grant, found.server, "resources", found.uri)) {
+    throw new RpcError(CODES.resourceNotFound, `Resource not found: ${exposed}`, { outcome: "refused" });
+  }
+  const { server, uri } = found;
+  return {
+    server,
+    name: uri,
+    request: { ...request, params: { ...params, uri } },
+    finish: (result) =>
+      Array.isArray(result.contents)
+        ? {
+          ...result,
+          contents: result.contents.map((item) =>
+            isObject(item) && typeof item.uri === "string" ? { ...item, uri: exposedUri(server, item.uri) } : item
+          ),
+        }
+        : result,
+  };
+}
+
+/** The route of a call method, or undefined for any other method. */
+export async function routeOf(
+  hub: McpHub,
+  grant: McpGrant | undefined,
+  request: RpcRequest,
+  maxLength: number,
+): Promise<Route | undefined> {
+  if (request.method === "tools/call") return await namedRoute(hub, grant, request, "tools", maxLength);
+  if (request.method === "prompts/get") return await namedRoute(hub, grant, request, "prompts", maxLength);
+  if (request.method === "resources/read") return resourceRoute(hub, grant, request);
+  return undefined;
+}

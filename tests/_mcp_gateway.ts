@@ -1,0 +1,104 @@
+/**
+ * @module A gateway in front of the test MCP servers (./_mcp_servers.ts), and the official SDK's client connected to
+ * its /mcp with a token: the set-up the MCP tests share.
+ */
+import { Client, StreamableHTTPClientTransport } from "./_mcp_sdk.ts";
+import { type FakeMcpServer, LONG_TOOL, startMcpHttpServer, stdioCommand } from "./_mcp_servers.ts";
+import { deadlineFetch, startGateway, type StartOptions, type TestGateway } from "./_helpers.ts";
+
+/** What the docs server's calls must carry: the gateway's own credential for it, from the environment. */
+export const DOCS_AUTH = "Bearer docs-upstream-secret";
+
+/** The groups of the MCP tests: `tools` with a grant of some things, `all` with everything, `default` with none. */
+export const MCP_GROUPS = `
+  - name: tools
+    listing: anthropic
+    models: [claude-test]
+    mcp:
+      docs:
+        tools: [search, progress, ask, slow, link, fail, ${LONG_TOOL}]
+        prompts: [greet]
+        resources: ["docs://readme", "docs://pages/*"]
+      local: "*"
+  - { name: all, listing: anthropic, models: [claude-test], mcp: { docs: "*", local: "*" } }
+  - { name: searchers, listing: anthropic, models: [claude-test], mcp: { docs: [search] } }
+`;
+
+/** The `mcp_servers` section for the docs server at `docsUrl` and the stdio server; `extra` is added to each entry. */
+export function mcpServersYaml(docsUrl: string, extra = ""): string {
+  return `
+mcp_servers:
+  - name: docs
+    url: ${docsUrl}
+    headers: { Authorization: DOCS_AUTH }
+    list_timeout_ms: 2000
+    timeout_ms: 3000${extra}
+  - name: local
+    command: ${JSON.stringify(stdioCommand())}
+    env: { HOME: HOME, GREETING: GREETING, DENO_DIR: DENO_DIR }
+    list_timeout_ms: 20000
+    timeout_ms: 20000${extra}
+`;
+}
+
+/**
+ * The environment of the MCP test gateway: the docs credential, and what the stdio server is given (its Deno finds the
+ * module cache under HOME, or in DENO_DIR when the tests run with one).
+ */
+export function mcpEnv(): Record<string, string> {
+  const denoDir = Deno.env.get("DENO_DIR");
+  return {
+    DOCS_AUTH,
+    HOME: Deno.env.get("HOME") ?? "/root",
+    GREETING: "hello",
+    MODELGATE_SECRET_OF_ITS_OWN: "sk-own",
+    ...denoDir ? { DENO_DIR: denoDir } : {},
+  };
+}
+
+/** The test MCP gateway: the docs server, the gateway, and a token per MCP group. */
+export interface McpGateway extends AsyncDisposable {
+  docs: FakeMcpServer;
+  gateway: TestGateway;
+  tokens: Record<"tools" | "all" | "searchers" | "none", string>;
+  /** An SDK client connected to the gateway's /mcp with `token`. */
+  connect(token: string, gateway?: TestGateway): Promise<Client>;
+}
+
+/** Starts the docs server and a gateway in front of it and the stdio server. */
+export async function startMcpGateway(options: StartOptions & { serverYaml?: string } = {}): Promise<McpGateway> {
+  const docs = startMcpHttpServer();
+  const gateway = await startGateway("http://127.0.0.1:9", {
+    ...options,
+    extraYaml: `${mcpServersYaml(docs.url, options.serverYaml)}${options.extraYaml ?? ""}`,
+    extraGroups: `${MCP_GROUPS}${options.extraGroups ?? ""}`,
+    env: { ...mcpEnv(), ...options.env },
+  });
+  const tokens = {
+    tools: (await gateway.store.createToken({ group: "tools" })).secret,
+    all: (await gateway.store.createToken({ group: "all" })).secret,
+    searchers: (await gateway.store.createToken({ group: "searchers" })).secret,
+    none: gateway.tokens.default,
+  };
+  const clients: Client[] = [];
+  return {
+    docs,
+    gateway,
+    tokens,
+    async connect(token, target = gateway) {
+      const client = new Client({ name: "test", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(new URL(`${target.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+        fetch: deadlineFetch(),
+      });
+      await client.connect(transport);
+      clients.push(client);
+      return client;
+    },
+    async [Symbol.asyncDispose]() {
+      await Promise.all(clients.map((client) => client.close().catch(() => {})));
+      await gateway[Symbol.asyncDispose]();
+      await docs[Symbol.asyncDispose]();
+    },
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * @module Tracing of /mcp as an operator sees it: a gateway process with OTEL_DENO=true exports a CLIENT span per call
+ * through /mcp with the MCP conventions' attributes, the server gets its traceparent, a tool's own failure is the
+ * span's error, and a tool's arguments and result are exported only with the content opt-in.
+ */
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "../_mcp_sdk.ts";
+import { startMcpHttpServer } from "../_mcp_servers.ts";
+import { attr, otlpEnv, otlpReceiver } from "../_otlp_receiver.ts";
+import { cliToken, denoMain, startProcess } from "../_process.ts";
+import { deadlineFetch } from "../_helpers.ts";
+
+const ARGUMENT = "ARGUMENT-TEXT-okapi-2718";
+
+function configYaml(dir: string, docsUrl: string): string {
+  return `
+listen: { host: 127.0.0.1, port: 0 }
+kv_path: ${JSON.stringify(`${dir}/gateway.kv`)}
+upstreams:
+  - { name: up, protocol: anthropic, base_url: "http://127.0.0.1:9/v1", api_key_env: TEST_UP_KEY, models: [m1] }
+groups:
+  - { name: default, listing: anthropic, models: [m1], mcp: { docs: "*" } }
+mcp_servers:
+  - { name: docs, url: "${docsUrl}" }
+`;
+}
+
+const str = (value: string) => ({ stringValue: value });
+
+for (const capture of [false, true]) {
+  const title = capture ? "with content captured, a tool's arguments and result too" : "and no content";
+  Deno.test(`each call through /mcp is a CLIENT span with the MCP attributes, ${title}`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "modelgate-mcp-tracing-" });
+    await using receiver = otlpReceiver();
+    await using docs = startMcpHttpServer();
+    try {
+      const configFile = `${dir}/gateway.yaml`;
+      await Deno.writeTextFile(configFile, configYaml(dir, docs.url));
+      const env = {
+        TEST_UP_KEY: "k",
+        ...otlpEnv(receiver),
+        ...capture ? { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" } : {},
+      };
+      const { token } = await cliToken(dir, configFile, env);
+      await using gateway = await startProcess({ command: denoMain(dir, "serve", "--config", configFile), env });
+      const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+        fetch: deadlineFetch(),
+      });
+      const client = new Client({ name: "test", version: "1" });
+      await client.connect(transport);
+      await client.callTool({ name: "docs_search", arguments: { query: ARGUMENT } });
+      await client.callTool({ name: "docs_fail", arguments: {} });
+      await client.close();
+
+      const search = await receiver.waitFor(
+        "the search span",
+        () => receiver.spans.find((s) => s.name === "tools/call search"),
+      );
+      assert.equal(search.kind, 3, "a CLIENT span");
+      const want: Record<string, unknown> = {
+        "mcp.method.name": str("tools/call"),
+        "gen_ai.operation.name": str("execute_tool"),
+        "gen_ai.tool.name": str("search"),
+        "mcp.session.id": str(transport.sessionId!),
+        "jsonrpc.request.id": str("1"),
+        "network.transport": str("tcp"),
+        "modelgate.mcp.server": str("docs"),
+      };
+      for (const [key, value] of Object.entries(want)) assert.deepEqual(attr(search, key), value, key);
+      assert.equal(attr(search, "error.type"), undefined);
+      // The call's fetch runs under its span: the server was sent a traceparent of that trace.
+      const sent = docs.headers.map((h) => h.get("traceparent")).filter((t) => t?.includes(search.traceId));
+      assert.ok(sent.length > 0, "the docs server got the call's traceparent");
+
+      const failed = await receiver.waitFor(
+        "the fail span",
+        () => receiver.spans.find((s) => s.name === "tools/call fail"),
+      );
+      assert.deepEqual(attr(failed, "error.type"), str("tool_error"));
+      assert.equal(failed.status.code, 2);
+
+      const duration = await receiver.waitFor(
+        "the MCP duration metric",
+        () => receiver.points.find((p) => p.metric === "mcp.client.operation.duration"),
+      );
+      assert.deepEqual(duration.attributes["mcp.method.name"], str("tools/call"));
+
+      const exported = receiver.raw.join("\n");
+      if (capture) {
+        assert.deepEqual(attr(search, "gen_ai.tool.call.arguments"), str(JSON.stringify({ query: ARGUMENT })));
+        assert.match(
+          String((attr(search, "gen_ai.tool.call.result") as { stringValue: string }).stringValue),
+          /found: /,
+        );
+      } else {
+        assert.ok(!exported.includes(ARGUMENT), "no argument is exported without the opt-in");
+        assert.equal(attr(search, "gen_ai.tool.call.result"), undefined);
+      }
+      assert.ok(!exported.includes(token), "the token is never exported");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
