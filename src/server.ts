@@ -18,7 +18,7 @@ import type { Observer } from "./core/exchange.ts";
 import type { Deps } from "./handlers/context.ts";
 import { createSocketBoard } from "./handlers/socket_board.ts";
 import { accessLog, batchedWriter, createLogger, redactingLog } from "./observe/log.ts";
-import { createHub, mcpHealth, mcpWarnings } from "./mcp/hub.ts";
+import { createHub, mcpHealth, mcpSecrets, mcpWarnings } from "./mcp/hub.ts";
 import { createMetrics } from "./observe/metrics.ts";
 import { loadTracing, tracingEnabled } from "./observe/tracing_switch.ts";
 import { createTransports, type Credentialed, upstreamSecrets } from "./providers/mod.ts";
@@ -121,7 +121,8 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
   const now = options.now ?? (() => new Date());
   const transports = options.transports ?? upstreamTransports(config, options);
   // Every upstream credential, whatever its shape, is taken out of every line the gateway logs from here on.
-  const log = redactingLog(options.log, () => upstreamSecrets(transports));
+  const mcpCredentials = mcpSecrets(config, options.env);
+  const log = redactingLog(options.log, () => [...upstreamSecrets(transports), ...mcpCredentials]);
   const operator = createOperator(config, store, {
     env: options.env,
     log,

@@ -37,7 +37,7 @@ export async function answerRequest(req: Request, ctx: RequestContext, call: Mcp
   try {
     if (request.method === "ping") return rpcReply(200, resultOf(request.id, {}));
     const listed = await listAnswer(hub, grant, request.method, maxLength);
-    if (listed) return rpcReply(200, resultOf(request.id, listed));
+    if (listed) return rpcReply(200, resultOf(request.id, listed), {}, ctx.deps.mcp.redact);
     const route = await routeOf(hub, grant, request, maxLength);
     if (!route) {
       throw new RpcError(CODES.methodNotFound, `Method not found: ${request.method}`);
@@ -51,7 +51,7 @@ export async function answerRequest(req: Request, ctx: RequestContext, call: Mcp
   } catch (err) {
     if (err instanceof RpcError) {
       facts.outcome = err.outcome;
-      return rpcReply(200, errorOf(request.id, err));
+      return rpcReply(200, errorOf(request.id, err), {}, ctx.deps.mcp.redact);
     }
     const error = toGatewayError(err);
     if (error.kind === "internal" || error.kind === "client_closed") throw err;
@@ -108,6 +108,7 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): 
     });
   return reply(run, {
     headers: new Headers(),
+    redact: hub.redact,
     stop: () => stop.abort(),
     onStream: () => {
       ctx.exchange.stream = true;

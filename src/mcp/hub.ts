@@ -6,6 +6,7 @@
  */
 import type { Config, McpServerConfig } from "../core/config.ts";
 import type { KvWriter } from "../core/kv_write.ts";
+import { textRedactor } from "../core/redact.ts";
 import type { JsonObject } from "../core/types.ts";
 import { type Catalog, type CatalogSource, createCatalog, type Health } from "./catalog.ts";
 import { type HttpLink, httpLink, SessionGone, type UpstreamSession } from "./http_link.ts";
@@ -46,6 +47,8 @@ export interface McpHub {
   views(): ServerView[];
   /** Stops the stdio servers. */
   close(): Promise<void>;
+  /** Takes the servers' credentials out of a text on its way to a client (a server may quote them). */
+  redact(text: string): string;
 }
 
 /** What the hub needs of the process. */
@@ -84,6 +87,30 @@ export function mcpWarnings(config: Config, env: (name: string) => string | unde
   });
 }
 
+/**
+ * The credentials the config hands the servers: every header value, the token of a `Bearer` one, and the values of a
+ * stdio server's environment long enough to be secrets (12 characters or more: a flag such as `1` or `production`
+ * would otherwise be taken out of every text). Like the upstreams' keys, they are kept out of what reaches a client
+ * or a log (see docs/mcp.md, "Configuring servers and groups").
+ */
+export function mcpSecrets(config: Config, env: (name: string) => string | undefined): string[] {
+  const secrets: string[] = [];
+  for (const server of config.mcp_servers) {
+    for (const variable of Object.values(server.headers ?? {})) {
+      const value = env(variable);
+      if (!value) continue;
+      secrets.push(value);
+      const token = /^bearer\s+(\S+)$/i.exec(value)?.[1];
+      if (token) secrets.push(token);
+    }
+    for (const variable of Object.values(server.env ?? {})) {
+      const value = env(variable);
+      if (value && value.length >= 12) secrets.push(value);
+    }
+  }
+  return secrets;
+}
+
 /** Builds the hub of `config.mcp_servers`. */
 export function createHub(config: Config, options: McpHubOptions): McpHub {
   const configs = new Map(config.mcp_servers.map((server) => [server.name, server]));
@@ -103,6 +130,7 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
     closing: options.closing,
     log: options.log,
   });
+  const secretsRedactor = textRedactor(mcpSecrets(config, options.env));
   // Keyed by session and request id as JSON: both are the client's, so no separator could be trusted.
   const running = new Map<string, AbortController>();
   const sessions = sessionStore(options.kv, {
@@ -252,6 +280,7 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
         if (link.kind === "stdio") view.process = link.link.state();
         return view;
       }),
+    redact: secretsRedactor.text,
     async close() {
       await Promise.all([...links.values()].map((link) => link.kind === "stdio" ? link.link.close() : undefined));
     },

@@ -5,11 +5,21 @@
  */
 import type { RpcNotification, RpcResponse } from "./jsonrpc.ts";
 
+/** Takes the gateway's secrets out of a serialized message (what a server sent may quote them); none by default. */
+export type Redact = (text: string) => string;
+
+const asIs: Redact = (text) => text;
+
 /** A JSON-RPC message as an HTTP response. */
-export function rpcReply(status: number, message: RpcResponse, headers: HeadersInit = {}): Response {
+export function rpcReply(
+  status: number,
+  message: RpcResponse,
+  headers: HeadersInit = {},
+  redact: Redact = asIs,
+): Response {
   const out = new Headers(headers);
   out.set("content-type", "application/json");
-  return new Response(JSON.stringify(message), { status, headers: out });
+  return new Response(redact(JSON.stringify(message)), { status, headers: out });
 }
 
 /** How a reply ended: the response sent and the bytes of the body. */
@@ -22,8 +32,8 @@ export interface ReplyEnd {
 const encoder = new TextEncoder();
 
 /** One SSE event carrying a message. */
-function event(message: RpcNotification | RpcResponse): Uint8Array {
-  return encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+function event(message: RpcNotification | RpcResponse, redact: Redact): Uint8Array {
+  return encoder.encode(`event: message\ndata: ${redact(JSON.stringify(message))}\n\n`);
 }
 
 /**
@@ -32,8 +42,9 @@ function event(message: RpcNotification | RpcResponse): Uint8Array {
  */
 export async function reply(
   call: (onNotice: (notice: RpcNotification) => void) => Promise<RpcResponse>,
-  options: { headers: Headers; stop(): void; onStream?(): void; ended(end: ReplyEnd): void },
+  options: { headers: Headers; stop(): void; onStream?(): void; ended(end: ReplyEnd): void; redact?: Redact },
 ): Promise<Response> {
+  const redact = options.redact ?? asIs;
   const early: RpcNotification[] = [];
   const noticed = Promise.withResolvers<"notice">();
   let write: ((notice: RpcNotification) => void) | undefined;
@@ -44,7 +55,7 @@ export async function reply(
   });
   const first = await Promise.race([done, noticed.promise]);
   if (first !== "notice") {
-    const body = encoder.encode(JSON.stringify(first));
+    const body = encoder.encode(redact(JSON.stringify(first)));
     options.headers.set("content-type", "application/json");
     options.ended({ response: first, bytes: body.byteLength, streamed: false });
     return new Response(body, { headers: options.headers });
@@ -56,7 +67,7 @@ export async function reply(
     start(controller) {
       const send = (message: RpcNotification | RpcResponse) => {
         if (!open) return;
-        const chunk = event(message);
+        const chunk = event(message, redact);
         bytes += chunk.byteLength;
         controller.enqueue(chunk);
       };

@@ -155,3 +155,17 @@ Deno.test("a grant made through the admin API reaches the group's tokens; a gran
   assert.equal(bad.status, 400);
   assert.match((await bad.json()).error.message, /mcp\.wiki: no MCP server "wiki" in mcp_servers/);
 });
+
+Deno.test("a server that quotes the credential the gateway sends it: its listing and answers reach the client redacted", async () => {
+  await using mcp = await startMcpGateway();
+  const client = await mcp.connect(mcp.tokens.all);
+  const secret = DOCS_AUTH.slice("Bearer ".length);
+  const tools = (await client.listTools()).tools;
+  const leak = tools.find((tool) => tool.name === "docs_leak");
+  assert.ok(leak);
+  assert.equal(leak.description, "Knows [redacted]");
+  const text = textOf(await client.callTool({ name: "docs_leak", arguments: {} }));
+  assert.equal(text, "the key is [redacted], sent as [redacted]");
+  const logged = JSON.stringify(mcp.gateway.logs);
+  assert.ok(!logged.includes(secret), "no log line holds it either");
+});
