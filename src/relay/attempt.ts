@@ -154,9 +154,8 @@ async function sendOnce(
         totalMs,
         release,
       });
-      const answerId = passthrough && route.protocol === "openai-responses"
-        ? streamedResponseId(first.value)
-        : undefined;
+      // Only an answer kept for a later request to continue has its id read off the stream (see relay.ts).
+      const answerId = passthrough && call.affinity?.responseId ? streamedResponseId(first.value) : undefined;
       return named({
         upstream: name,
         outcome: "ok",

@@ -5,8 +5,10 @@
  * deployment refuses it, and kept where the account can read it.
  */
 import assert from "node:assert/strict";
-import { responsesRig } from "../_responses_upstream.ts";
-import type { Json } from "../_fake_responses_api.ts";
+import { KEYS, READ_FILE, responsesRig } from "../_responses_upstream.ts";
+import { type Json, mountResponsesApi } from "../_fake_responses_api.ts";
+import { fakeUpstream } from "../_fake_upstream.ts";
+import { readSse, startGateway } from "../_helpers.ts";
 
 const TOOLS = [{ type: "function", name: "read_file", parameters: { type: "object" } }];
 
@@ -128,4 +130,45 @@ Deno.test("item_reference names an item of a stored response, which the provider
   assert.equal(second.output.at(-1).content[0].text, "The notes say hi.");
   const sent = rig.upstream.requests.at(-1)!.body!.input as Json[];
   assert.deepEqual(sent[1], call, "the reference was replaced by the item itself");
+});
+
+Deno.test("a chain's next turn goes back to the deployment that served it: the pin is made under the provider's id", async () => {
+  await using upstream = fakeUpstream();
+  const bearer = (key: string) => (h: Headers) => h.get("authorization") === `Bearer ${key}`;
+  for (const [name, key] of [["pair-a", KEYS.TEST_OPENAI_KEY], ["pair-b", KEYS.TEST_OPENAI_KEY_B]]) {
+    mountResponsesApi(upstream, `/${name}/v1`, { secret: "acct-1", authorized: bearer(key), script: READ_FILE });
+  }
+  const rsp = (name: string, key: string) =>
+    `  - { name: ${name}, protocol: openai-responses, base_url: "${upstream.url}/${name}/v1", api_key_env: ${key}, ` +
+    `models: [gpt-pair] }`;
+  // The weighted choice takes the first deployment, then the second: only the pin brings the second turn back.
+  const draws = [0.1, 0.9, 0.9, 0.9];
+  await using gw = await startGateway(upstream.url, {
+    configYaml: `listen: { host: 127.0.0.1, port: 0 }
+kv_path: ":memory:"
+upstreams:
+${rsp("pair-a", "TEST_OPENAI_KEY")}
+${rsp("pair-b", "TEST_OPENAI_KEY_B")}
+groups:
+  - { name: oa, listing: openai, models: [gpt-pair] }
+`,
+    env: KEYS,
+    random: () => draws.shift() ?? 0.9,
+  });
+  const post = async (body: Json) => {
+    const res = await gw.post("/v1/responses", { model: "gpt-pair", tools: TOOLS, ...body }, {
+      "x-api-key": gw.tokens.oa,
+    });
+    assert.equal(res.status, 200);
+    if (body.stream !== true) return await res.json();
+    return JSON.parse((await readSse(res)).at(-1)!.data).response;
+  };
+  const first = await post({ input: "Read notes.txt", stream: true });
+  const second = await post({
+    previous_response_id: first.id,
+    input: [{ type: "function_call_output", call_id: callOf(first).call_id, output: "hi" }],
+  });
+  assert.equal(second.output.at(-1).content[0].text, "The notes say hi.");
+  const served = upstream.requests.map((r) => r.path.split("/")[1]);
+  assert.deepEqual(served, [served[0], served[0]], `both turns on one deployment: ${served}`);
 });
