@@ -1,7 +1,7 @@
 /** @module The modelgate command line: `deno task start` runs `serve`, `deno task cli ...` the rest. */
 import { parseArgs } from "./src/cli/args.ts";
 import { runCli } from "./src/cli/commands.ts";
-import { defaultArgs, dropRunPermission, dropWritePermission, type ProcessNeeds } from "./src/runtime.ts";
+import { defaultArgs, dropRunPermission, dropWritePermission, type ProcessNeeds } from "./src/serve/runtime.ts";
 
 const encoder = new TextEncoder();
 

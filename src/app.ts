@@ -19,7 +19,7 @@ import { MCP_ENDPOINT } from "./handlers/mcp.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
-import { responsesSocket } from "./handlers/responses_socket.ts";
+import { responsesSocket } from "./handlers/socket/endpoint.ts";
 
 const anthropicErrors = () => "anthropic" as const;
 const chatErrors = () => "openai-chat" as const;

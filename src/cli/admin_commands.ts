@@ -9,7 +9,7 @@ import { type Limits, loadConfigFrom } from "../core/config.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { TokenRecord } from "../core/principal.ts";
 import { buildRouteTable, serves } from "../relay/routing.ts";
-import { openKvStore } from "../runtime.ts";
+import { openKvStore } from "../serve/runtime.ts";
 import type { Args, Io } from "./args.ts";
 import { jsonText, printable, table } from "./print.ts";
 

@@ -2,7 +2,7 @@
  * @module Command-line parsing (positional words, `--flag value` / `--flag=value` / boolean flags, and everything
  * after `--` kept as it is) and the streams a command writes to.
  */
-import type { ProcessNeeds } from "../runtime.ts";
+import type { ProcessNeeds } from "../serve/runtime.ts";
 
 /** Parsed command line. */
 export interface Args {

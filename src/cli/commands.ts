@@ -1,6 +1,6 @@
 /** @module The CLI's entry: help for each command, `serve`, and dispatch to the operator commands. */
-import { serve } from "../server.ts";
-import { spawnWorker, stopSignals, superviseWorkers, workerCount } from "../workers.ts";
+import { serve } from "../serve/server.ts";
+import { spawnWorker, stopSignals, superviseWorkers, workerCount } from "../serve/workers.ts";
 import { groupCommand, responseCommand, tokenCommand } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
 import { auditCommand } from "./audit_command.ts";

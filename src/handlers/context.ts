@@ -19,7 +19,7 @@ import type { PinTable } from "../relay/pins.ts";
 import type { RetryBudget } from "../relay/retry_budget.ts";
 import type { RouteTable } from "../relay/routing.ts";
 import type { Watchdog } from "../core/watchdog.ts";
-import type { SocketBoard } from "./socket_board.ts";
+import type { SocketBoard } from "./socket/board.ts";
 
 /** Everything the app depends on, passed in. */
 export interface Deps {

@@ -94,9 +94,10 @@ Deno.test("once its KV is open the process can write no file, and the KV still t
   const dir = await Deno.makeTempDir({ prefix: "modelgate-kv-" });
   try {
     const script = `${dir}/probe.ts`;
+    const runtime = new URL("../../src/serve/runtime.ts", import.meta.url).href;
     await Deno.writeTextFile(
       script,
-      `import { dropWritePermission, openKvStore } from "${new URL("../../src/runtime.ts", import.meta.url).href}";
+      `import { dropWritePermission, openKvStore } from "${runtime}";
 const store = await openKvStore("${dir}/kv/probe.kv", "probe", { env: () => undefined, onKvOpen: dropWritePermission });
 await store.putGroup({ name: "g", listing: "anthropic", models: [] });
 let wrote = "wrote";

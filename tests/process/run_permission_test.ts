@@ -12,7 +12,7 @@ Deno.test("after dropRunPermission a process started with --allow-run can start 
     const script = `${dir}/probe.ts`;
     await Deno.writeTextFile(
       script,
-      `import { dropRunPermission } from "${new URL("../../src/runtime.ts", import.meta.url).href}";
+      `import { dropRunPermission } from "${new URL("../../src/serve/runtime.ts", import.meta.url).href}";
 const outcome = (): string => {
   try {
     new Deno.Command(Deno.execPath(), { args: ["--version"], stdout: "null" }).outputSync();

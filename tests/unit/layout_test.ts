@@ -6,9 +6,10 @@
 import assert from "node:assert/strict";
 
 /**
- * Folders of src/ by layer, lowest first ("." is the composition root: app.ts, server.ts, runtime.ts, and workers.ts
- * and worker.ts for `serve --workers`). A file may import its own folder and any folder of a lower layer, never one
- * of the same or a higher layer. A new folder gets a layer here and a line in docs/development.md.
+ * Folders of src/ by layer, lowest first ("." is app.ts alone, the endpoint table every request goes through; serve/
+ * is the process around it: the config and KV opened, the port bound, workers, the shutdown). A file may import its
+ * own folder and any folder of a lower layer, never one of the same or a higher layer. A new folder gets a layer here
+ * and a line in docs/development.md.
  */
 const LAYERS: Record<string, number> = {
   core: 0,
@@ -24,9 +25,10 @@ const LAYERS: Record<string, number> = {
   admin: 4,
   console: 5,
   ".": 6,
-  cli: 7,
+  serve: 7,
+  cli: 8,
 };
-const ROOT_FILES = new Set(["app.ts", "server.ts", "runtime.ts", "workers.ts", "worker.ts"]);
+const ROOT_FILES = new Set(["app.ts"]);
 /** What a pure translator must not touch: the network and Deno's APIs (KV, files, environment). */
 const IMPURE = /\bfetch\s*\(|\bDeno\./;
 
@@ -77,7 +79,7 @@ export function layoutProblems(sources: readonly Source[]): string[] {
     const folder = folderOf(source.path);
     if (!(folder in LAYERS)) problems.push(`${source.path}: folder "${folder}" has no layer in LAYERS`);
     if (folder === "." && !ROOT_FILES.has(source.path)) {
-      problems.push(`${source.path}: only ${[...ROOT_FILES].join(", ")} live at the top of src/`);
+      problems.push(`${source.path}: only ${[...ROOT_FILES].join(", ")} belongs at the top of src/`);
     }
     if (!/^\/\*\*?[\s*]*@module \S/.test(source.text)) problems.push(`${source.path}: no @module line at the top`);
     if (folder === "translate" && IMPURE.test(source.text)) {
@@ -244,7 +246,12 @@ Deno.test("layoutProblems() names each broken rule", () => {
       problem: /translate\/ is pure/,
     },
     { name: "a file without a statement", sources: [{ path: "core/x.ts", text: "", imports: [] }], problem: /@module/ },
-    { name: "a fourth file at the top", sources: [source("limits.ts")], problem: /only app\.ts/ },
+    { name: "a second file at the top", sources: [source("limits.ts")], problem: /only app\.ts/ },
+    {
+      name: "the app imports the process around it",
+      sources: [source("app.ts", "./serve/runtime.ts"), source("serve/runtime.ts")],
+      problem: /app\.ts imports serve\/runtime\.ts: the top of src\/ may not import serve\//,
+    },
     { name: "a folder with no layer", sources: [source("widgets/page.ts")], problem: /"widgets" has no layer/ },
     {
       name: "the admin API imports the console",

@@ -32,7 +32,7 @@ async function staticallyReached(): Promise<Set<string>> {
 
 Deno.test("main.ts reaches the console's pages, the tracing code, OpenTelemetry and jose only dynamically", async () => {
   const reached = await staticallyReached();
-  assert.ok(reached.has("src/server.ts") && reached.has("src/app.ts"), "the walk follows the imports");
+  assert.ok(reached.has("src/serve/server.ts") && reached.has("src/app.ts"), "the walk follows the imports");
   for (const lazy of ["src/console/routes.ts", "src/observe/tracing.ts", "@opentelemetry/api", "jose"]) {
     assert.equal(reached.has(lazy), false, `${lazy} is loaded at start`);
   }

@@ -1,6 +1,6 @@
 /** @module listenAddress() and listenError(): where serve listens (flag, environment, config) and what a failed listen says. */
 import assert from "node:assert/strict";
-import { listenAddress, listenError } from "../../src/runtime.ts";
+import { listenAddress, listenError } from "../../src/serve/runtime.ts";
 
 const CONFIG = { host: "127.0.0.1", port: 8787 };
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { Exchange } from "../../src/core/exchange.ts";
 import { requestIdFrom } from "../../src/core/http.ts";
 import { batchedWriter, createLogger, type LogSettings, redactingLog, requestLine } from "../../src/observe/log.ts";
-import { defaultArgs, kvLocation, logSettings } from "../../src/runtime.ts";
+import { defaultArgs, kvLocation, logSettings } from "../../src/serve/runtime.ts";
 
 const NOW = new Date("2026-11-22T20:31:05.123Z");
 

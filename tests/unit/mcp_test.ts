@@ -9,7 +9,7 @@ import { CODES, RpcError, toMessage } from "../../src/mcp/jsonrpc.ts";
 import { allows, allowsAll, exposedName, exposedUri, originalUri, serverOf } from "../../src/mcp/names.ts";
 import { backoffMs, lineSplitter } from "../../src/mcp/stdio_lines.ts";
 import { serverEnvironment } from "../../src/mcp/stdio_link.ts";
-import { mcpCommands } from "../../src/server.ts";
+import { mcpCommands } from "../../src/serve/server.ts";
 import { mcpWarnings } from "../../src/mcp/hub.ts";
 
 const BASE = `upstreams:

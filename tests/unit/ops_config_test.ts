@@ -1,7 +1,7 @@
 /** @module The config's log and metrics sections, and where the config comes from (env YAML, flag, file). */
 import assert from "node:assert/strict";
 import { ConfigError, loadConfigFrom, parseConfig } from "../../src/core/config.ts";
-import { kvOpenError } from "../../src/runtime.ts";
+import { kvOpenError } from "../../src/serve/runtime.ts";
 
 const BASE = `
 upstreams:

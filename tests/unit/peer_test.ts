@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { formatIp, isLoopback, parseIp, rangesMatcher, throttleKey } from "../../src/core/addresses.ts";
 import { parseConfig } from "../../src/core/config.ts";
 import { peerOf, publicHostRule } from "../../src/core/peer.ts";
-import { publicHostsWarning } from "../../src/server.ts";
+import { publicHostsWarning } from "../../src/serve/server.ts";
 
 const PARSED = [
   { text: "127.0.0.1", want: "127.0.0.1" },

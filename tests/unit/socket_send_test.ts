@@ -3,7 +3,7 @@
  * events queue behind the client, in order, and past their bound the sender gives up on the client.
  */
 import assert from "node:assert/strict";
-import { socketSender } from "../../src/handlers/socket_send.ts";
+import { socketSender } from "../../src/handlers/socket/send.ts";
 
 /** A socket stand-in whose buffered bytes the test sets; each pause lets the test drain it a step. */
 function fakeSocket() {

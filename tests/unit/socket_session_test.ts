@@ -8,9 +8,9 @@ import { memoryPool } from "../../src/conversations/memory_pool.ts";
 import { createBodyBudget } from "../../src/core/body_budget.ts";
 import { parseConfig } from "../../src/core/config.ts";
 import type { RequestContext } from "../../src/handlers/context.ts";
-import { createSocketBoard } from "../../src/handlers/socket_board.ts";
-import { MESSAGE_RATE, utf8Bytes } from "../../src/handlers/socket_intake.ts";
-import { runSession } from "../../src/handlers/socket_session.ts";
+import { createSocketBoard } from "../../src/handlers/socket/board.ts";
+import { MESSAGE_RATE, utf8Bytes } from "../../src/handlers/socket/intake.ts";
+import { runSession } from "../../src/handlers/socket/session.ts";
 import { testConfigYaml } from "../_helpers.ts";
 
 /** A socket stand-in: what the session sends, and how it closed it. */

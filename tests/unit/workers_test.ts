@@ -10,7 +10,7 @@ import {
   type ToSupervisor,
   workerCount,
   type WorkerEvents,
-} from "../../src/workers.ts";
+} from "../../src/serve/workers.ts";
 
 const linux = { os: "linux", cores: 8 };
 const env = (vars: Record<string, string>) => (name: string) => vars[name];

@@ -6,12 +6,12 @@
  * over the size limit (the runtime reads a message whole before the gateway sees it, so a socket that sent one too
  * large does not get to send another).
  */
-import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
-import { SMALL_BODY_BYTES } from "../core/body_budget.ts";
-import { checkJsonDepth } from "../core/json_depth.ts";
-import { GatewayError } from "../core/errors.ts";
-import { isObject, type JsonObject } from "../core/types.ts";
-import { invalidField } from "../core/validation.ts";
+import type { BodyBudget, BodyHold } from "../../core/body_budget.ts";
+import { SMALL_BODY_BYTES } from "../../core/body_budget.ts";
+import { checkJsonDepth } from "../../core/json_depth.ts";
+import { GatewayError } from "../../core/errors.ts";
+import { isObject, type JsonObject } from "../../core/types.ts";
+import { invalidField } from "../../core/validation.ts";
 
 /**
  * A socket's message rate: each message costs a unit, and one more per MiB it holds; a socket has `burst` units at

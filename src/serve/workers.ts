@@ -9,7 +9,7 @@
  * incoming connections over them. `deno serve --parallel` would own the port, the listen line and shutdown, which
  * `serve` takes from the config and drains gracefully.
  */
-import { poolMemory } from "./conversations/memory_pool.ts";
+import { poolMemory } from "../conversations/memory_pool.ts";
 import { onDeploy, type ProcessNeeds, type ServeFlags } from "./runtime.ts";
 
 type Env = (name: string) => string | undefined;
@@ -89,7 +89,7 @@ export function workerCount(
 }
 
 /**
- * A worker running src/worker.ts (tests give another module); an error nothing in it caught ends it and is reported,
+ * A worker running worker.ts (tests give another module); an error nothing in it caught ends it and is reported,
  * not the process's end.
  */
 export function spawnWorker(

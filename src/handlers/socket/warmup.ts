@@ -4,14 +4,14 @@
  * served through the app as a `POST /v1/responses` of its own, so it is authenticated from the socket's address, takes
  * the token's limits as a request (with no tokens used) and is logged and recorded like any other.
  */
-import { inputItems, resolveConversation } from "../conversations/resolve.ts";
-import { rememberedAfter, type SocketMemory } from "../conversations/socket_memory.ts";
-import { GatewayError } from "../core/errors.ts";
-import { checkBody } from "../core/protocols.ts";
-import { readJsonBody } from "../core/request_body.ts";
-import { encodeSse } from "../core/sse.ts";
-import { resolveRoutes } from "../relay/routing.ts";
-import type { Endpoint } from "./context.ts";
+import { inputItems, resolveConversation } from "../../conversations/resolve.ts";
+import { rememberedAfter, type SocketMemory } from "../../conversations/socket_memory.ts";
+import { GatewayError } from "../../core/errors.ts";
+import { checkBody } from "../../core/protocols.ts";
+import { readJsonBody } from "../../core/request_body.ts";
+import { encodeSse } from "../../core/sse.ts";
+import { resolveRoutes } from "../../relay/routing.ts";
+import type { Endpoint } from "../context.ts";
 
 /** What a warm-up keeps its conversation in: the socket's memory, under the stream it was asked on. */
 export interface WarmUpTarget {

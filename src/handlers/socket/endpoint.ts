@@ -1,11 +1,11 @@
 /**
  * @module GET /v1/responses with `Upgrade: websocket`: the Responses API's WebSocket mode. The handshake is
  * authenticated and limited like an HTTP request (a refusal is the HTTP route's status and body, before the
- * upgrade); the socket's messages are then served by the session in socket_session.ts.
+ * upgrade); the socket's messages are then served by the session in session.ts.
  */
-import { GatewayError } from "../core/errors.ts";
-import type { RequestContext } from "./context.ts";
-import { handshakeOf, runSession } from "./socket_session.ts";
+import { GatewayError } from "../../core/errors.ts";
+import type { RequestContext } from "../context.ts";
+import { handshakeOf, runSession } from "./session.ts";
 
 /** Opens a Responses socket for an authenticated caller, or refuses as the HTTP route would. */
 export async function responsesSocket(req: Request, ctx: RequestContext): Promise<Response> {

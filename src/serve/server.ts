@@ -2,32 +2,32 @@
  * @module The composition root of `serve`: load the config, open KV, build the app, bind the port, and on
  * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
  */
-import { deviceBroker } from "./access/device_grant.ts";
-import { recordFirstServed, undatedModels } from "./access/model_dates.ts";
-import { adminKeyFrom, createOperator } from "./access/operator.ts";
-import { seedGroups, type Store } from "./access/store.ts";
-import { createApp } from "./app.ts";
-import { memoryPool } from "./conversations/memory_pool.ts";
-import { COMPACTION_KEY_ENV, createSealer, type Sealer, sealerFromEnv } from "./conversations/seal.ts";
-import { responseStore } from "./conversations/store.ts";
-import { isLoopback } from "./core/addresses.ts";
-import { type Config, loadConfigFrom } from "./core/config.ts";
-import { createBodyBudget } from "./core/body_budget.ts";
-import { GatewayError } from "./core/errors.ts";
-import type { Observer } from "./core/exchange.ts";
-import type { Deps } from "./handlers/context.ts";
-import { createSocketBoard } from "./handlers/socket_board.ts";
-import { accessLog, batchedWriter, createLogger, redactingLog } from "./observe/log.ts";
-import { createHub, mcpHealth, mcpSecrets, mcpWarnings } from "./mcp/hub.ts";
-import { createMetrics } from "./observe/metrics.ts";
-import { loadTracing, tracingEnabled } from "./observe/tracing_switch.ts";
-import { createTransports, type Credentialed, upstreamSecrets } from "./providers/mod.ts";
-import { opsRoutes } from "./observe/ops.ts";
-import { createHealthBoard } from "./relay/health.ts";
-import { createPinTable } from "./relay/pins.ts";
-import { relayWatchdog, sleep } from "./relay/relay.ts";
-import { createRetryBudget } from "./relay/retry_budget.ts";
-import { buildRouteTable, deploymentsByUpstream } from "./relay/routing.ts";
+import { deviceBroker } from "../access/device_grant.ts";
+import { recordFirstServed, undatedModels } from "../access/model_dates.ts";
+import { adminKeyFrom, createOperator } from "../access/operator.ts";
+import { seedGroups, type Store } from "../access/store.ts";
+import { createApp } from "../app.ts";
+import { memoryPool } from "../conversations/memory_pool.ts";
+import { COMPACTION_KEY_ENV, createSealer, type Sealer, sealerFromEnv } from "../conversations/seal.ts";
+import { responseStore } from "../conversations/store.ts";
+import { isLoopback } from "../core/addresses.ts";
+import { type Config, loadConfigFrom } from "../core/config.ts";
+import { createBodyBudget } from "../core/body_budget.ts";
+import { GatewayError } from "../core/errors.ts";
+import type { Observer } from "../core/exchange.ts";
+import type { Deps } from "../handlers/context.ts";
+import { createSocketBoard } from "../handlers/socket/board.ts";
+import { accessLog, batchedWriter, createLogger, redactingLog } from "../observe/log.ts";
+import { createHub, mcpHealth, mcpSecrets, mcpWarnings } from "../mcp/hub.ts";
+import { createMetrics } from "../observe/metrics.ts";
+import { loadTracing, tracingEnabled } from "../observe/tracing_switch.ts";
+import { createTransports, type Credentialed, upstreamSecrets } from "../providers/mod.ts";
+import { opsRoutes } from "../observe/ops.ts";
+import { createHealthBoard } from "../relay/health.ts";
+import { createPinTable } from "../relay/pins.ts";
+import { relayWatchdog, sleep } from "../relay/relay.ts";
+import { createRetryBudget } from "../relay/retry_budget.ts";
+import { buildRouteTable, deploymentsByUpstream } from "../relay/routing.ts";
 import {
   checkListen,
   type KvOpenIo,
@@ -50,12 +50,12 @@ const CUT_WAIT_MS = 1000;
 export interface ServeIo extends KvOpenIo {
   err(text: string): void;
   env(name: string): string | undefined;
-  /** Set when this gateway is one serving worker of `serve --workers N` (src/worker.ts); else it runs alone. */
+  /** Set when this gateway is one serving worker of `serve --workers N` (worker.ts); else it runs alone. */
   worker?: WorkerRole;
 }
 
 /**
- * What differs for one of several serving workers on one port: its supervisor (src/workers.ts) says when to listen
+ * What differs for one of several serving workers on one port: its supervisor (workers.ts) says when to listen
  * and on which port, prints the listen line once for all, and passes SIGINT/SIGTERM on as a stop.
  */
 export interface WorkerRole {
@@ -309,7 +309,7 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
     server = Deno.serve({
       hostname: config.listen.host,
       port,
-      // Workers share the port; the kernel spreads connections over them (src/workers.ts says why threads).
+      // Workers share the port; the kernel spreads connections over them (workers.ts says why threads).
       reusePort: worker !== undefined,
       onListen: ({ hostname, port }) =>
         worker

@@ -1,17 +1,17 @@
 /**
- * @module One Responses socket after its handshake: each message taken in (socket_intake.ts) and, as a
- * `response.create`, served as a turn (socket_turn.ts); streams (`stream_id`) run side by side, each one response at
+ * @module One Responses socket after its handshake: each message taken in (intake.ts) and, as a
+ * `response.create`, served as a turn (turn.ts); streams (`stream_id`) run side by side, each one response at
  * a time in the order sent; and the socket's life: pending responses, idle time, age, a client that stops reading, a
  * token refused mid-socket, the gateway stopping, and everything let go once the socket is closed.
  */
-import { socketMemory } from "../conversations/socket_memory.ts";
-import type { Config } from "../core/config.ts";
-import { GatewayError } from "../core/errors.ts";
-import type { RequestContext } from "./context.ts";
-import { errorMessage } from "./socket_events.ts";
-import { POLICY_VIOLATION, socketIntake } from "./socket_intake.ts";
-import { SEND_WATER, socketSender } from "./socket_send.ts";
-import { serveTurn, type TurnEnv } from "./socket_turn.ts";
+import { socketMemory } from "../../conversations/socket_memory.ts";
+import type { Config } from "../../core/config.ts";
+import { GatewayError } from "../../core/errors.ts";
+import type { RequestContext } from "../context.ts";
+import { errorMessage } from "./events.ts";
+import { POLICY_VIOLATION, socketIntake } from "./intake.ts";
+import { SEND_WATER, socketSender } from "./send.ts";
+import { serveTurn, type TurnEnv } from "./turn.ts";
 
 /** What a session needs: the handshake's context and what it asked, the socket limits, and what to do at the end. */
 export interface SessionOptions {

@@ -3,9 +3,9 @@
  * client's `stream_id` when it gave one), and a request the gateway refused as the socket's `error` event, with the
  * status and the headers (such as `retry-after`) the HTTP route would have answered with.
  */
-import { errorBody, type GatewayError } from "../core/errors.ts";
-import { SseParser } from "../core/sse.ts";
-import { isObject, type JsonObject } from "../core/types.ts";
+import { errorBody, type GatewayError } from "../../core/errors.ts";
+import { SseParser } from "../../core/sse.ts";
+import { isObject, type JsonObject } from "../../core/types.ts";
 
 /** Headers a client acts on that a socket's error event carries along (see docs/protocols.md, "WebSocket mode"). */
 const KEPT_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"];

@@ -4,8 +4,8 @@
  * may not write there, the default command on Deploy, log settings from the environment, and the address to listen on
  * (from `serve --host/--port` or the environment) with a message that says what to do when it cannot be had.
  */
-import { openStore, type Store } from "./access/store.ts";
-import type { LogSettings } from "./observe/log.ts";
+import { openStore, type Store } from "../access/store.ts";
+import type { LogSettings } from "../observe/log.ts";
 
 type Env = (name: string) => string | undefined;
 

@@ -4,15 +4,15 @@
  * with `stream: true` (a warm-up by its own handler), its events sent back as they come, and the completed response
  * remembered when nothing else keeps it.
  */
-import { previousNotFound } from "../conversations/chain.ts";
-import { inputItems } from "../conversations/resolve.ts";
-import { continuedBody, rememberedAfter, type SocketMemory } from "../conversations/socket_memory.ts";
-import type { BodyHold } from "../core/body_budget.ts";
-import type { JsonObject } from "../core/types.ts";
-import type { RequestContext } from "./context.ts";
-import { forwardAnswer } from "./socket_events.ts";
-import type { SocketSender } from "./socket_send.ts";
-import { warmUp } from "./socket_warmup.ts";
+import { previousNotFound } from "../../conversations/chain.ts";
+import { inputItems } from "../../conversations/resolve.ts";
+import { continuedBody, rememberedAfter, type SocketMemory } from "../../conversations/socket_memory.ts";
+import type { BodyHold } from "../../core/body_budget.ts";
+import type { JsonObject } from "../../core/types.ts";
+import type { RequestContext } from "../context.ts";
+import { forwardAnswer } from "./events.ts";
+import type { SocketSender } from "./send.ts";
+import { warmUp } from "./warmup.ts";
 
 /** What a turn runs with: the socket's request, memory and sender, and where it says how to cut it short. */
 export interface TurnEnv {

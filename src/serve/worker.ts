@@ -1,6 +1,6 @@
 /**
  * @module One serving worker of `serve --workers N`: a Web Worker that runs the gateway as {@linkcode serve} does,
- * told by its supervisor (src/workers.ts) when to listen, on which port, and when to stop.
+ * told by its supervisor (workers.ts) when to listen, on which port, and when to stop.
  */
 /// <reference lib="deno.worker" />
 import { serve } from "./server.ts";

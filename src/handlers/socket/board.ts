@@ -2,7 +2,7 @@
  * @module The Responses sockets open in this process: how many each token holds, how many in all, and the bytes of
  * conversation they may keep together.
  */
-import type { MemoryPool } from "../conversations/memory_pool.ts";
+import type { MemoryPool } from "../../conversations/memory_pool.ts";
 
 /** Counts open sockets per token, so one token cannot hold an unbounded number of them. */
 export interface SocketBoard {
