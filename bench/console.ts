@@ -8,7 +8,7 @@ import { openStore, seedGroups } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
 import { parseConfig } from "../src/core/config.ts";
 import type { Exchange } from "../src/core/exchange.ts";
-import { buildDeps } from "../src/serve/server.ts";
+import { buildDeps } from "../src/serve/deps.ts";
 import { usageRecorder } from "../src/usage/recorder.ts";
 
 const REQUESTS = Number(Deno.env.get("BENCH_REQUESTS") ?? 10_000);

@@ -6,7 +6,7 @@ import { type Config, parseConfig } from "../src/core/config.ts";
 import type { Exchange } from "../src/core/exchange.ts";
 import { createKvWriter } from "../src/core/kv_write.ts";
 import type { Deps } from "../src/handlers/context.ts";
-import { buildDeps, upstreamTransports } from "../src/serve/server.ts";
+import { buildDeps, upstreamTransports } from "../src/serve/deps.ts";
 import { buildRouteTable, type RouteTable } from "../src/relay/routing.ts";
 import type { FakeUpstream } from "./_fake_upstream.ts";
 import { deadlineFetch, shutdownWithin, within } from "./_reads.ts";

@@ -1,33 +1,20 @@
 /**
- * @module The composition root of `serve`: load the config, open KV, build the app, bind the port, and on
- * SIGINT/SIGTERM stop accepting, let in-flight work finish within the grace period, then close KV.
+ * @module The composition root of `serve`: load the config, open KV, build the app (its dependencies: deps.ts), say
+ * the start's warnings, bind the port, and on SIGINT/SIGTERM stop accepting, let in-flight work finish within the
+ * grace period, then close KV.
  */
-import { deviceBroker } from "../access/device_grant.ts";
 import { recordFirstServed, undatedModels } from "../access/model_dates.ts";
-import { adminKeyFrom, createOperator } from "../access/operator.ts";
-import { seedGroups, type Store } from "../access/store.ts";
+import { adminKeyFrom } from "../access/operator.ts";
+import { seedGroups } from "../access/store.ts";
 import { createApp } from "../app.ts";
-import { memoryPool } from "../conversations/memory_pool.ts";
-import { COMPACTION_KEY_ENV, createSealer, type Sealer, sealerFromEnv } from "../conversations/seal.ts";
-import { responseStore } from "../conversations/store.ts";
+import { COMPACTION_KEY_ENV, createSealer, sealerFromEnv } from "../conversations/seal.ts";
 import { isLoopback } from "../core/addresses.ts";
 import { type Config, loadConfigFrom } from "../core/config.ts";
-import { createBodyBudget } from "../core/body_budget.ts";
 import { GatewayError } from "../core/errors.ts";
-import type { Observer } from "../core/exchange.ts";
-import type { Deps } from "../handlers/context.ts";
-import { createSocketBoard } from "../handlers/socket/board.ts";
-import { accessLog, batchedWriter, createLogger, redactingLog } from "../observe/log.ts";
-import { createHub, mcpHealth, mcpSecrets, mcpWarnings } from "../mcp/hub.ts";
-import { createMetrics } from "../observe/metrics.ts";
-import { loadTracing, tracingEnabled } from "../observe/tracing_switch.ts";
-import { createTransports, type Credentialed, upstreamSecrets } from "../providers/mod.ts";
-import { opsRoutes } from "../observe/ops.ts";
-import { createHealthBoard } from "../relay/health.ts";
-import { createPinTable } from "../relay/pins.ts";
-import { relayWatchdog, sleep } from "../relay/relay.ts";
-import { createRetryBudget } from "../relay/retry_budget.ts";
-import { buildRouteTable, deploymentsByUpstream } from "../relay/routing.ts";
+import { batchedWriter, createLogger } from "../observe/log.ts";
+import { mcpWarnings } from "../mcp/hub.ts";
+import { loadTracing } from "../observe/tracing_switch.ts";
+import { buildDeps, upstreamTransports } from "./deps.ts";
 import {
   checkListen,
   type KvOpenIo,
@@ -39,9 +26,6 @@ import {
   type ProcessNeeds,
   type ServeFlags,
 } from "./runtime.ts";
-
-/** How long a large body waits for room in the in-flight budget before its 503. */
-const BODY_BUDGET_WAIT_MS = 2000;
 
 /** How long connections cut at the end of the grace period may take to close before the gateway stops anyway. */
 const CUT_WAIT_MS = 1000;
@@ -70,150 +54,6 @@ export interface WorkerRole {
   sealerSecret: Uint8Array;
   /** The count of socket memory all workers share, so responses_socket.total_memory_bytes bounds the process. */
   socketMemory: SharedArrayBuffer;
-}
-
-/** Options for {@linkcode buildDeps}. */
-export interface BuildDepsOptions {
-  env(name: string): string | undefined;
-  /** The log sink; access lines of every exchange go here too. */
-  log(line: Record<string, unknown>): void;
-  observers?: Observer[];
-  closing?: AbortSignal;
-  /** Aborted when the gateway starts to shut down; answers from then on close their connection. */
-  stopping?: AbortSignal;
-  fetch?: typeof fetch;
-  /** The clock; tests freeze it so limit windows cannot roll over mid-test. */
-  now?(): Date;
-  /** Waits out an upstream's retry-after; tests observe the wait instead of spending it. */
-  sleep?(ms: number, signal: AbortSignal): Promise<boolean>;
-  /** A number in [0, 1) for the weighted choice; tests make it predictable. */
-  random?(): number;
-  /** Each upstream's transport (or why it has none), when already built; else built from `env`. */
-  transports?: Map<string, Credentialed>;
-  /** When each undated model was first served, as recorded in KV ({@linkcode recordFirstServed}). */
-  firstServed?: ReadonlyMap<string, string>;
-  /** Seals compaction items; else made from MODELGATE_COMPACTION_KEY in `env`. */
-  sealer?: Sealer;
-  /** The count of socket memory, shared by the workers of one process; else this gateway's own. */
-  socketMemory?: SharedArrayBuffer;
-}
-
-/** Each upstream's transport, with the credentials its variables name (files are read once, now). */
-export function upstreamTransports(
-  config: Config,
-  options: Pick<BuildDepsOptions, "env" | "fetch" | "now" | "log">,
-): Map<string, Credentialed> {
-  return createTransports(config.upstreams, {
-    env: options.env,
-    fetch: options.fetch ?? globalThis.fetch,
-    now: options.now ?? (() => new Date()),
-    log: options.log,
-    readTextFile: (path) => Deno.readTextFileSync(path),
-  });
-}
-
-/**
- * The app's dependencies for a loaded config and an open store (`deps.operator.close()` ends them). Observers run
- * in order: limits and usage, the given ones, then the metrics and the access log, which read what the others
- * left on the exchange.
- */
-export function buildDeps(config: Config, store: Store, options: BuildDepsOptions): Deps {
-  const now = options.now ?? (() => new Date());
-  const transports = options.transports ?? upstreamTransports(config, options);
-  // Every upstream credential, whatever its shape, is taken out of every line the gateway logs from here on.
-  const mcpCredentials = mcpSecrets(config, options.env);
-  const log = redactingLog(options.log, () => [...upstreamSecrets(transports), ...mcpCredentials]);
-  const operator = createOperator(config, store, {
-    env: options.env,
-    log,
-    now: () => now().getTime(),
-    fetch: options.fetch,
-  });
-  const table = buildRouteTable(config, (upstream) => transports.get(upstream.name)?.transport, {
-    firstServed: options.firstServed,
-    now: now(),
-  });
-  const health = createHealthBoard(config.routing, () => now().getTime());
-  const layout = deploymentsByUpstream(config);
-  const sockets = createSocketBoard(memoryPool(config.responses_socket.total_memory_bytes, options.socketMemory));
-  const mcp = createHub(config, {
-    env: options.env,
-    fetch: options.fetch ?? globalThis.fetch,
-    log,
-    now: () => now().getTime(),
-    kv: store.kv,
-    writes: store.writes,
-    closing: options.closing,
-  });
-  const metrics = createMetrics({
-    openSockets: () => sockets.count(),
-    models: table.models.keys(),
-    upstreams: layout.keys(),
-    health: () => health.snapshot(layout),
-    kvGiveUps: () => store.writes.giveUps(),
-    usageWaiting: () => operator.usage.waiting(),
-    limitShares: () => operator.limiter.stats(),
-    kvCalls: store.kvCalls,
-    authThrottled: () => operator.guard.refusals(),
-    mcpServers: config.mcp_servers.map((server) => server.name),
-    mcpHealth: () => mcpHealth(mcp),
-  });
-  const deps: Deps = {
-    config,
-    table,
-    store,
-    now,
-    log,
-    health,
-    retryBudget: createRetryBudget(config.routing.retry_budget, () => now().getTime()),
-    pins: createPinTable(store.kv, {
-      now: () => now().getTime(),
-      syncMs: config.routing.affinity.sync_ms,
-      log,
-    }),
-    sleep: options.sleep ?? sleep,
-    random: options.random ?? Math.random,
-    observers: [
-      ...operator.observers,
-      ...options.observers ?? [],
-      metrics.observer,
-      accessLog(log, table.models.keys()),
-    ],
-    closing: options.closing,
-    stopping: options.stopping,
-    watchdog: relayWatchdog(config),
-    notices: new Set(),
-    operator,
-    responses: config.responses_store.enabled
-      ? responseStore(store.kv, {
-        days: config.responses_store.days,
-        now: () => now().getTime(),
-        writes: store.writes,
-      })
-      : undefined,
-    sealer: options.sealer ?? sealerFromEnv(options.env).sealer,
-    urlTraced: tracingEnabled(options.env),
-    bodyBudget: createBodyBudget(config.max_inflight_body_bytes, {
-      waitMs: BODY_BUDGET_WAIT_MS,
-      sleep: options.sleep ?? sleep,
-      now: () => now().getTime(),
-    }),
-    sockets,
-    mcp,
-  };
-  const oidc = config.auth.oidc;
-  if (oidc && operator.oidc) {
-    deps.device = deviceBroker({ config: oidc, client: operator.oidc, kv: store.kv, now });
-  }
-  const { adminKey } = operator;
-  const required = config.metrics.require_admin_key;
-  deps.ops = opsRoutes(deps, {
-    metrics,
-    metricsKey: required ? adminKey : undefined,
-    guard: operator.guard,
-    metricsKeyMissing: required && !adminKey,
-  });
-  return deps;
 }
 
 /**

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createStore } from "../../src/access/store.ts";
 import { createApp } from "../../src/app.ts";
 import { parseConfig } from "../../src/core/config.ts";
-import { buildDeps } from "../../src/serve/server.ts";
+import { buildDeps } from "../../src/serve/deps.ts";
 import { controlledStream, fakeUpstream, jsonReply, resetServer } from "../_fake_upstream.ts";
 import {
   anthropicMessage,
