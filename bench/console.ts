@@ -6,7 +6,7 @@
 import process from "node:process";
 import { openStore, seedGroups } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
-import { parseConfig } from "../src/core/config.ts";
+import { parseConfig } from "../src/core/config_load.ts";
 import type { Exchange } from "../src/core/exchange.ts";
 import { buildDeps } from "../src/serve/deps.ts";
 import { usageRecorder } from "../src/usage/recorder.ts";

@@ -2,7 +2,8 @@
 import { recordFirstServed, undatedModels } from "../src/access/model_dates.ts";
 import { createStore, seedGroups, type Store } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
-import { type Config, parseConfig } from "../src/core/config.ts";
+import type { Config } from "../src/core/config.ts";
+import { parseConfig } from "../src/core/config_load.ts";
 import type { Exchange } from "../src/core/exchange.ts";
 import { createKvWriter } from "../src/core/kv_write.ts";
 import type { Deps } from "../src/handlers/context.ts";

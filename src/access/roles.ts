@@ -3,7 +3,8 @@
  * `auth.oidc.roles` they match (by a group of the `groups` claim, their email, or their email's domain) gives their
  * role and the token groups they may mint in. Pure: no KV, no network.
  */
-import type { PERSON_ROLES, RoleRule } from "../core/config.ts";
+import type { PERSON_ROLES } from "../core/auth_config.ts";
+import type { RoleRule } from "../core/config.ts";
 
 /** owner: everything, operators included; admin: all but owners' things; viewer: read only; member: their own. */
 export type PersonRole = typeof PERSON_ROLES[number];

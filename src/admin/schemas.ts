@@ -3,7 +3,8 @@
  * function that turns a failed parse into a 400 naming the field.
  */
 import { z } from "zod";
-import { LimitsSchema, PERSON_ROLES } from "../core/config.ts";
+import { PERSON_ROLES } from "../core/auth_config.ts";
+import { LimitsSchema } from "../core/config.ts";
 import { McpGrantSchema } from "../core/mcp_config.ts";
 import { KeyText } from "../core/key_text.ts";
 import { firstProblem, invalidField } from "../core/validation.ts";

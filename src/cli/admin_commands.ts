@@ -5,7 +5,8 @@
 import { LIMIT_FIELDS } from "../access/limits.ts";
 import { seedGroups } from "../access/store.ts";
 import { type AdminService, adminService } from "../admin/service.ts";
-import { type Limits, loadConfigFrom } from "../core/config.ts";
+import type { Limits } from "../core/config.ts";
+import { loadConfigFrom } from "../core/config_load.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { TokenRecord } from "../core/principal.ts";
 import { buildRouteTable, serves } from "../relay/routing.ts";

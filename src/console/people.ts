@@ -4,7 +4,7 @@
  * that removes it (their sessions end at their next page). Every change goes through the admin service.
  */
 import type { PersonView } from "../admin/people_ops.ts";
-import { PERSON_ROLES } from "../core/config.ts";
+import { PERSON_ROLES } from "../core/auth_config.ts";
 import type { GatewayError } from "../core/errors.ts";
 import { type ConsoleRequest, type ConsoleRoute, doneNotice, refusal } from "./context.ts";
 import { badge, moment } from "./format.ts";

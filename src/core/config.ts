@@ -1,14 +1,14 @@
 /**
- * @module The gateway's YAML config: a strict zod schema (with the limits that tokens and groups share),
- * cross-checks, and errors that name the file, the YAML path and the problem.
+ * @module The gateway's config as a strict zod schema, its defaults and its types, with the limits that tokens and
+ * groups share; its larger sections have files of their own (upstream_config.ts, auth_config.ts, mcp_config.ts), and
+ * config_load.ts reads it.
  */
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { BudgetSchema } from "./money.ts";
 import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
-import { McpGrantSchema, mcpProblem, McpServerSchema, McpSettingsSchema } from "./mcp_config.ts";
+import { AuthSchema } from "./auth_config.ts";
+import { McpGrantSchema, McpServerSchema, McpSettingsSchema } from "./mcp_config.ts";
 import { parseRange } from "./addresses.ts";
-import { problemOf } from "./validation.ts";
 
 const Positive = z.number().int().positive();
 
@@ -80,69 +80,6 @@ const Audit = z.strictObject({
   days: z.number().int().min(1).max(3660).default(365),
 });
 
-/** The roles a person signed in through the identity provider can have; see src/access/roles.ts. */
-export const PERSON_ROLES = ["owner", "admin", "viewer", "member"] as const;
-
-/** One rule of `auth.oidc.roles`: exactly one of group, email or domain, the role it gives, and a member's groups. */
-const RoleRule = z.strictObject({
-  /** A value of the id_token's `groups` claim, matched exactly. */
-  group: z.string().min(1).optional(),
-  /** A person's email, matched without regard to case. */
-  email: z.string().regex(/^[^@\s]+@[^@\s]+$/, "must be an email address").transform((e) => e.toLowerCase())
-    .optional(),
-  /** The part of the email after its @, matched without regard to case. */
-  domain: z.string().regex(/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/, "must be a domain such as example.com")
-    .transform((d) => d.toLowerCase()).optional(),
-  role: z.enum(PERSON_ROLES),
-  /** The token groups a person matched by this rule may mint their own tokens in. */
-  token_groups: z.array(z.string().min(1)).default([]),
-}).refine(
-  (rule) => [rule.group, rule.email, rule.domain].filter((v) => v !== undefined).length === 1,
-  "must have exactly one of group, email or domain",
-);
-
-const Oidc = z.strictObject({
-  /**
-   * The identity provider's issuer URL, exactly as its id_tokens' `iss` says it; its metadata is read from
-   * `<issuer>/.well-known/openid-configuration`.
-   */
-  issuer: z.url({ protocol: /^https?$/ }),
-  client_id: z.string().min(1),
-  /** The name of the environment variable that holds the client secret (the secret never sits in the file). */
-  client_secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name"),
-  /** Where the provider sends the browser back; derived from the request's host (a public one) when absent. */
-  redirect_url: z.url({ protocol: /^https?$/ }).optional(),
-  scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, "must be a scope token")).default([
-    "openid",
-    "email",
-    "profile",
-  ]).refine((scopes) => scopes.includes("openid"), "must include openid"),
-  /** Checked in order; the first rule a person matches gives their role. A person matching none is refused. */
-  roles: z.array(RoleRule).min(1),
-  /**
-   * Only an id_token whose `email_verified` is the boolean true is taken. False: one without the claim is taken too,
-   * for a provider that verifies every email it sends and does not say so (Microsoft Entra ID).
-   */
-  require_email_verified: z.boolean().default(true),
-});
-
-/** Tokens people make for themselves: `modelgate login`'s, and a member's own in the console or the admin API. */
-const PersonalTokens = z.strictObject({
-  /** Days such a token works when its maker names no expiry (a login's always); 90, or max_days when less. */
-  default_days: z.number().int().min(1).max(3660).optional(),
-  /** The latest expiry a member may choose, in days from the token's creation. */
-  max_days: z.number().int().min(1).max(3660).default(90),
-}).refine((tokens) => (tokens.default_days ?? 0) <= tokens.max_days, {
-  message: "must be at most max_days",
-  path: ["default_days"],
-}).transform((tokens) => ({ ...tokens, default_days: tokens.default_days ?? Math.min(90, tokens.max_days) }));
-
-const Auth = z.strictObject({
-  /** Sign-in to the console through the team's OpenID Connect provider. */
-  oidc: Oidc.optional(),
-  personal_tokens: PersonalTokens.default(PersonalTokens.parse({})),
-});
-
 const ResponsesSocket = z.strictObject({
   /** Serves `GET /v1/responses` with `Upgrade: websocket` (the Responses API's WebSocket mode). */
   enabled: z.boolean().default(true),
@@ -205,7 +142,8 @@ const Metrics = z.strictObject({
   require_admin_key: z.boolean().default(false),
 });
 
-const ConfigSchema = z.strictObject({
+/** The whole config file. */
+export const ConfigSchema = z.strictObject({
   listen: z.strictObject({
     host: z.string().min(1).default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8787),
@@ -245,7 +183,7 @@ const ConfigSchema = z.strictObject({
   responses_socket: ResponsesSocket.default(ResponsesSocket.parse({})),
   audit: Audit.default(Audit.parse({})),
   console: Console.default(Console.parse({})),
-  auth: Auth.default(Auth.parse({})),
+  auth: AuthSchema.default(AuthSchema.parse({})),
   upstreams: z.array(UpstreamSchema).min(1),
   groups: z.array(Group).min(1),
   /** The team's MCP servers, served to tokens through /mcp as their group's `mcp` allows. */
@@ -266,104 +204,3 @@ export type GroupConfig = Config["groups"][number];
 
 /** One MCP server as configured. */
 export type { McpServerConfig } from "./mcp_config.ts";
-
-/** A config that cannot be loaded; the message names the file, the YAML path and the problem. */
-export class ConfigError extends Error {
-  constructor(file: string, problem: string) {
-    super(`Cannot load config "${file}": ${problem}`);
-    this.name = "ConfigError";
-  }
-}
-
-/**
- * A union's own issue says only "Invalid input"; the branch that got furthest into the value (a model entry's
- * object form, when its price is wrong) says what is wrong with it, at its full path.
- */
-function deepest(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== "invalid_union") return issue;
-  const branches = issue.errors.flatMap((branch) => branch.slice(0, 1));
-  if (branches.length === 0) return issue;
-  const best = branches.reduce((a, b) => b.path.length > a.path.length ? b : a);
-  return deepest({ ...best, path: [...issue.path, ...best.path] });
-}
-
-/** Parses and validates config text; `file` is used only in error messages. */
-export function parseConfig(text: string, file: string): Config {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (err) {
-    throw new ConfigError(file, `invalid YAML: ${(err as Error).message.split("\n")[0]}`);
-  }
-  const result = ConfigSchema.safeParse(raw ?? {});
-  if (!result.success) {
-    // In the admin API's words: an unknown key is named by its own path ("usage.bogus: is not a known field").
-    const { field, message } = problemOf(deepest(result.error.issues[0]), raw ?? {});
-    throw new ConfigError(file, `${field || "(top level)"}: ${message}`);
-  }
-  crossCheck(result.data, file);
-  return result.data;
-}
-
-function crossCheck(config: Config, file: string): void {
-  const served = new Set<string>();
-  const upstreamNames = new Set<string>();
-  config.upstreams.forEach((upstream, i) => {
-    if (upstreamNames.has(upstream.name)) {
-      throw new ConfigError(file, `upstreams[${i}].name: duplicate upstream "${upstream.name}"`);
-    }
-    upstreamNames.add(upstream.name);
-    for (const model of upstream.models) served.add(typeof model === "string" ? model : model.id);
-  });
-  const groupNames = new Set<string>();
-  config.groups.forEach((group, i) => {
-    if (groupNames.has(group.name)) throw new ConfigError(file, `groups[${i}].name: duplicate group "${group.name}"`);
-    groupNames.add(group.name);
-    group.models.forEach((model, j) => {
-      if (!served.has(model)) {
-        throw new ConfigError(file, `groups[${i}].models[${j}]: no upstream serves model "${model}"`);
-      }
-    });
-  });
-  const mcp = mcpProblem(config.mcp_servers, config.groups);
-  if (mcp) throw new ConfigError(file, mcp);
-}
-
-/** Where the config comes from: `--config`, else `MODELGATE_CONFIG`, else config/gateway.yaml, else the example. */
-export function configPath(flag: string | undefined, env: (name: string) => string | undefined): string {
-  if (flag) return flag;
-  const fromEnv = env("MODELGATE_CONFIG");
-  if (fromEnv) return fromEnv;
-  try {
-    Deno.statSync("config/gateway.yaml");
-    return "config/gateway.yaml";
-  } catch {
-    return "config/gateway.example.yaml";
-  }
-}
-
-/**
- * The config, from the first of: `--config PATH`, env MODELGATE_CONFIG_YAML (the whole YAML, how Deno Deploy gets
- * it), env MODELGATE_CONFIG, config/gateway.yaml, config/gateway.example.yaml. A flag on the command line is the most
- * deliberate choice, so it wins over anything the environment says.
- */
-export async function loadConfigFrom(
-  flag: string | undefined,
-  env: (name: string) => string | undefined,
-): Promise<{ config: Config; source: string }> {
-  const yaml = env("MODELGATE_CONFIG_YAML");
-  if (yaml && !flag) return { config: parseConfig(yaml, "$MODELGATE_CONFIG_YAML"), source: "$MODELGATE_CONFIG_YAML" };
-  const file = configPath(flag, env);
-  return { config: await loadConfig(file), source: file };
-}
-
-/** Reads and parses the config file. */
-export async function loadConfig(file: string): Promise<Config> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(file);
-  } catch (err) {
-    throw new ConfigError(file, (err as Error).message);
-  }
-  return parseConfig(text, file);
-}

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { createStore } from "../../src/access/store.ts";
 import { createApp } from "../../src/app.ts";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 import { buildDeps } from "../../src/serve/deps.ts";
 import { controlledStream, fakeUpstream, jsonReply, resetServer } from "../_fake_upstream.ts";
 import {

@@ -3,7 +3,7 @@
  * and every figure the page states about the cost and the budget.
  */
 import assert from "node:assert/strict";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, limitCounter, startGateway } from "../_helpers.ts";
 import { frozenClock } from "../_spend.ts";

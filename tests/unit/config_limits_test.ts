@@ -1,6 +1,6 @@
 /** @module The config's `limits:` on groups and its `usage:` section: strict, with errors naming the YAML path. */
 import assert from "node:assert/strict";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 
 function config(groupExtra: string, top = ""): string {
   return `

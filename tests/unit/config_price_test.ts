@@ -1,6 +1,6 @@
 /** @module The config's `currency`, `price` on model entries of every upstream kind, and budgets: strict, named errors. */
 import assert from "node:assert/strict";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 import { routeTableFor } from "../_helpers.ts";
 
 function config(model: string, top = "", limits = ""): string {

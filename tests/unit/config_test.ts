@@ -1,6 +1,6 @@
 /** @module Unit tests for config errors: each names the file, the YAML path and the problem. */
 import assert from "node:assert/strict";
-import { ConfigError, parseConfig } from "../../src/core/config.ts";
+import { ConfigError, parseConfig } from "../../src/core/config_load.ts";
 
 const BASE = `upstreams:
   - name: a

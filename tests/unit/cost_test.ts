@@ -1,6 +1,6 @@
 /** @module Cost as pure arithmetic: each token kind at its rate, exact decimal strings, estimates and highest prices. */
 import assert from "node:assert/strict";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 import type { Exchange, Usage } from "../../src/core/exchange.ts";
 import { formatMoney, parseMoney, picoOf } from "../../src/core/money.ts";
 import { costOf, estimateCost, highestPrices, isUnpriced } from "../../src/usage/cost.ts";

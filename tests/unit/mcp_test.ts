@@ -4,7 +4,7 @@
  * backoff, and stdio servers refused on Deno Deploy.
  */
 import assert from "node:assert/strict";
-import { ConfigError, parseConfig } from "../../src/core/config.ts";
+import { ConfigError, parseConfig } from "../../src/core/config_load.ts";
 import { CODES, RpcError, toMessage } from "../../src/mcp/jsonrpc.ts";
 import { allows, allowsAll, exposedName, exposedUri, originalUri, serverOf } from "../../src/mcp/names.ts";
 import { backoffMs, lineSplitter } from "../../src/mcp/stdio_lines.ts";

@@ -1,6 +1,6 @@
 /** @module The config's log and metrics sections, and where the config comes from (env YAML, flag, file). */
 import assert from "node:assert/strict";
-import { ConfigError, loadConfigFrom, parseConfig } from "../../src/core/config.ts";
+import { ConfigError, loadConfigFrom, parseConfig } from "../../src/core/config_load.ts";
 import { kvOpenError } from "../../src/serve/runtime.ts";
 
 const BASE = `

@@ -1,7 +1,7 @@
 /** @module Addresses, ranges and the trusted view of a request's client: who sent it, to which host, over what. */
 import assert from "node:assert/strict";
 import { formatIp, isLoopback, parseIp, rangesMatcher, throttleKey } from "../../src/core/addresses.ts";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 import { peerOf, publicHostRule } from "../../src/core/peer.ts";
 import { publicHostsWarning } from "../../src/serve/server.ts";
 

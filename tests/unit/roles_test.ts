@@ -1,7 +1,8 @@
 /** @module The role rules: which rule a person matches (first match wins), and how `auth.oidc` is validated. */
 import assert from "node:assert/strict";
 import { type Grant, grantFor, type Person } from "../../src/access/roles.ts";
-import { parseConfig, type RoleRule } from "../../src/core/config.ts";
+import type { RoleRule } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 
 const BASE = `upstreams:
   - { name: a, protocol: anthropic, base_url: "https://api.example.test/v1", api_key_env: KEY, models: [m] }

@@ -1,7 +1,7 @@
 /** @module Unit tests for the route table, model resolution, pagination and endpoint matching. */
 import assert from "node:assert/strict";
 import { matchEndpoint } from "../../src/app.ts";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 import { undatedModels } from "../../src/access/model_dates.ts";
 import { buildRouteTable, listModels, paginate, resolveRoutes } from "../../src/relay/routing.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { memoryPool } from "../../src/conversations/memory_pool.ts";
 import { createBodyBudget } from "../../src/core/body_budget.ts";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 import type { RequestContext } from "../../src/handlers/context.ts";
 import { createSocketBoard } from "../../src/handlers/socket/board.ts";
 import { MESSAGE_RATE, utf8Bytes } from "../../src/handlers/socket/intake.ts";

@@ -3,7 +3,8 @@
  * transports built from them (which credentials each needs, and problems that name variables, never values).
  */
 import assert from "node:assert/strict";
-import { type Config, parseConfig } from "../../src/core/config.ts";
+import type { Config } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 import { createTransports, type TransportIo } from "../../src/providers/mod.ts";
 
 function config(upstream: string): Config {

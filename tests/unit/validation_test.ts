@@ -1,7 +1,7 @@
 /** @module One rendering of a failed check's place: request bodies, the admin API and the config name a field alike. */
 import assert from "node:assert/strict";
 import { GroupCreate, parseInput } from "../../src/admin/schemas.ts";
-import { parseConfig } from "../../src/core/config.ts";
+import { parseConfig } from "../../src/core/config_load.ts";
 import { GatewayError } from "../../src/core/errors.ts";
 import { checkBody } from "../../src/core/protocols.ts";
 import { fieldPath } from "../../src/core/validation.ts";
