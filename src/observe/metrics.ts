@@ -1,12 +1,14 @@
 /**
- * @module The gateway's Prometheus metrics, fed by exchange observers. Every label value comes from a bounded
- * set (configured model ids and upstream names, endpoint patterns, status codes, error kinds), so client input
- * can neither grow the page without bound nor put a secret on it.
+ * @module The gateway's Prometheus metrics, fed by exchange observers and read from its parts at scrape time (those
+ * of /mcp calls in mcp_metrics.ts). Every label value comes from a bounded set (configured model ids and upstream
+ * names, endpoint patterns, status codes, error kinds), so client input can neither grow the page without bound nor
+ * put a secret on it.
  */
 import type { KvCalls } from "../access/kv_delay.ts";
 import type { ShareStats } from "../access/shares.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
 import type { HealthState, UpstreamHealth } from "../relay/health.ts";
+import { mcpMetrics } from "./mcp_metrics.ts";
 import { createRegistry, type Labels, type Registry } from "./prometheus.ts";
 
 /** What the metrics need to know of the config: the names label values may take, and where health is read. */
@@ -59,24 +61,6 @@ const KINDS = new Set([
   "internal",
   "client_closed",
 ]);
-
-/** The calls through /mcp that reach a server, and how a call may end: fixed sets, so bounded labels. */
-const MCP_METHODS = new Set(["tools/call", "prompts/get", "resources/read"]);
-const MCP_OUTCOMES = new Set([
-  "ok",
-  "tool_error",
-  "refused",
-  "rate_limited",
-  "invalid",
-  "timeout",
-  "unavailable",
-  "too_large",
-  "upstream_error",
-  "client_closed",
-]);
-
-/** Tool and prompt names become label values only up to this many (they come from the servers' own listings). */
-const MAX_MCP_NAMES = 500;
 
 /** A client's own cancellation is neither a failed request nor a failed attempt; its 499 is counted with the rest. */
 const CANCELLED = "client_closed";
@@ -211,44 +195,11 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     );
   }
 
-  const mcpServers = new Set(scope.mcpServers ?? []);
-  const mcpNames = new Set<string>();
-  const mcpCalls = registry.counter(
-    "modelgate_mcp_calls_total",
-    "Calls through /mcp (tools/call, prompts/get, resources/read) by MCP server, method, tool or prompt and outcome",
-  );
-  const mcpDuration = registry.histogram(
-    "modelgate_mcp_call_duration_seconds",
-    "Time from a call's arrival at /mcp to the end of its answer, by MCP server and method",
-    DURATION_BUCKETS,
-  );
-  const mcpHealth = scope.mcpHealth;
-  if (mcpHealth) {
-    registry.gauge(
-      "modelgate_mcp_server_up",
-      "1 when an MCP server answers its listings, 0 when it does not (its tools are left out); absent until first asked",
-      () => [...mcpHealth()].map(([server, up]) => [{ server }, up ? 1 : 0]),
-    );
-  }
-
-  /** A call's labels, each from a bounded set: configured servers, fixed methods and outcomes, names up to a cap. */
-  function mcpLabels(exchange: Exchange) {
-    const facts = exchange.mcp!;
-    const server = facts.server === undefined ? "none" : mcpServers.has(facts.server) ? facts.server : OTHER;
-    const key = `${server}/${facts.name}`;
-    if (facts.name !== undefined && !mcpNames.has(key) && mcpNames.size < MAX_MCP_NAMES) mcpNames.add(key);
-    const name = facts.name === undefined ? "none" : mcpNames.has(key) ? facts.name : OTHER;
-    const outcome = MCP_OUTCOMES.has(facts.outcome ?? "") ? facts.outcome! : OTHER;
-    return { server, method: facts.method, name, outcome };
-  }
+  const mcpCall = mcpMetrics(registry, { servers: scope.mcpServers ?? [], health: scope.mcpHealth }, DURATION_BUCKETS);
 
   function finish(exchange: Exchange): void {
     live.delete(exchange);
-    if (exchange.mcp && MCP_METHODS.has(exchange.mcp.method)) {
-      const { server, method, name, outcome } = mcpLabels(exchange);
-      mcpCalls.inc({ server, method, name, outcome });
-      if (exchange.duration_ms !== undefined) mcpDuration.observe({ server, method }, exchange.duration_ms / 1000);
-    }
+    mcpCall(exchange);
     const route = exchange.route;
     const modelLabel = model(exchange.model);
     requests.inc({ route, status: status(exchange.status), model: modelLabel, upstream: upstream(exchange.upstream) });
