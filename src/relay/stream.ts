@@ -1,8 +1,8 @@
 /**
  * @module The client side of an upstream stream: bytes pass through as they arrive (or through a translator
  * step, whose events go out a piece per pull, see outbox.ts) with the upstream's keys taken out, usage and completion
- * are observed on the way, silence longer than the idle limit fails the stream, and any failure after the first byte
- * becomes the client protocol's in-band error with no normal ending.
+ * are observed on the way, the time limits and keep-alives (stream_clock.ts) are kept, and any failure after the first
+ * byte becomes the client protocol's in-band error with no normal ending.
  */
 import { byteRedactor } from "../core/byte_redact.ts";
 import { textRedactor } from "../core/redact.ts";
@@ -14,8 +14,9 @@ import type { ChunkReader } from "./body_reader.ts";
 import { eventTail, KEEP_ALIVE } from "./event_tail.ts";
 import { type Outbox, outbox, redactedView } from "./outbox.ts";
 import { abortReason, drain, DRAIN_MS } from "./stream_end.ts";
+import { streamClock } from "./stream_clock.ts";
 import { type StreamWatch, streamWatch } from "./stream_watch.ts";
-import type { Watchdog, Watched } from "../core/watchdog.ts";
+import type { Watchdog } from "../core/watchdog.ts";
 
 /** How a relayed stream ended. */
 export interface StreamEnd {
@@ -72,7 +73,7 @@ export function relayStream(
   first: Uint8Array,
   options: RelayStreamOptions,
 ): ReadableStream<Uint8Array> {
-  const { step, meter, upstream, protocol, watchdog, idleMs, keepAliveMs } = options;
+  const { step, meter, upstream, protocol, watchdog } = options;
   let pending: Uint8Array | undefined = first;
   // Translated streams are parsed whole; a passthrough stream only as far as its meter needs.
   const decoder = step ? new TextDecoder() : undefined;
@@ -98,48 +99,17 @@ export function relayStream(
   let started = false;
   let ended = false;
   let client: ReadableStreamDefaultController<Uint8Array>;
-  // The limits are checked by the shared watchdog on its ticks: a chunk or a send only raises a flag, and the tick
-  // that sees the flag takes its time as the last moment of activity.
-  let heard = false;
-  let sent = false;
-  let heardAt = 0;
-  let sentAt = 0;
-  let until = Infinity;
-  const limits: Watched | undefined =
-    watchdog && (idleMs !== undefined || keepAliveMs !== undefined || options.totalMs !== undefined)
-      ? { check }
-      : undefined;
-
-  function check(now: number): void {
-    if (ended) return;
-    if (now >= until) {
-      const error = new GatewayError(
-        "timeout",
-        `Upstream "${options.upstreamName}" did not answer within its total time limit`,
-      );
-      return void upstream.abort(error);
-    }
-    if (heard) {
-      heard = false;
-      heardAt = now;
-    } else if (idleMs !== undefined && now - heardAt >= idleMs) {
-      const silent = now - heardAt;
-      return void upstream.abort(
-        new GatewayError("timeout", `Upstream "${options.upstreamName}" sent nothing for ${silent} ms`),
-      );
-    }
-    if (keepAliveMs === undefined || !started) return;
-    if (sent) {
-      sent = false;
-      sentAt = now;
-    } else if (now - sentAt >= keepAliveMs && tail.endsEvent()) {
+  const clock = streamClock({
+    ...options,
+    abort: (error) => upstream.abort(error),
+    keepAlive() {
       // Only where an event has just ended: passthrough bytes, or a large translated event sent in slices, may stop
       // inside one (bytes of the next one held back by the redactor then follow it).
+      if (!started || !tail.endsEvent()) return false;
       send(KEEP_ALIVE[protocol]);
-      sent = false;
-      sentAt = now;
-    }
-  }
+      return true;
+    },
+  });
   // An aborted fetch does not always settle a read already waiting on its body (seen at shutdown, after the grace
   // period); cancelling the reader always does, and the read below then reports the abort.
   const cancelOnAbort = () => void reader.cancel(upstream.signal.reason).catch(() => {});
@@ -149,7 +119,7 @@ export function relayStream(
     if (ended) return;
     ended = true;
     upstream.signal.removeEventListener("abort", cancelOnAbort);
-    if (limits) watchdog!.unwatch(limits);
+    clock.stop();
     options.onEnd(result);
   }
   function send(bytes: Uint8Array): void {
@@ -157,7 +127,7 @@ export function relayStream(
       started = true;
       options.onFirstByte();
     }
-    sent = true;
+    clock.sent();
     tail.note(bytes);
     client.enqueue(bytes);
   }
@@ -233,10 +203,7 @@ export function relayStream(
   return new ReadableStream<Uint8Array>({
     start(controller) {
       client = controller;
-      if (!limits) return;
-      heardAt = sentAt = watchdog!.now();
-      if (options.totalMs !== undefined) until = heardAt + options.totalMs;
-      watchdog!.watch(limits);
+      clock.start();
     },
     async pull() {
       try {
@@ -266,7 +233,7 @@ export function relayStream(
             }
             value = read.value;
           }
-          heard = true;
+          clock.heard();
           if (redactor) value = redactor.push(value);
           if (step) {
             await translate(value);
