@@ -55,7 +55,7 @@ export interface LimiterOptions {
   currency?: string;
   /** Commits with bounded retries when other requests or processes write the same counters. */
   writes: KvWriter;
-  /** How the shares are sized and kept; defaults in access/shares.ts. */
+  /** How the shares are sized and kept; defaults in access/share_size.ts. */
   shares?: Partial<ShareSettings>;
   /** How often debts are written and expired shares given back; 0 leaves it to the caller's `sweep()`. */
   sweepMs?: number;

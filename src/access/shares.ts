@@ -1,60 +1,19 @@
 /**
  * @module Leased shares of limit counters: an instance takes part of what is left of a counter's window in one
  * checked KV commit, admits requests from that local share with no KV call, settles real usage against it, and
- * gives back what it did not use when the share expires or the window ends. See docs/scaling.md for the bound
- * this keeps with several instances.
+ * gives back what it did not use when the share expires or the window ends (the KV commits are in share_kv.ts,
+ * the sizes in share_size.ts). See docs/scaling.md for the bound this keeps with several instances.
  */
-import { KvWriteFailed, type KvWriter, RETRY } from "../core/kv_write.ts";
-import { commitAll } from "../usage/commits.ts";
-import {
-  type Counter,
-  counterValue,
-  expireIn,
-  grantOf,
-  maxOf,
-  SHARE_DEFAULTS,
-  type ShareSettings,
-  wanted,
-} from "./share_size.ts";
+import { KvWriteFailed, type KvWriter } from "../core/kv_write.ts";
+import { type Share, shareKv, type ShareStats } from "./share_kv.ts";
+import { type Counter, maxOf, SHARE_DEFAULTS, type ShareSettings } from "./share_size.ts";
 
-export type { Counter, ShareSettings };
+export type { Counter, ShareSettings, ShareStats };
 
 /** A counter that had no room: which of the request's needs, and what KV held on it when the share was refused. */
 export interface NoRoom {
   index: number;
   used: bigint;
-}
-
-/** Counts of the KV work the shares did, for the metrics. */
-export interface ShareStats {
-  claims: number;
-  returns: number;
-  flushes: number;
-  conflicts: number;
-}
-
-/** The local state of one counter's share. */
-interface Share {
-  counter: Counter;
-  /** What this instance may still admit; negative when real usage outran it (a debt to add to KV). */
-  left: bigint;
-  /** The counter's KV entry as this instance last wrote or read it, so a claim can commit without reading. */
-  seen?: { value: bigint; versionstamp: string };
-  claiming?: Promise<void>;
-  /** Demand of requests waiting for the claim in flight, for the next one's size. */
-  waiting: bigint;
-  /** When the share is given back unless topped up. */
-  expiresAt: number;
-  /** After a refusal: until when requests are refused from memory, what KV held, and the limit it was refused at. */
-  refusedUntil: number;
-  refusedUsed: bigint;
-  refusedLimit: bigint;
-  /** Taken since the last claim, and when that claim was made: the recent rate. */
-  taken: bigint;
-  claimedAt: number;
-  lastGrant: bigint;
-  /** A debt was added with `sum`, which leaves the counter's expiry unknown: the next give-back sets it again. */
-  summed: boolean;
 }
 
 /** Options for {@linkcode createShares}. */
@@ -82,6 +41,7 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
   const settings = { ...SHARE_DEFAULTS, ...options.settings };
   const shares = new Map<string, Share>();
   const stats: ShareStats = { claims: 0, returns: 0, flushes: 0, conflicts: 0 };
+  const { claim, flushDebts, giveBack } = shareKv(kv, { now: options.now, writes: options.writes, settings, stats });
 
   function shareOf(counter: Counter): Share {
     const id = JSON.stringify(counter.key);
@@ -105,64 +65,6 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
     // The limit may have been changed since; the newest request carries the newest.
     share.counter = counter;
     return share;
-  }
-
-  /**
-   * One checked commit that adds a grant to the counter, enough for a request of `first` with what the share holds
-   * (see share_size.ts). It commits on the entry last seen and reads only when that is stale.
-   */
-  async function claim(share: Share, first: bigint, background: boolean): Promise<void> {
-    const { counter } = share;
-    const needed = maxOf(first, share.waiting);
-    share.waiting = 0n;
-    const now = options.now();
-    const want = wanted(needed, share.taken, share.claimedAt, now, settings.horizonMs);
-    await options.writes.write(background ? "limit_refresh" : "limit_claim", async () => {
-      if (!share.seen) {
-        const entry = await kv.get(counter.key);
-        share.seen = { value: counterValue(entry.value), versionstamp: entry.versionstamp ?? "" };
-      }
-      const { value, versionstamp } = share.seen;
-      // What the next request lacks is decided now (settled usage may have changed it while this claim waited); a
-      // refresh of a share that still covers it tops up by one request more, and is no refusal when that does not fit.
-      const need = first - share.left;
-      const topUp = background && need <= 0n;
-      const lacking = topUp ? first : need;
-      const grant = grantOf({
-        value,
-        limit: counter.limit,
-        lacking,
-        unit: first,
-        want,
-        fairShare: settings.fairShare,
-      });
-      if (grant === 0n || (grant === undefined && topUp)) return;
-      if (grant === undefined) {
-        share.refusedUntil = options.now() + settings.recheckMs;
-        share.refusedUsed = value;
-        share.refusedLimit = counter.limit;
-        // What KV said may be stale; the next claim after the pause reads it again.
-        share.seen = undefined;
-        return;
-      }
-      const op = kv.atomic();
-      op.check({ key: counter.key, versionstamp: versionstamp || null });
-      op.set(counter.key, new Deno.KvU64(value + grant), { expireIn: expireIn(counter, now) });
-      const result = await op.commit();
-      if (!result.ok) {
-        stats.conflicts++;
-        share.seen = undefined;
-        return RETRY;
-      }
-      stats.claims++;
-      share.seen = { value: value + grant, versionstamp: result.versionstamp };
-      share.left += grant;
-      share.lastGrant = grant;
-      share.taken = 0n;
-      share.claimedAt = options.now();
-      share.expiresAt = share.claimedAt + settings.leaseMs;
-      share.refusedUntil = 0;
-    });
   }
 
   /** Joins the claim in flight for `share`, or starts one; rejects with a 503's error when KV cannot answer. */
@@ -236,63 +138,8 @@ export function createShares(kv: Deno.Kv, options: SharesOptions): Shares {
     }
   }
 
-  /**
-   * Adds every debt to KV with `sum` mutations, which need no read, in as few commits as KV allows. A debt that could
-   * not be written is kept for the next sweep; one KV refuses on its own (a counter still holding a value from before
-   * shares) is dropped, so it cannot hold back the others.
-   */
-  async function flushDebts(): Promise<void> {
-    const debts = [...shares.values()].filter((share) => share.left < 0n).map((share) => ({
-      share,
-      amount: -share.left,
-    }));
-    if (debts.length === 0) return;
-    for (const { share, amount } of debts) share.left += amount;
-    const unwritten = await commitAll(kv, debts, {
-      writes: options.writes,
-      operation: "limit_flush",
-      mutations: ({ share, amount }) => [{ sum: share.counter.key, value: amount }],
-      dropped: () => {},
-    });
-    for (const { share, amount } of unwritten) share.left -= amount;
-    const kept = new Set(unwritten);
-    for (const debt of debts) {
-      if (kept.has(debt)) continue;
-      debt.share.seen = undefined;
-      debt.share.summed = true;
-    }
-    if (unwritten.length < debts.length) stats.flushes++;
-  }
-
-  /** Gives a share's unused part back to KV, never taking the counter below zero. */
-  async function giveBack(share: Share): Promise<void> {
-    const amount = share.left > 0n ? share.left : 0n;
-    if (amount === 0n && !share.summed) return;
-    share.left -= amount;
-    try {
-      await options.writes.write("limit_return", async () => {
-        const entry = await kv.get(share.counter.key);
-        if (entry.versionstamp === null) return;
-        const value = counterValue(entry.value);
-        const next = value > amount ? value - amount : 0n;
-        const result = await kv.atomic().check(entry)
-          .set(share.counter.key, new Deno.KvU64(next), { expireIn: expireIn(share.counter, options.now()) })
-          .commit();
-        if (!result.ok) {
-          stats.conflicts++;
-          return RETRY;
-        }
-        share.seen = { value: next, versionstamp: result.versionstamp };
-        share.summed = false;
-      });
-      stats.returns++;
-    } catch {
-      share.left += amount;
-    }
-  }
-
   async function sweep(all = false): Promise<void> {
-    await flushDebts();
+    await flushDebts(shares.values());
     const now = options.now();
     const due = [...shares.entries()].filter(([, share]) =>
       !share.claiming && (all || share.expiresAt <= now || share.counter.windowEnd <= now)
