@@ -8,6 +8,7 @@ import { GatewayError } from "../core/errors.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
 import { invalidField } from "../core/validation.ts";
 import type { Actor } from "./audit.ts";
+import { notFound } from "./refusals.ts";
 import { parseInput, TokenCreate, UsageQuery } from "./schemas.ts";
 
 /** A signed-in person whose role is member: who they are, and the groups they may create tokens in. */
@@ -103,11 +104,10 @@ export function scopeToMember<S extends Record<string, unknown>>(service: S, mem
   const email = member.email.toLowerCase();
   const groups = new Set(member.token_groups);
   const mine = (token: TokenRecord) => token.owner === email;
-  const notFound = (id: string) => new GatewayError("not_found", `Token "${id}" does not exist`, { code: "not_found" });
 
   async function ownToken(id: string): Promise<TokenRecord> {
     const token = await full.getToken(id);
-    if (!mine(token)) throw notFound(id);
+    if (!mine(token)) throw notFound("Token", id);
     return token;
   }
 

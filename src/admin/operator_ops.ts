@@ -8,6 +8,7 @@ import type { Store } from "../access/store.ts";
 import { invalidField } from "../core/validation.ts";
 import type { Actor } from "./audit.ts";
 import { type OperatorKey, operatorKeys } from "./operator_keys.ts";
+import { notFound } from "./refusals.ts";
 import { OperatorKeyCreate, parseInput } from "./schemas.ts";
 
 /** How long an operator key lasts when its expiry is not given. */
@@ -61,7 +62,7 @@ export function operatorOps({ ctx, mayChange, record }: OperatorOpsContext) {
     async revokeOperatorKey(id: string): Promise<OperatorKey> {
       mayChange();
       const before = await keys.get(id);
-      if (!before) throw new GatewayError("not_found", `Operator key "${id}" does not exist`, { code: "not_found" });
+      if (!before) throw notFound("Operator key", id);
       mayHandle(before.role, "revoke");
       const after = await keys.revoke(id) ?? before;
       await record("operator_key.revoke", id, before, after);

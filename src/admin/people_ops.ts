@@ -10,6 +10,7 @@ import type { RoleRule } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
 import { invalidField } from "../core/validation.ts";
 import type { OperatorOpsContext } from "./operator_ops.ts";
+import { conflict } from "./refusals.ts";
 import { parseInput, PersonUpdate } from "./schemas.ts";
 
 /** A person as the admin API shows them. */
@@ -85,10 +86,7 @@ export function peopleOps({ ctx, mayChange, record }: OperatorOpsContext) {
       () => ctx.store.commitAuth(kv.atomic().check(override).set(key, entry)),
     );
     if (!ok) {
-      throw new GatewayError("invalid_request", `${email}'s role changed meanwhile; try again`, {
-        status: 409,
-        code: "conflict",
-      });
+      throw conflict(`${email}'s role changed meanwhile; try again`);
     }
     const after = (await read(email)).view;
     await record(role === null ? "person.remove" : "person.update", email, before, after);

@@ -2,33 +2,28 @@
  * @module The operations on tokens, groups and usage that the admin API, the console and the CLI share: inputs are
  * checked with the admin schemas, failures are GatewayErrors (400 naming the field, 403, 404, 409), results are plain
  * JSON. Every change is refused to a viewer and recorded in the audit trail, with its actor and the values before and
- * after; a member gets the service scoped to their own tokens (see member_scope.ts). Stored Responses can be deleted
- * one by one or a token's all at once, whether or not the gateway still keeps new ones. Groups defined in the config file are read-only here: the config rewrites them at every start.
+ * after; a member gets the service scoped to their own tokens (see member_scope.ts). Tokens, stored Responses (one
+ * by one or a token's all at once, whether or not the gateway still keeps new ones), usage, the audit trail and the
+ * request log are here; groups (group_ops.ts), operators' keys (operator_ops.ts) and people (people_ops.ts) are
+ * operations of their own, spread into the service.
  */
-import type { GroupPatch, Store, TokenPatch } from "../access/store.ts";
+import type { Store, TokenPatch } from "../access/store.ts";
 import { responseStore } from "../conversations/store.ts";
 import type { Config } from "../core/config.ts";
 import { parseDuration, sinceMs } from "../core/duration.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Group, TokenRecord } from "../core/principal.ts";
-import { fieldPath, invalidField } from "../core/validation.ts";
+import { invalidField } from "../core/validation.ts";
 import { type DayCache, openSince } from "../usage/day_cache.ts";
 import { requestLog, type UsageRow, usageTotals } from "../usage/query.ts";
 import { type RequestLogEntry } from "../usage/log_entry.ts";
 import { type Actor, type AuditRecord, auditTrail } from "./audit.ts";
+import { groupOps } from "./group_ops.ts";
 import { memberOf, scopeToMember } from "./member_scope.ts";
 import { operatorOps } from "./operator_ops.ts";
 import { peopleOps } from "./people_ops.ts";
-import {
-  AuditQuery,
-  GroupCreate,
-  GroupUpdate,
-  LogQuery,
-  parseInput,
-  TokenCreate,
-  TokenUpdate,
-  UsageQuery,
-} from "./schemas.ts";
+import { notFound } from "./refusals.ts";
+import { AuditQuery, LogQuery, parseInput, TokenCreate, TokenUpdate, UsageQuery } from "./schemas.ts";
 
 /** What the service works on. */
 export interface AdminContext {
@@ -67,14 +62,6 @@ function lateMs(config: Config): number {
   return config.routing.deadline_ms + longest + config.usage.flush_ms + CLOCK_SKEW_MS;
 }
 
-function notFound(what: string, id: string): GatewayError {
-  return new GatewayError("not_found", `${what} "${id}" does not exist`, { code: "not_found" });
-}
-
-function conflict(message: string): GatewayError {
-  return new GatewayError("invalid_request", message, { status: 409, code: "conflict" });
-}
-
 /** The first day of a range given as a date or as a duration back from now (7d = today and the six before). */
 function sinceDay(since: string, now: Date): string {
   if (/^\d{4}-\d{2}-\d{2}$/.test(since)) return since;
@@ -85,7 +72,6 @@ function sinceDay(since: string, now: Date): string {
 /** Builds the service over one store. */
 export function adminService(ctx: AdminContext) {
   const { store } = ctx;
-  const configGroups = new Set(ctx.config.groups.map((group) => group.name));
   const responses = responseStore(store.kv, {
     days: ctx.config.responses_store.days,
     now: () => ctx.now().getTime(),
@@ -112,25 +98,6 @@ export function adminService(ctx: AdminContext) {
     if (!group) throw invalidField(param, `no group "${name}"`);
     return group;
   }
-  function checkModels(models: readonly string[]): void {
-    models.forEach((model, i) => {
-      if (!ctx.served(model)) throw invalidField(fieldPath(["models", i]), `no upstream serves model "${model}"`);
-    });
-  }
-  function checkServers(grant: Group["mcp"]): void {
-    const configured = new Set(ctx.config.mcp_servers.map((server) => server.name));
-    for (const server of Object.keys(grant ?? {})) {
-      if (!configured.has(server)) {
-        throw invalidField(fieldPath(["mcp", server]), `no MCP server "${server}" in mcp_servers`);
-      }
-    }
-  }
-  function editable(name: string): void {
-    if (configGroups.has(name)) {
-      throw conflict(`Group "${name}" is defined in the config file, which rewrites it at every start; edit it there`);
-    }
-  }
-
   /** Usage totals as asked, over every token or only `tokens`; by owner, each person's tokens added up. */
   async function usageOf(query: UsageQueryInput, tokens?: ReadonlySet<string>): Promise<UsageAnswer> {
     const now = ctx.now();
@@ -150,6 +117,7 @@ export function adminService(ctx: AdminContext) {
     mayChange,
     ...operatorOps({ ctx, mayChange, record }),
     ...peopleOps({ ctx, mayChange, record }),
+    ...groupOps({ ctx, mayChange, record }),
     async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {
       mayChange();
       const body = parseInput(TokenCreate, input);
@@ -205,54 +173,6 @@ export function adminService(ctx: AdminContext) {
       if (!before || !after) throw notFound("Token", id);
       await record("token.revoke", id, before, after);
       return after;
-    },
-    async createGroup(input: unknown): Promise<Group> {
-      mayChange();
-      const body = parseInput(GroupCreate, input);
-      checkModels(body.models);
-      checkServers(body.mcp);
-      if (!await store.createGroup(body)) throw conflict(`Group "${body.name}" already exists`);
-      await record("group.create", body.name, null, body);
-      return body;
-    },
-    listGroups: (): Promise<Group[]> => store.listGroups(),
-    async getGroup(name: string): Promise<Group> {
-      return await store.getGroup(name) ?? Promise.reject(notFound("Group", name));
-    },
-    async updateGroup(name: string, input: unknown): Promise<Group> {
-      mayChange();
-      const body = parseInput(GroupUpdate, input);
-      const before = await store.getGroup(name);
-      if (!before) throw notFound("Group", name);
-      editable(name);
-      if (body.models) checkModels(body.models);
-      if (body.mcp) checkServers(body.mcp);
-      // Fields left out (or given as undefined by the CLI) keep their value; null limits clear them.
-      const patch: GroupPatch = {};
-      if (body.listing !== undefined) patch.listing = body.listing;
-      if (body.models !== undefined) patch.models = body.models;
-      if (body.limits !== undefined) patch.limits = body.limits ?? undefined;
-      if (body.mcp !== undefined) patch.mcp = body.mcp ?? undefined;
-      const after = await store.updateGroup(name, patch);
-      if (!after) throw notFound("Group", name);
-      await record("group.update", name, before, after);
-      return after;
-    },
-    async deleteGroup(name: string): Promise<{ deleted: string }> {
-      mayChange();
-      const before = await store.getGroup(name);
-      if (!before) throw notFound("Group", name);
-      editable(name);
-      // Revoked tokens do not hold a group; re-enabling one whose group is gone gives a clear 403 at auth.
-      const users = (await store.listTokens()).filter((token) => token.group === name && !token.disabled);
-      if (users.length > 0) {
-        throw conflict(
-          `Group "${name}" is used by ${users.length} token(s), e.g. "${users[0].id}"; move or revoke them first`,
-        );
-      }
-      if (!await store.deleteGroup(name)) throw notFound("Group", name);
-      await record("group.delete", name, before, null);
-      return { deleted: name };
     },
     /** Deletes a stored response, whichever token made it. */
     async deleteResponse(id: string): Promise<{ id: string; object: "response"; deleted: true; token: string }> {
