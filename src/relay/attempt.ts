@@ -5,7 +5,8 @@
 import { clientClosed, GatewayError } from "../core/errors.ts";
 import type { JsonObject } from "../core/types.ts";
 import { pickTranslator, type TranslateContext, type Translation } from "../translate/mod.ts";
-import { answerRefused, type AttemptPlan, type AttemptResult, failed, finishJson, streamResponse } from "./answer.ts";
+import { finishJson, streamResponse } from "./answer.ts";
+import { answerRefused, type AttemptPlan, type AttemptResult, failed } from "./outcome.ts";
 import { upstreamRequestId } from "./upstream_headers.ts";
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";

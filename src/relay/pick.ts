@@ -4,7 +4,7 @@
  * the first attempt still goes to the one that is ready first (waiting out a retry-after pause it can afford), so a
  * cooldown reorders and skips but never refuses a request; a later attempt waits out at most one pause.
  */
-import type { AttemptResult } from "./answer.ts";
+import type { AttemptResult } from "./outcome.ts";
 import { type Admission, type Deployment, deploymentKey, type HealthView, type Standing } from "./health.ts";
 import type { RetryBudget } from "./retry_budget.ts";
 import type { Route } from "./routing.ts";

@@ -1,7 +1,7 @@
 /** @module Unit tests for choosing the deployment of a request's next attempt. */
 import assert from "node:assert/strict";
 import { parseConfig } from "../../src/core/config_load.ts";
-import type { AttemptResult } from "../../src/relay/answer.ts";
+import type { AttemptResult } from "../../src/relay/outcome.ts";
 import { createHealthBoard } from "../../src/relay/health.ts";
 import { deploymentOf, pickNext } from "../../src/relay/pick.ts";
 import { createRetryBudget } from "../../src/relay/retry_budget.ts";
