@@ -76,6 +76,8 @@ function serversTable(c: ConsoleRequest, views: ServerView[]): Html {
 
 function toolsTable(c: ConsoleRequest, groups: Group[]): Html {
   const maxLength = c.deps.config.mcp.name_max_length;
+  // What a server lists is its own text, which may quote the credential the gateway sends it.
+  const redact = c.deps.mcp.redact;
   const rows = c.deps.mcp.servers.flatMap((server) => {
     const tools = c.deps.mcp.catalog.last(server.name)?.tools ?? [];
     return tools.filter((tool) => typeof tool.name === "string").map((tool) => {
@@ -83,9 +85,9 @@ function toolsTable(c: ConsoleRequest, groups: Group[]): Html {
       const may = groups.filter((group) => allows(group.mcp, server.name, "tools", name)).map((group) => group.name);
       return html`
         <tr>
-          <td><code>${exposedName(server.name, name, maxLength)}</code></td>
+          <td><code>${redact(exposedName(server.name, name, maxLength))}</code></td>
           <td>${server.name}</td>
-          <td class="wrap">${typeof tool.description === "string" ? tool.description.slice(0, 200) : ""}</td>
+          <td class="wrap">${typeof tool.description === "string" ? redact(tool.description).slice(0, 200) : ""}</td>
           <td class="wrap">${may.join(", ") || html`<span class="muted">no group</span>`}</td>
         </tr>
       `;
