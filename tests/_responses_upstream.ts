@@ -67,28 +67,19 @@ export async function responsesRig(
   const upstream = fakeUpstream();
   const script = options.script ?? READ_FILE;
   const bearer = (key: string) => (h: Headers) => h.get("authorization") === `Bearer ${key}`;
-  const api = {
-    "rsp-a": mountResponsesApi(upstream, "/rsp-a/v1", {
-      secret: "acct-1",
-      authorized: bearer(KEYS.TEST_OPENAI_KEY),
-      script,
-    }),
-    "rsp-b": mountResponsesApi(upstream, "/rsp-b/v1", {
-      secret: "acct-1",
-      authorized: bearer(KEYS.TEST_OPENAI_KEY_B),
-      script,
-    }),
-    "rsp-a2": mountResponsesApi(upstream, "/rsp-a2/v1", {
-      secret: "acct-1",
-      authorized: bearer(KEYS.TEST_OPENAI_KEY),
-      script,
-    }),
-    "rsp-x": mountResponsesApi(upstream, "/rsp-x/v1", {
-      secret: "acct-2",
-      authorized: bearer(KEYS.TEST_OPENAI_KEY_X),
-      script,
-    }),
+  // Each deployment: the account whose secret seals its items, and the key it takes.
+  const deployments = {
+    "rsp-a": ["acct-1", KEYS.TEST_OPENAI_KEY],
+    "rsp-b": ["acct-1", KEYS.TEST_OPENAI_KEY_B],
+    "rsp-a2": ["acct-1", KEYS.TEST_OPENAI_KEY],
+    "rsp-x": ["acct-2", KEYS.TEST_OPENAI_KEY_X],
   };
+  const api = Object.fromEntries(
+    Object.entries(deployments).map(([name, [secret, key]]) => [
+      name,
+      mountResponsesApi(upstream, `/${name}/v1`, { secret, authorized: bearer(key), script }),
+    ]),
+  );
   mountResponsesApi(upstream, "/chat/v1", {
     secret: "acct-1",
     authorized: bearer(KEYS.TEST_OPENAI_KEY),

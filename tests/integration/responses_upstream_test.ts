@@ -78,26 +78,20 @@ Deno.test("the OpenAI SDK's tool loop on a Responses upstream: reasoning carried
     strict: false,
   }];
   const input: OpenAI.Responses.ResponseInputItem[] = [{ role: "user", content: "Read notes.txt" }];
-  const first = await client.responses.create({
+  // Codex's way: nothing stored, the reasoning carried by the client as encrypted content.
+  const turn = {
     model: "gpt-codex",
-    input,
     tools,
     store: false,
-    reasoning: { effort: "medium", summary: "auto" },
-    include: ["reasoning.encrypted_content"],
-  });
+    reasoning: { effort: "medium" as const, summary: "auto" as const },
+    include: ["reasoning.encrypted_content" as const],
+  };
+  const first = await client.responses.create({ ...turn, input });
   const call = first.output.find((item) => item.type === "function_call");
   assert.ok(call && call.type === "function_call");
   input.push(...first.output as OpenAI.Responses.ResponseInputItem[]);
   input.push({ type: "function_call_output", call_id: call.call_id, output: "hi" });
-  const stream = client.responses.stream({
-    model: "gpt-codex",
-    input,
-    tools,
-    store: false,
-    reasoning: { effort: "medium", summary: "auto" },
-    include: ["reasoning.encrypted_content"],
-  });
+  const stream = client.responses.stream({ ...turn, input });
   const second = await stream.finalResponse();
   assert.equal(second.output_text, "The notes say hi.");
   assert.deepEqual(rig.api["rsp-a"].verified, [0, 1], "the provider verified its own reasoning on the second turn");

@@ -5,6 +5,7 @@
  * MODELGATE_CLAUDE_CODE names Claude Code's executable (`npm install @anthropic-ai/claude-code`), skipped otherwise.
  */
 import assert from "node:assert/strict";
+import { optIn } from "../_process.ts";
 import { runClaudeCode } from "../_claude_code.ts";
 import { responsesRig } from "../_responses_upstream.ts";
 
@@ -13,8 +14,11 @@ const CLI = Deno.env.get("MODELGATE_CLAUDE_CODE");
 type Obj = Record<string, unknown>;
 
 Deno.test({
-  name: "Claude Code completes a read-a-file tool loop on gpt-codex, the provider verifying its own reasoning",
-  ignore: !CLI,
+  ...optIn(
+    "Claude Code completes a read-a-file tool loop on gpt-codex, the provider verifying its own reasoning",
+    "MODELGATE_CLAUDE_CODE",
+    "Claude Code's executable",
+  ),
   async fn() {
     const dir = await Deno.makeTempDir();
     try {

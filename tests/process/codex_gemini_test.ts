@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { withAgentOnGemini } from "../_agent_on_gemini.ts";
+import { codexExec } from "../_codex.ts";
 import type { GeminiTurn } from "../_gemini_upstream.ts";
 import { optIn } from "../_process.ts";
 
@@ -32,33 +33,11 @@ Deno.test({
   ),
   async fn() {
     await withAgentOnGemini(model, async ({ dir, gw, token, sentSignature }) => {
-      await Deno.mkdir(`${dir}/.codex`);
-      await Deno.writeTextFile(
-        `${dir}/.codex/config.toml`,
+      const config =
         `model = "gemini-test"\nmodel_provider = "modelgate"\n\n[model_providers.modelgate]\nname = "modelgate"\n` +
-          `base_url = "${gw.url}/v1"\nenv_key = "MODELGATE_TOKEN"\nwire_api = "responses"\n`,
-      );
-      const out = await new Deno.Command(CLI!, {
-        args: [
-          "exec",
-          "--skip-git-repo-check",
-          "--dangerously-bypass-approvals-and-sandbox",
-          `Print the contents of ${dir}/notes.txt and tell me what it says.`,
-        ],
-        cwd: dir,
-        clearEnv: true,
-        env: {
-          HOME: dir,
-          CODEX_HOME: `${dir}/.codex`,
-          PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-          MODELGATE_TOKEN: token,
-        },
-        stdout: "piped",
-        stderr: "piped",
-        signal: AbortSignal.timeout(120_000),
-      }).output();
-      const text = new TextDecoder().decode(out.stdout);
-      assert.equal(out.code, 0, `${text}\n${new TextDecoder().decode(out.stderr).slice(-3000)}`);
+        `base_url = "${gw.url}/v1"\nenv_key = "MODELGATE_TOKEN"\nwire_api = "responses"\n`;
+      const prompt = `Print the contents of ${dir}/notes.txt and tell me what it says.`;
+      const text = await codexExec(CLI!, { dir, config, token, prompt });
       assert.match(text, /PLUM-42/);
       assert.ok(sentSignature("Y3gtMQ=="), "the tool loop's second turn carried the thought signature");
     });

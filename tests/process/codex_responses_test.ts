@@ -5,6 +5,8 @@
  * provider. It runs when MODELGATE_CODEX names Codex's executable (`npm install @openai/codex`), skipped otherwise.
  */
 import assert from "node:assert/strict";
+import { codexExec } from "../_codex.ts";
+import { optIn } from "../_process.ts";
 import { type ResponsesRig, responsesRig } from "../_responses_upstream.ts";
 import type { Step } from "../_scripted_model.ts";
 
@@ -18,30 +20,6 @@ function codexConfig(kind: "builtin" | "builtin-http" | "custom", url: string, e
   const name = kind === "builtin-http" ? "OpenAI" : "modelgate";
   return `${head}model_provider = "mg"\n\n[model_providers.mg]\nname = "${name}"\nbase_url = "${url}/v1"\n` +
     `env_key = "MODELGATE_TOKEN"\nwire_api = "responses"\nsupports_websockets = false\n`;
-}
-
-/** Runs `codex exec PROMPT` in a fresh home whose config is `config`; its stdout, or the test fails. */
-async function codexExec(dir: string, config: string, token: string, prompt: string): Promise<string> {
-  await Deno.mkdir(`${dir}/.codex`, { recursive: true });
-  await Deno.writeTextFile(`${dir}/.codex/config.toml`, config);
-  const out = await new Deno.Command(CLI!, {
-    args: ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt],
-    cwd: dir,
-    clearEnv: true,
-    env: {
-      HOME: dir,
-      CODEX_HOME: `${dir}/.codex`,
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      CODEX_API_KEY: token,
-      MODELGATE_TOKEN: token,
-    },
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  assert.equal(out.code, 0, `${text}\n${new TextDecoder().decode(out.stderr).slice(-3000)}`);
-  return text;
 }
 
 /** A folder with notes files, and a script that reads each with Codex's exec_command, then answers. */
@@ -63,9 +41,11 @@ function served(rig: ResponsesRig): Record<string, unknown>[] {
 
 for (const kind of ["builtin", "builtin-http", "custom"] as const) {
   Deno.test({
-    name:
+    ...optIn(
       `Codex's tool loop onto a Responses upstream (${kind}): reasoning verified by the provider on every later turn`,
-    ignore: !CLI,
+      "MODELGATE_CODEX",
+      "Codex's executable",
+    ),
     async fn() {
       const { dir, script } = await notes(1);
       try {
@@ -73,7 +53,8 @@ for (const kind of ["builtin", "builtin-http", "custom"] as const) {
           script,
           configExtra: kind === "builtin-http" ? "responses_socket: { enabled: false }" : "",
         });
-        const out = await codexExec(dir, codexConfig(kind, rig.gw.url), rig.token, "Read notes1.txt for me.");
+        const config = codexConfig(kind, rig.gw.url);
+        const out = await codexExec(CLI!, { dir, config, token: rig.token, prompt: "Read notes1.txt for me." });
         assert.match(out, /DONE: the notes hold the launch codes/);
         const bodies = served(rig);
         assert.ok(bodies.length >= 2, `the loop took ${bodies.length} turns`);
@@ -91,14 +72,18 @@ for (const kind of ["builtin", "builtin-http", "custom"] as const) {
 }
 
 Deno.test({
-  name: "Codex compacts a long loop on the provider, which reads its own compaction item on the next turns",
-  ignore: !CLI,
+  ...optIn(
+    "Codex compacts a long loop on the provider, which reads its own compaction item on the next turns",
+    "MODELGATE_CODEX",
+    "Codex's executable",
+  ),
   async fn() {
     const { dir, script } = await notes(3);
     try {
       await using rig = await responsesRig({ script });
       const config = codexConfig("builtin", rig.gw.url, "model_auto_compact_token_limit = 300");
-      const out = await codexExec(dir, config, rig.token, "Read notes1.txt, notes2.txt and notes3.txt, one by one.");
+      const prompt = "Read notes1.txt, notes2.txt and notes3.txt, one by one.";
+      const out = await codexExec(CLI!, { dir, config, token: rig.token, prompt });
       assert.match(out, /DONE/);
       const bodies = served(rig);
       const trigger = bodies.findIndex((b) => JSON.stringify(b).includes('"compaction_trigger"'));

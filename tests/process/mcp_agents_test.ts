@@ -10,7 +10,7 @@ import { mcpEnv } from "../_mcp_gateway.ts";
 import { type FakeMcpServer, startMcpHttpServer } from "../_mcp_servers.ts";
 import { scriptedModel } from "../_scripted_model.ts";
 import { startGateway, type TestGateway } from "../_helpers.ts";
-import { ROOT } from "../_process.ts";
+import { optIn, ROOT } from "../_process.ts";
 
 const CLAUDE = Deno.env.get("MODELGATE_CLAUDE_CODE");
 const CODEX = Deno.env.get("MODELGATE_CODEX");
@@ -105,8 +105,11 @@ const CLAUDE_PROMPT = ["-p", "Search the team docs for the launch code.", "--mod
 const CLAUDE_TOOLS = ["--allowedTools", "mcp__modelgate__docs_search"];
 
 Deno.test({
-  name: "Claude Code, its MCP server added as docs/mcp.md says, calls a tool through the gateway",
-  ignore: !CLAUDE,
+  ...optIn(
+    "Claude Code, its MCP server added as docs/mcp.md says, calls a tool through the gateway",
+    "MODELGATE_CLAUDE_CODE",
+    "Claude Code's executable",
+  ),
   async fn() {
     await withSetup(async (setup) => {
       const env = { ...CLAUDE_ENV, ANTHROPIC_BASE_URL: setup.gw.url, ANTHROPIC_AUTH_TOKEN: setup.token };
@@ -135,8 +138,11 @@ Deno.test({
 });
 
 Deno.test({
-  name: "Claude Code run by `modelgate run --` has the gateway's MCP endpoint with the person's token",
-  ignore: !CLAUDE,
+  ...optIn(
+    "Claude Code run by `modelgate run --` has the gateway's MCP endpoint with the person's token",
+    "MODELGATE_CLAUDE_CODE",
+    "Claude Code's executable",
+  ),
   async fn() {
     await withSetup(async (setup) => {
       const run = await signedIn(setup);
@@ -167,8 +173,11 @@ const CODEX_PROMPT = [
 ];
 
 Deno.test({
-  name: "Codex, its MCP server configured as docs/mcp.md says, calls a tool through the gateway",
-  ignore: !CODEX,
+  ...optIn(
+    "Codex, its MCP server configured as docs/mcp.md says, calls a tool through the gateway",
+    "MODELGATE_CODEX",
+    "Codex's executable",
+  ),
   async fn() {
     await withSetup(async (setup) => {
       await codexConfig(setup, true);
@@ -181,8 +190,11 @@ Deno.test({
 });
 
 Deno.test({
-  name: "Codex run by `modelgate run --` has the gateway as its model provider and its MCP server",
-  ignore: !CODEX,
+  ...optIn(
+    "Codex run by `modelgate run --` has the gateway as its model provider and its MCP server",
+    "MODELGATE_CODEX",
+    "Codex's executable",
+  ),
   async fn() {
     await withSetup(async (setup) => {
       await Deno.mkdir(`${setup.dir}/.codex`);
