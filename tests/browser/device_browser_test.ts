@@ -5,13 +5,13 @@
  * MODELGATE_CHROMIUM names a browser (see _chromium.ts).
  */
 import assert from "node:assert/strict";
-import puppeteer from "puppeteer-core";
 import { personSetup } from "../_cli.ts";
 import { deviceSetup } from "../_device.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody } from "../_helpers.ts";
 import { startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
-import { CHROMIUM_FLAGS, chromiumOnThisMachine } from "./_chromium.ts";
+import { chromiumOnThisMachine } from "./_chromium.ts";
+import { launchChromium } from "./_launch.ts";
 
 const CHROMIUM = chromiumOnThisMachine();
 /** No name resolves but the loopback address: the provider's own pages ask for a web font from the internet. */
@@ -19,26 +19,16 @@ const LOOPBACK_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
 /** Opens `url` in Chromium at `path` and does the person's part there as `login`: confirm the code, sign in. */
 async function confirmInBrowser(path: string, provider: TestProvider, url: string, login: string): Promise<string> {
-  const profile = await Deno.makeTempDir({ prefix: "modelgate-chromium-" });
-  const browser = await puppeteer.launch({
-    executablePath: path,
-    headless: true,
-    args: [...CHROMIUM_FLAGS, LOOPBACK_ONLY, `--user-data-dir=${profile}`],
-    timeout: 30_000,
-  });
-  try {
-    const page = (await browser.pages())[0] ?? await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(url);
-    // The provider posts the code from the URL on its own and asks the person to confirm it.
-    const confirm = await page.waitForSelector('button[form="op.deviceConfirmForm"]');
-    await Promise.all([page.waitForNavigation(), confirm!.click()]);
-    await provider.signInPage(page, login);
-    return await page.$eval("body", (body) => body.textContent ?? "");
-  } finally {
-    await browser.close();
-    await Deno.remove(profile, { recursive: true });
-  }
+  await using chromium = await launchChromium(path, { name: "device", args: [LOOPBACK_ONLY] });
+  const { browser } = chromium;
+  const page = (await browser.pages())[0] ?? await browser.newPage();
+  page.setDefaultTimeout(10_000);
+  await page.goto(url);
+  // The provider posts the code from the URL on its own and asks the person to confirm it.
+  const confirm = await page.waitForSelector('button[form="op.deviceConfirmForm"]');
+  await Promise.all([page.waitForNavigation(), confirm!.click()]);
+  await provider.signInPage(page, login);
+  return await page.$eval("body", (body) => body.textContent ?? "");
 }
 
 const NAME = "modelgate login: the person confirms the code and signs in in a browser, and the CLI's token works";

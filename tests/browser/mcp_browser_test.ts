@@ -5,10 +5,10 @@
  * temporary folder removed at the end; without Chromium it is skipped as the console's tour is (see _chromium.ts).
  */
 import assert from "node:assert/strict";
-import puppeteer from "puppeteer-core";
 import { ADMIN_KEY } from "../_helpers.ts";
 import { startMcpGateway } from "../_mcp_gateway.ts";
-import { CHROMIUM_FLAGS as FLAGS, chromiumOnThisMachine } from "./_chromium.ts";
+import { chromiumOnThisMachine } from "./_chromium.ts";
+import { launchChromium } from "./_launch.ts";
 import { follow, text } from "./_page.ts";
 
 const CHROMIUM = chromiumOnThisMachine();
@@ -22,47 +22,33 @@ Deno.test({
     await using mcp = await startMcpGateway({ admin: true });
     // One call, so the page has something of each kind to show.
     await (await mcp.connect(mcp.tokens.all)).callTool({ name: "docs_search", arguments: { query: "q" } });
-    const profile = await Deno.makeTempDir({ prefix: "modelgate-chromium-" });
-    const kept = Deno.env.get("MODELGATE_SCREENSHOTS");
-    const shots = kept ?? await Deno.makeTempDir({ prefix: "modelgate-console-" });
-    const browser = await puppeteer.launch({
-      executablePath: CHROMIUM.path,
-      headless: true,
-      args: [...FLAGS, `--user-data-dir=${profile}`],
-      defaultViewport: { width: 1280, height: 800 },
-      timeout: 30_000,
-    });
+    await using chromium = await launchChromium(CHROMIUM.path, { name: "console" });
+    const { browser, shots } = chromium;
     const problems: string[] = [];
-    try {
-      const page = (await browser.pages())[0] ?? await browser.newPage();
-      page.setDefaultTimeout(10_000);
-      page.on("pageerror", (error) => problems.push(String(error)));
-      page.on(
-        "console",
-        (message) => /Content Security Policy|Refused to/.test(message.text()) && problems.push(message.text()),
-      );
-      await page.goto(`${mcp.gateway.url}/ui/`);
-      await page.type("input[name=key]", ADMIN_KEY);
-      await follow(page, "form.signin button[type=submit]");
-      await page.goto(`${mcp.gateway.url}/ui/mcp`);
-      assert.equal(await text(page, "h1"), "MCP servers");
-      const rows = await page.$$eval(
-        "table tbody tr",
-        (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")),
-      );
-      assert.ok(rows.some((cells) => cells[0] === "docs" && cells[1] === "Streamable HTTP"), JSON.stringify(rows));
-      assert.ok(rows.some((cells) => cells[0] === "local" && cells[1] === "stdio"));
-      assert.ok(rows.some((cells) => cells[0] === "docs_search" && cells[3] === "all, searchers, tools"));
-      assert.ok(
-        rows.some((cells) => cells[0] === "searchers" && cells[1] === "docs tools: search"),
-        JSON.stringify(rows),
-      );
-      await page.screenshot({ path: `${shots}/mcp.png`, fullPage: true });
-      assert.deepEqual(problems, []);
-    } finally {
-      await browser.close();
-      await Deno.remove(profile, { recursive: true }).catch(() => {});
-      if (!kept) await Deno.remove(shots, { recursive: true }).catch(() => {});
-    }
+    const page = (await browser.pages())[0] ?? await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("pageerror", (error) => problems.push(String(error)));
+    page.on(
+      "console",
+      (message) => /Content Security Policy|Refused to/.test(message.text()) && problems.push(message.text()),
+    );
+    await page.goto(`${mcp.gateway.url}/ui/`);
+    await page.type("input[name=key]", ADMIN_KEY);
+    await follow(page, "form.signin button[type=submit]");
+    await page.goto(`${mcp.gateway.url}/ui/mcp`);
+    assert.equal(await text(page, "h1"), "MCP servers");
+    const rows = await page.$$eval(
+      "table tbody tr",
+      (trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim() ?? "")),
+    );
+    assert.ok(rows.some((cells) => cells[0] === "docs" && cells[1] === "Streamable HTTP"), JSON.stringify(rows));
+    assert.ok(rows.some((cells) => cells[0] === "local" && cells[1] === "stdio"));
+    assert.ok(rows.some((cells) => cells[0] === "docs_search" && cells[3] === "all, searchers, tools"));
+    assert.ok(
+      rows.some((cells) => cells[0] === "searchers" && cells[1] === "docs tools: search"),
+      JSON.stringify(rows),
+    );
+    await page.screenshot({ path: `${shots}/mcp.png`, fullPage: true });
+    assert.deepEqual(problems, []);
   },
 });

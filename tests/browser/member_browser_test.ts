@@ -6,11 +6,11 @@
  * is set or MODELGATE_CHROMIUM names a browser (see _chromium.ts).
  */
 import assert from "node:assert/strict";
-import puppeteer from "puppeteer-core";
 import { signInAs } from "../_console.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, startGateway, type TestGateway } from "../_helpers.ts";
-import { CHROMIUM_FLAGS, chromiumOnThisMachine } from "./_chromium.ts";
+import { chromiumOnThisMachine } from "./_chromium.ts";
+import { launchChromium } from "./_launch.ts";
 import { follow, text } from "./_page.ts";
 
 const CHROMIUM = chromiumOnThisMachine();
@@ -43,78 +43,64 @@ async function memberTour(): Promise<void> {
   for (const secret of [earlier.secret, earlier.secret, bob.secret]) assert.equal(await sendMessage(gw, secret), 200);
   await gw.flush();
   const [name, value] = (await signInAs(gw, ALICE)).split(/=(.*)/s);
-  const profile = await Deno.makeTempDir({ prefix: "modelgate-chromium-" });
-  const kept = Deno.env.get("MODELGATE_SCREENSHOTS");
-  const shots = kept ?? await Deno.makeTempDir({ prefix: "modelgate-member-" });
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM.path,
-    headless: true,
-    args: [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`],
-    defaultViewport: { width: 1280, height: 800 },
-    timeout: 30_000,
-  });
+  await using chromium = await launchChromium(CHROMIUM.path, { name: "member" });
+  const { browser, shots } = chromium;
   const problems: string[] = [];
-  try {
-    const page = (await browser.pages())[0] ?? await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (error) => problems.push(String(error)));
-    page.on("dialog", (dialog) => problems.push(`dialog: ${dialog.message()}`));
-    const shot = (file: string) => page.screenshot({ path: `${shots}/${file}.png`, fullPage: true });
-    await browser.setCookie({ name, value, domain: "127.0.0.1", path: "/ui", httpOnly: true, sameSite: "Strict" });
+  const page = (await browser.pages())[0] ?? await browser.newPage();
+  page.setDefaultTimeout(10_000);
+  page.on("pageerror", (error) => problems.push(String(error)));
+  page.on("dialog", (dialog) => problems.push(`dialog: ${dialog.message()}`));
+  const shot = (file: string) => page.screenshot({ path: `${shots}/${file}.png`, fullPage: true });
+  await browser.setCookie({ name, value, domain: "127.0.0.1", path: "/ui", httpOnly: true, sameSite: "Strict" });
 
-    // Signed in, the console's address is their own tokens, and the navigation holds their pages only.
-    await page.goto(`${gw.url}/ui/`);
-    assert.equal(page.url(), `${gw.url}/ui/my/tokens`);
-    assert.equal(await text(page, "h1"), "My tokens");
-    assert.deepEqual(await page.$$eval("nav a", (links) => links.map((a) => a.textContent?.trim())), [
-      "My tokens",
-      "My usage",
-    ]);
-    const listed = await page.$$eval("#tokens tbody tr", (rows) => rows.map((tr) => tr.textContent ?? ""));
-    assert.equal(listed.length, 1);
-    assert.match(listed[0], /alice-desktop/);
-    await shot("my-tokens");
+  // Signed in, the console's address is their own tokens, and the navigation holds their pages only.
+  await page.goto(`${gw.url}/ui/`);
+  assert.equal(page.url(), `${gw.url}/ui/my/tokens`);
+  assert.equal(await text(page, "h1"), "My tokens");
+  assert.deepEqual(await page.$$eval("nav a", (links) => links.map((a) => a.textContent?.trim())), [
+    "My tokens",
+    "My usage",
+  ]);
+  const listed = await page.$$eval("#tokens tbody tr", (rows) => rows.map((tr) => tr.textContent ?? ""));
+  assert.equal(listed.length, 1);
+  assert.match(listed[0], /alice-desktop/);
+  await shot("my-tokens");
 
-    // A token minted in the page: the secret is shown once, and works.
-    await page.click("details.panel summary");
-    assert.match(await text(page, "details.panel p"), /capped: 100K tokens\/day/, "the group's limits are named");
-    await page.select("select[name=group]", "auto");
-    await page.type("input[name=name]", "alice-laptop");
-    await shot("my-tokens-new");
-    await follow(page, "form.grid button[type=submit]");
-    assert.equal(await text(page, "h1"), "Token created");
-    const secret = (await text(page, "#secret")).trim();
-    assert.match(secret, /^sk-/);
-    await shot("my-token-created");
-    const made = (await gw.store.listTokens()).find((t) => t.name === "alice-laptop")!;
-    assert.deepEqual([made.owner, made.group], [ALICE.email, "auto"]);
-    assert.equal(await sendMessage(gw, secret), 200);
+  // A token minted in the page: the secret is shown once, and works.
+  await page.click("details.panel summary");
+  assert.match(await text(page, "details.panel p"), /capped: 100K tokens\/day/, "the group's limits are named");
+  await page.select("select[name=group]", "auto");
+  await page.type("input[name=name]", "alice-laptop");
+  await shot("my-tokens-new");
+  await follow(page, "form.grid button[type=submit]");
+  assert.equal(await text(page, "h1"), "Token created");
+  const secret = (await text(page, "#secret")).trim();
+  assert.match(secret, /^sk-/);
+  await shot("my-token-created");
+  const made = (await gw.store.listTokens()).find((t) => t.name === "alice-laptop")!;
+  assert.deepEqual([made.owner, made.group], [ALICE.email, "auto"]);
+  assert.equal(await sendMessage(gw, secret), 200);
 
-    // Back on the list the secret is gone; revoked there, the token answers 401 at once.
-    await page.goto(`${gw.url}/ui/my/tokens`);
-    assert.ok(!(await page.content()).includes(secret), "the secret is not shown again");
-    await follow(page, `form[action="/ui/my/tokens/${made.id}/revoke"] button`);
-    assert.match(await text(page, ".notice"), /Revoked/);
-    assert.equal(await sendMessage(gw, secret), 401);
-    await shot("my-tokens-revoked");
+  // Back on the list the secret is gone; revoked there, the token answers 401 at once.
+  await page.goto(`${gw.url}/ui/my/tokens`);
+  assert.ok(!(await page.content()).includes(secret), "the secret is not shown again");
+  await follow(page, `form[action="/ui/my/tokens/${made.id}/revoke"] button`);
+  assert.match(await text(page, ".notice"), /Revoked/);
+  assert.equal(await sendMessage(gw, secret), 401);
+  await shot("my-tokens-revoked");
 
-    await gw.flush();
-    await page.goto(`${gw.url}/ui/my/usage`);
-    assert.equal(await text(page, "h1"), "My usage");
-    const cards = await page.$$eval(".card .value", (values) => values.map((v) => v.textContent));
-    assert.equal(cards[0], "3 requests", "Alice's three requests, not Bob's");
-    assert.ok(!(await page.content()).includes("bob-laptop"));
-    await shot("my-usage");
+  await gw.flush();
+  await page.goto(`${gw.url}/ui/my/usage`);
+  assert.equal(await text(page, "h1"), "My usage");
+  const cards = await page.$$eval(".card .value", (values) => values.map((v) => v.textContent));
+  assert.equal(cards[0], "3 requests", "Alice's three requests, not Bob's");
+  assert.ok(!(await page.content()).includes("bob-laptop"));
+  await shot("my-usage");
 
-    // An operator's page is refused, and the refusal shows only the member's own links.
-    const refused = await page.goto(`${gw.url}/ui/groups`);
-    assert.equal(refused?.status(), 403);
-    assert.match(await text(page, ".notice"), /may open only their own tokens and usage/);
-    await shot("member-refused");
-  } finally {
-    await browser.close();
-    await Deno.remove(profile, { recursive: true });
-    if (!kept) await Deno.remove(shots, { recursive: true });
-  }
+  // An operator's page is refused, and the refusal shows only the member's own links.
+  const refused = await page.goto(`${gw.url}/ui/groups`);
+  assert.equal(refused?.status(), 403);
+  assert.match(await text(page, ".notice"), /may open only their own tokens and usage/);
+  await shot("member-refused");
   assert.deepEqual(problems, [], "no script error and no dialog");
 }

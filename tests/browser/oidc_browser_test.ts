@@ -6,11 +6,12 @@
  * the reason, unless CI is set or MODELGATE_CHROMIUM names a browser (see _chromium.ts).
  */
 import assert from "node:assert/strict";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { ADMIN_KEY } from "../_helpers.ts";
 import { startOidcGateway, startOidcProvider } from "../_oidc_provider.ts";
-import { CHROMIUM_FLAGS, chromiumOnThisMachine } from "./_chromium.ts";
+import { chromiumOnThisMachine } from "./_chromium.ts";
+import { launchChromium } from "./_launch.ts";
 
 const CHROMIUM = chromiumOnThisMachine();
 const ACCOUNTS = {
@@ -56,61 +57,46 @@ async function ssoTour(): Promise<void> {
     ],
   });
   const made = await (await gw.admin("POST", "/admin/tokens", { group: "default", name: "laptop" })).json();
-  const profile = await Deno.makeTempDir({ prefix: "modelgate-chromium-" });
-  const kept = Deno.env.get("MODELGATE_SCREENSHOTS");
-  const shots = kept ?? await Deno.makeTempDir({ prefix: "modelgate-sso-" });
-  if (kept) await Deno.mkdir(kept, { recursive: true });
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM.path,
-    headless: true,
-    args: [...CHROMIUM_FLAGS, LOOPBACK_ONLY, `--user-data-dir=${profile}`],
-    defaultViewport: { width: 1280, height: 800 },
-    timeout: 30_000,
-  });
+  await using chromium = await launchChromium(CHROMIUM.path, { name: "sso", args: [LOOPBACK_ONLY] });
+  const { browser, shots } = chromium;
   const problems: string[] = [];
   const pages: string[] = [];
-  try {
-    const page = await localPage(browser, problems);
-    const shot = async (name: string) => {
-      pages.push(await page.content());
-      await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
-    };
-    await page.goto(`${gw.url}/ui/tokens/${made.token.id}`);
-    await shot("sso-sign-in");
-    assert.match(await text(page, ".sso a.button"), /Sign in with single sign-on/);
-    await follow(page, ".sso a.button");
-    assert.ok(page.url().startsWith(provider.issuer), "at the provider's login");
-    await provider.signInPage(page, "ada");
-    assert.equal(new URL(page.url()).pathname, `/ui/tokens/${made.token.id}`, "back at the page asked for");
-    assert.equal(await text(page, "header .who"), "ada@example.com · admin");
-    await follow(page, `form[action$="/revoke"] button`);
-    assert.match(await text(page, ".notice"), /Revoked/);
-    await page.goto(`${gw.url}/ui/audit`);
-    await shot("sso-audit");
-    assert.match(await text(page, "main"), /ada@example\.com[\s\S]*token\.revoke|token\.revoke[\s\S]*ada@example\.com/);
-    await page.goto(`${gw.url}/ui/people`);
-    await shot("people");
-    assert.match(await text(page, "#people"), /ada@example\.com[\s\S]*admin/);
-    await follow(page, "form.signout button");
-    assert.equal(await text(page, "h1"), "Sign in");
+  const page = await localPage(browser, problems);
+  const shot = async (name: string) => {
+    pages.push(await page.content());
+    await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  };
+  await page.goto(`${gw.url}/ui/tokens/${made.token.id}`);
+  await shot("sso-sign-in");
+  assert.match(await text(page, ".sso a.button"), /Sign in with single sign-on/);
+  await follow(page, ".sso a.button");
+  assert.ok(page.url().startsWith(provider.issuer), "at the provider's login");
+  await provider.signInPage(page, "ada");
+  assert.equal(new URL(page.url()).pathname, `/ui/tokens/${made.token.id}`, "back at the page asked for");
+  assert.equal(await text(page, "header .who"), "ada@example.com · admin");
+  await follow(page, `form[action$="/revoke"] button`);
+  assert.match(await text(page, ".notice"), /Revoked/);
+  await page.goto(`${gw.url}/ui/audit`);
+  await shot("sso-audit");
+  assert.match(await text(page, "main"), /ada@example\.com[\s\S]*token\.revoke|token\.revoke[\s\S]*ada@example\.com/);
+  await page.goto(`${gw.url}/ui/people`);
+  await shot("people");
+  assert.match(await text(page, "#people"), /ada@example\.com[\s\S]*admin/);
+  await follow(page, "form.signout button");
+  assert.equal(await text(page, "h1"), "Sign in");
 
-    // Another browser profile, another person: no rule matches them.
-    const other = await browser.createBrowserContext();
-    const stranger = await localPage(other, problems);
-    await stranger.goto(`${gw.url}/ui/`);
-    await Promise.all([stranger.waitForNavigation(), stranger.click(".sso a.button")]);
-    await provider.signInPage(stranger, "zed");
-    assert.equal(await text(stranger, "h1"), "Not signed in");
-    assert.match(await text(stranger, ".notice"), /zed@elsewhere\.test has no role on this gateway/);
-    pages.push(await stranger.content());
-    await stranger.screenshot({ path: `${shots}/sso-refused.png`, fullPage: true });
-    assert.equal((await other.cookies()).filter((c) => c.name.startsWith("modelgate_console")).length, 0);
-    await other.close();
-  } finally {
-    await browser.close();
-    await Deno.remove(profile, { recursive: true });
-    if (!kept) await Deno.remove(shots, { recursive: true });
-  }
+  // Another browser profile, another person: no rule matches them.
+  const other = await browser.createBrowserContext();
+  const stranger = await localPage(other, problems);
+  await stranger.goto(`${gw.url}/ui/`);
+  await Promise.all([stranger.waitForNavigation(), stranger.click(".sso a.button")]);
+  await provider.signInPage(stranger, "zed");
+  assert.equal(await text(stranger, "h1"), "Not signed in");
+  assert.match(await text(stranger, ".notice"), /zed@elsewhere\.test has no role on this gateway/);
+  pages.push(await stranger.content());
+  await stranger.screenshot({ path: `${shots}/sso-refused.png`, fullPage: true });
+  assert.equal((await other.cookies()).filter((c) => c.name.startsWith("modelgate_console")).length, 0);
+  await other.close();
   assert.deepEqual(problems, [], "no script error");
   const secrets = [provider.clientSecret, ADMIN_KEY, made.secret, ...Object.values(gw.tokens)];
   for (const secret of secrets) {
