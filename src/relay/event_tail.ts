@@ -30,8 +30,12 @@ export function eventTail(): EventTail {
   return {
     note(bytes) {
       const n = bytes.length;
+      // Four assignments, not a view of the last four bytes: this runs for every chunk of every stream.
       if (n >= 4) {
-        tail.set(bytes.subarray(n - 4));
+        tail[0] = bytes[n - 4];
+        tail[1] = bytes[n - 3];
+        tail[2] = bytes[n - 2];
+        tail[3] = bytes[n - 1];
         return;
       }
       for (let i = 0; i < n; i++) {
