@@ -12,6 +12,7 @@ import { type Catalog, type CatalogSource, createCatalog, type Health } from "./
 import { type HttpLink, httpLink, SessionGone, type UpstreamSession } from "./http_link.ts";
 import { CODES, RpcError, type RpcNotification, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
 import { type ClientSession, type SessionStore, sessionStore, type UpstreamRef } from "./sessions.ts";
+import { mcpSecrets } from "./secrets.ts";
 import { type LinkState, type StdioLink, stdioLink } from "./stdio_link.ts";
 
 /** How one call is made. */
@@ -75,40 +76,6 @@ export function mcpHealth(hub: McpHub): Map<string, boolean> {
   const out = new Map<string, boolean>();
   for (const view of hub.views()) if (view.health.state !== "unknown") out.set(view.name, view.health.state === "up");
   return out;
-}
-
-/** What the start warns of: a server's header or environment variable that is unset, so it is not sent. */
-export function mcpWarnings(config: Config, env: (name: string) => string | undefined): string[] {
-  return config.mcp_servers.flatMap((server) => {
-    const named = Object.values(server.url ? server.headers ?? {} : server.env ?? {});
-    return named.filter((variable) => !env(variable)).map((variable) =>
-      `warning: MCP server "${server.name}" names ${variable}, which is not set; it goes without it`
-    );
-  });
-}
-
-/**
- * The credentials the config hands the servers: every header value, the token of a `Bearer` one, and the values of a
- * stdio server's environment long enough to be secrets (12 characters or more: a flag such as `1` or `production`
- * would otherwise be taken out of every text). Like the upstreams' keys, they are kept out of what reaches a client
- * or a log (see docs/mcp.md, "Configuring servers and groups").
- */
-export function mcpSecrets(config: Config, env: (name: string) => string | undefined): string[] {
-  const secrets: string[] = [];
-  for (const server of config.mcp_servers) {
-    for (const variable of Object.values(server.headers ?? {})) {
-      const value = env(variable);
-      if (!value) continue;
-      secrets.push(value);
-      const token = /^bearer\s+(\S+)$/i.exec(value)?.[1];
-      if (token) secrets.push(token);
-    }
-    for (const variable of Object.values(server.env ?? {})) {
-      const value = env(variable);
-      if (value && value.length >= 12) secrets.push(value);
-    }
-  }
-  return secrets;
 }
 
 /** Builds the hub of `config.mcp_servers`. */

@@ -13,7 +13,7 @@ import type { Config } from "../core/config.ts";
 import { loadConfigFrom } from "../core/config_load.ts";
 import { GatewayError } from "../core/errors.ts";
 import { batchedWriter, createLogger } from "../observe/log.ts";
-import { mcpWarnings } from "../mcp/hub.ts";
+import { mcpWarnings } from "../mcp/secrets.ts";
 import { loadTracing } from "../observe/tracing_switch.ts";
 import { buildDeps, upstreamTransports } from "./deps.ts";
 import {

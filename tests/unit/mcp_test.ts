@@ -10,7 +10,7 @@ import { allows, allowsAll, exposedName, exposedUri, originalUri, serverOf } fro
 import { backoffMs, lineSplitter } from "../../src/mcp/stdio_lines.ts";
 import { serverEnvironment } from "../../src/mcp/stdio_link.ts";
 import { mcpCommands } from "../../src/serve/server.ts";
-import { mcpWarnings } from "../../src/mcp/hub.ts";
+import { mcpSecrets, mcpWarnings } from "../../src/mcp/secrets.ts";
 
 const BASE = `upstreams:
   - { name: a, protocol: anthropic, base_url: "https://api.example.test/v1", api_key_env: KEY, models: [m] }
@@ -123,6 +123,31 @@ Deno.test("mcpWarnings() names each header or environment variable a server is t
     'warning: MCP server "local" names GH_TOKEN, which is not set; it goes without it',
   ]);
   assert.deepEqual(mcpWarnings(config, () => "set"), []);
+});
+
+Deno.test("mcpSecrets() holds header values, a Bearer's token and long environment values, but not file paths", () => {
+  const config = parseConfig(
+    BASE +
+      "  - name: local\n    command: [srv]\n    env: { HOME: HOME, PATH: PATH, MODE: MODE, DB: DB, API: API, KEY_FILE: KEYF, WIN: WIN }\n",
+    "c",
+  );
+  const env: Record<string, string> = {
+    DOCS_TOKEN: "Bearer docs-token-1234",
+    HOME: "/home/developer",
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    WIN: "C:\\Windows;C:\\Tools\\bin",
+    MODE: "production",
+    DB: "postgres://app:hunter2hunter2@db/app",
+    API: "ghp_0123456789abcdef",
+    KEYF: "/run/secrets/the-key-itself",
+  };
+  assert.deepEqual(mcpSecrets(config, (name) => env[name]).sort(), [
+    "/run/secrets/the-key-itself", // a path, but its name says key
+    "Bearer docs-token-1234",
+    "docs-token-1234",
+    "ghp_0123456789abcdef",
+    "postgres://app:hunter2hunter2@db/app",
+  ]);
 });
 
 Deno.test("exposedName() prefixes the server, and shortens a long or odd name with a tag that keeps it unique", () => {
