@@ -133,7 +133,9 @@ Deno.test("signing in again replaces the login and revokes the token of the earl
     if (i === 1) person.env.npm_config_user_agent = `deno/${Deno.version.deno} npm/? deno/${Deno.version.deno} linux`;
     const login = await person.cli(["login", "--gateway", gw.url], confirmAs(provider, "ada", confirmed), seams);
     assert.equal(login.code, 0, login.err);
-    const next = i === 0 ? "modelgate run -- claude" : "deno task cli run -- claude";
+    // Deno run through npx (a machine with only Node) is named so; the rule is invokedAs()'s unit test.
+    const task = /[\\/]_npx[\\/]/.test(Deno.execPath()) ? `npx -y deno@${Deno.version.deno} task cli` : "deno task cli";
+    const next = i === 0 ? "modelgate run -- claude" : `${task} run -- claude`;
     assert.ok(login.err.split("\n").includes(`Now run a tool with it: ${next}`), login.err);
     tokens.push(JSON.parse(await Deno.readTextFile(person.credentials)).token_id);
     if (i === 1) assert.match(login.err, new RegExp(`The earlier login's token ${tokens[0]} is revoked\\.$`));
