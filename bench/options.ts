@@ -59,8 +59,11 @@ export const CASE_NAMES = [
 /** The cases the floor proxy is measured for: the passthrough ones, whose targets compare the gateway with it. */
 export const FLOOR_CASE_NAMES = ["messages", "messages_stream", "responses", "responses_stream", "long_stream"];
 
-/** The cases the floor's bare JS relay variant is measured for: the long stream's CPU per event is judged against it. */
-export const JS_RELAY_CASE_NAMES = ["long_stream"];
+/**
+ * The cases the floor's bare JS relay variant is measured for: the long stream's CPU per event is judged against it,
+ * and the two passthrough streams show what reading and re-sending their chunks in JS costs, nothing else done.
+ */
+export const JS_RELAY_CASE_NAMES = ["long_stream", "messages_stream", "responses_stream"];
 
 /** Usage text for --help. */
 export const USAGE = `Usage: deno task bench [--quick] [options]
@@ -167,13 +170,18 @@ export interface EstimatedCase {
  * start-up. The benchmark stops itself past twice this.
  */
 export function estimateSeconds(options: BenchOptions, cases: readonly EstimatedCase[]): number {
+  const jsRelayOf = (c: EstimatedCase) => options.floor ? Number(JS_RELAY_CASE_NAMES.includes(c.name)) : 0;
   const sidesOf = (c: EstimatedCase) =>
-    2 + (options.floor ? Number(FLOOR_CASE_NAMES.includes(c.name)) + Number(JS_RELAY_CASE_NAMES.includes(c.name)) : 0);
+    2 + (options.floor ? Number(FLOOR_CASE_NAMES.includes(c.name)) : 0) + jsRelayOf(c);
   const sides = cases.reduce((n, c) => n + sidesOf(c), 0);
-  const runs = cases.reduce((n, c) => n + sidesOf(c) * (c.concurrency ? 1 : options.concurrency.length), 0);
+  // The JS relay runs at one concurrency only (see run.ts).
+  const runs = cases.reduce(
+    (n, c) => n + (sidesOf(c) - jsRelayOf(c)) * (c.concurrency ? 1 : options.concurrency.length) + jsRelayOf(c),
+    0,
+  );
   const warmups = sides * options.warmup;
   const soak = options.soak / 1000;
-  const ttfbSides = cases.filter((c) => c.stream && !c.events).reduce((n, c) => n + sidesOf(c), 0);
+  const ttfbSides = cases.filter((c) => c.stream && !c.events).reduce((n, c) => n + sidesOf(c) - jsRelayOf(c), 0);
   const ttfb = (ttfbSides * options.ttfbSamples) / 300;
   // Per side: a fresh process, a warm-up, and a wave of paced streams lasting several seconds.
   const openStreams = options.openStreams > 0 ? (options.floor ? 2 : 1) * 25 : 0;

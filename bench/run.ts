@@ -159,7 +159,8 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
           entry.floor.push(relayed);
           message += ` | floor ${line(relayed)}`;
         }
-        if (jsRelay && JS_RELAY_CASE_NAMES.includes(c.name)) {
+        // The bare JS relay is a reference for c=64 figures only (and the long stream's own concurrency).
+        if (jsRelay && JS_RELAY_CASE_NAMES.includes(c.name) && (c.concurrency || concurrency === maxConcurrency)) {
           const relayed = await measured(jsRelay, c.direct);
           entry.jsRelay.push(relayed);
           message += ` | JS relay ${line(relayed)}`;

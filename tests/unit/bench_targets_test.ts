@@ -261,3 +261,20 @@ Deno.test("renderReport() prints per-event CPU beside the JS relay, p99 beside t
   assert.match(text, /gateway peak RSS\s+190\.0 MB \(floor \+ 60\.0\)\s+<= floor \+ 60 MB\s+PASS\s+130\.0 MB/);
   assert.match(text, /10 x 20 MB bodies, translated: peak RSS growth\s+2\.50x the bodies\s+<= 2\.5x\s+PASS/);
 });
+
+Deno.test("evaluateTargets() shows beside the Responses stream's ratio what the floor and the JS relay paid for the same two answers", () => {
+  const figures = run(GOOD);
+  const direct = measured(20, 20_000);
+  const swap = (c: Comparison) =>
+    c.case === "messages_stream" && c.concurrency === 64
+      ? compare(c.case, 64, direct, measured(500), measured(200), measured(400))
+      : c.case === "responses_stream"
+      ? compare(c.case, 64, direct, measured(800), measured(300), measured(760))
+      : c;
+  const targets = evaluateTargets({ ...figures, comparisons: figures.comparisons.map(swap) });
+  const target = targets.find((t) => t.name === "responses_stream: CPU per request vs messages_stream at c=64")!;
+  assert.deepEqual([target.value, target.status, target.floor], ["1.60x", "fail", "floor 1.50x, JS relay 1.90x"]);
+  // A pair measured without references still says so.
+  const translated = targets.find((t) => t.name === "translated_stream: CPU per request vs messages_stream at c=64")!;
+  assert.equal(translated.floor, "n/a");
+});
