@@ -15,7 +15,7 @@ import { keyedTransport } from "./keyed.ts";
 import type { Transport } from "./transport.ts";
 import { VERTEX_BETAS, vertexTransport } from "./vertex.ts";
 
-export { estimatedCount, redactSecrets, type Transport, type TransportCall } from "./transport.ts";
+export { estimatedCount, type Transport, type TransportCall } from "./transport.ts";
 
 /** What building transports needs from the process. */
 export interface TransportIo {

@@ -5,7 +5,6 @@
  */
 import type { Operation } from "../core/protocols.ts";
 import { estimatePromptTokens } from "../core/estimate.ts";
-import { redactText } from "../core/redact.ts";
 import type { JsonObject } from "../core/types.ts";
 
 /** One operation to send to one upstream, in the upstream's protocol. */
@@ -36,11 +35,6 @@ export interface Transport {
   send(call: TransportCall): Promise<Response>;
   /** Values an upstream might echo that must never reach a client or a log (keys, tokens). */
   secrets(): string[];
-}
-
-/** `text` with every secret of a transport replaced, for upstream text on its way to a client or a log. */
-export function redactSecrets(text: string, secrets: readonly string[]): string {
-  return redactText(text, secrets);
 }
 
 /** Betas both clouds accept for Claude by default; each refuses a request that names a beta it does not know. */

@@ -6,7 +6,7 @@
 import type { GatewayError } from "../core/errors.ts";
 import { SseParser } from "../core/sse.ts";
 import { upstreamStreamError } from "../core/upstream_error.ts";
-import { redactSecrets } from "../providers/mod.ts";
+import { redactText } from "../core/redact.ts";
 
 const decoder = new TextDecoder();
 
@@ -23,7 +23,7 @@ export function leadingError(
   // Most streams open with message_start or a first chunk; only text that mentions an error is parsed again.
   if (!text.includes("error") && !text.includes("failed")) return undefined;
   // The message goes to the client; an upstream that quotes the gateway's credentials must not hand them on.
-  text = redactSecrets(text, secrets);
+  text = redactText(text, secrets);
   const [first] = new SseParser().push(text);
   return first && upstreamStreamError(first, `Upstream "${upstream}" failed its stream at once`);
 }
@@ -40,5 +40,5 @@ export function errorInAnswer(
 ): GatewayError | undefined {
   const error = upstreamStreamError({ data: text }, `Upstream "${upstream}" answered with an error`);
   // Its message goes to the client, so the gateway's credentials are taken out of it first.
-  return error && upstreamStreamError({ data: redactSecrets(text, secrets) }, error.message);
+  return error && upstreamStreamError({ data: redactText(text, secrets) }, error.message);
 }

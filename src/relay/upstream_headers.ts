@@ -7,7 +7,7 @@
  */
 import { saneId } from "../core/http.ts";
 import { isObject } from "../core/types.ts";
-import { redactSecrets } from "../providers/mod.ts";
+import { redactText } from "../core/redact.ts";
 
 /** Response headers an upstream sets that clients act on (retry timing), the only ones relayed. */
 export const RELAYED_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"] as const;
@@ -53,7 +53,7 @@ export function relayedHeaders(upstream: Headers, secrets: readonly string[]): H
       ? value === "true" || value === "false"
       : readValue(name, value) !== undefined;
     // A value that names a secret is left out whole: a partly redacted one would not read.
-    if (valid && redactSecrets(value, secrets) === value) headers.set(name, value);
+    if (valid && redactText(value, secrets) === value) headers.set(name, value);
   }
   return headers;
 }
@@ -72,7 +72,7 @@ export function upstreamRequestId(headers: Headers, body: unknown, secrets: read
   if (isObject(body) && typeof body.request_id === "string") candidates.push(body.request_id);
   for (const candidate of candidates) {
     const id = saneId(candidate);
-    if (id && redactSecrets(id, secrets) === id) return id;
+    if (id && redactText(id, secrets) === id) return id;
   }
   return undefined;
 }
