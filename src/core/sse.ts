@@ -42,6 +42,20 @@ export function errorEvents(err: GatewayError, protocol: Protocol): SseMessage[]
   return [{ event: "error", data: JSON.stringify({ type: "error", code: code ?? type, message, param }) }];
 }
 
+/** The events that end a Responses stream with an answer to keep and continue from (`response.failed` is an error). */
+const RESPONSES_ENDS = new Set(["response.completed", "response.incomplete"]);
+const RESPONSES_END_TYPE = /^\{\s*"type"\s*:\s*"response\.(completed|incomplete)"/;
+
+/**
+ * True for a Responses stream's `response.completed` or `response.incomplete`, named by its `event:` line or, when a
+ * provider leaves those lines out, by its payload's type. An event with a name is never made to write its data (see
+ * `payload` above).
+ */
+export function isResponsesEnd(message: SseMessage): boolean {
+  if (message.event !== undefined) return RESPONSES_ENDS.has(message.event);
+  return RESPONSES_END_TYPE.test(message.data.slice(0, 64));
+}
+
 /** Incremental SSE line parser: accepts LF, CRLF and CR endings, comments, multi-line data and a BOM. */
 export class SseParser {
   /** The pieces of a line whose end has not arrived yet, joined only when it does. */

@@ -9,6 +9,7 @@ import { inputItems, resolveConversation, storedRecord } from "../conversations/
 import type { StoredResponse } from "../conversations/store.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
+import { isResponsesEnd } from "../core/sse.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import { invalidField, shownId } from "../core/validation.ts";
@@ -55,10 +56,6 @@ export async function prepareResponses(
   return { body: opened, size: conversation.size, watch, plan };
 }
 
-/** The terminal events whose response is kept: the API keeps a finished answer, not a failed or a cut one. */
-const KEPT_ENDS = new Set(["response.completed", "response.incomplete"]);
-const END_TYPE = /^\{\s*"type"\s*:\s*"response\.(completed|incomplete)"/;
-
 function keeper(ctx: RequestContext, pending: Pending): AnswerWatch {
   const { deps } = ctx;
   async function keep(response: JsonObject): Promise<void> {
@@ -74,9 +71,8 @@ function keeper(ctx: RequestContext, pending: Pending): AnswerWatch {
     body: keep,
     events(messages) {
       for (const message of messages) {
-        // A provider's stream may leave out the `event:` lines; its payload's type says the same.
-        const end = message.event ? KEPT_ENDS.has(message.event) : END_TYPE.test(message.data.slice(0, 64));
-        if (!end) continue;
+        // The API keeps a finished answer, not a failed or a cut one.
+        if (!isResponsesEnd(message)) continue;
         // The writer's terminal event carries its value: a large answer is not serialized and parsed again to keep.
         const payload = message.payload ?? JSON.parse(message.data);
         return keep(payload.response);

@@ -5,7 +5,7 @@
 import { byteMarker, type MarkerSet, markerSet } from "../core/byte_search.ts";
 import type { AnswerFacts, Usage } from "../core/exchange.ts";
 import { saneId } from "../core/http.ts";
-import type { SseMessage } from "../core/sse.ts";
+import { isResponsesEnd, type SseMessage } from "../core/sse.ts";
 import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
 import { upstreamEventError } from "../core/upstream_error.ts";
 import {
@@ -48,14 +48,10 @@ export type StreamState = "open" | "finishing" | "finished" | "errored";
 const TERMINAL: Record<UpstreamProtocol, (message: SseMessage) => boolean> = {
   anthropic: (m) => m.event === "message_stop" || (m.event === undefined && m.data.includes('"message_stop"')),
   "openai-chat": (m) => m.data === "[DONE]",
-  "openai-responses": (m) => RESPONSES_ENDS.has(m.event ?? "") || RESPONSES_END_TYPE.test(m.data.slice(0, 64)),
+  "openai-responses": isResponsesEnd,
   // A Gemini stream simply ends after the chunk with its finishReason.
   gemini: () => false,
 };
-
-/** The Responses API's terminal events (`response.failed` is its error, seen as such first). */
-const RESPONSES_ENDS = new Set(["response.completed", "response.incomplete"]);
-const RESPONSES_END_TYPE = /^\{"type":"response\.(completed|incomplete)"/;
 
 /** Events after which an end of the stream is acceptable though more may follow (chat's finish chunk: some
  * OpenAI-compatible servers end there without usage or [DONE]). */

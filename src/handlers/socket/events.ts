@@ -4,14 +4,11 @@
  * status and the headers (such as `retry-after`) the HTTP route would have answered with.
  */
 import { errorBody, type GatewayError } from "../../core/errors.ts";
-import { SseParser } from "../../core/sse.ts";
+import { isResponsesEnd, SseParser } from "../../core/sse.ts";
 import { isObject, type JsonObject } from "../../core/types.ts";
 
 /** Headers a client acts on that a socket's error event carries along (see docs/protocols.md, "WebSocket mode"). */
 const KEPT_HEADERS = ["retry-after", "retry-after-ms", "x-should-retry"];
-
-/** The terminal events whose response a later turn can continue. */
-const CONTINUABLE = new Set(["response.completed", "response.incomplete"]);
 
 /** The socket's `error` event for a request refused with `status` and an OpenAI error body. */
 export function refusalMessage(status: number, body: unknown, headers: Headers, streamId?: string): string {
@@ -67,7 +64,8 @@ export async function forwardAnswer(
       const { value, done } = await reader.read();
       if (done) break;
       for (const message of parser.push(value)) {
-        const continuable = message.event !== undefined && CONTINUABLE.has(message.event);
+        // A later turn can continue the response of a stream's end.
+        const continuable = isResponsesEnd(message);
         // Only a message that must change, or whose response is kept, is parsed; the rest go out as they came.
         let behind: Promise<void> | undefined;
         if (streamId === undefined && !continuable) {
