@@ -9,10 +9,10 @@ import { usageFromResponses } from "../core/usage.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
 import { throughMessages } from "./compose.ts";
 import { geminiViaMessages } from "./gemini_response.ts";
-import { logDrop, type TranslateContext, type Translation } from "./identity.ts";
+import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesToResponsesRequest } from "./messages_responses_request.ts";
 import { responsesToMessagesStream } from "./messages_responses_stream.ts";
-import { withoutForeignReasoning } from "./responses_passthrough.ts";
+import { reasoningRecovery } from "./responses_passthrough.ts";
 import { reasoningBlock } from "./responses_reasoning.ts";
 import { answerToolId, anthropicUsage, parseToolArguments, type ToolNames, toolNames } from "./shared.ts";
 
@@ -99,21 +99,15 @@ export function responsesToMessagesResponse(body: JsonObject, state: ResponsesAn
 /** Anthropic client -> Responses upstream; a refusal of reasoning another account made is sent once more without it. */
 export function messagesViaResponses(ctx: TranslateContext): Translation {
   const state: ResponsesAnswerState = { ctx, names: toolNames(), promptTokens: 0, calls: 0 };
-  let sent: JsonObject | undefined;
+  const recovery = reasoningRecovery(ctx);
   return {
     request(body) {
       state.promptTokens = estimatePromptTokens(body);
-      sent = messagesToResponsesRequest(body, ctx, state.names);
-      return sent;
+      return recovery.sent(messagesToResponsesRequest(body, ctx, state.names));
     },
     response: (body) => responsesToMessagesResponse(body, state),
     stream: () => responsesToMessagesStream(state),
-    recover(refusal) {
-      const again = sent && withoutForeignReasoning(sent, refusal);
-      if (again) logDrop(ctx, { field: "input[]", type: "reasoning", reason: "the deployment cannot read it" });
-      sent = undefined;
-      return again;
-    },
+    recover: recovery.recover,
   };
 }
 

@@ -28,21 +28,38 @@ export function withoutForeignReasoning(body: JsonObject, refusal: Refusal): Jso
   return { ...body, input: body.input.filter((item) => !reasoning.includes(item)) };
 }
 
+/** The last request a translation sent, and its one second try without reasoning the deployment cannot read. */
+export interface ReasoningRecovery {
+  /** Notes `body` as the request sent, and returns it. */
+  sent(body: JsonObject): JsonObject;
+  /** The request once more without its reasoning items, when `refusal` is about them; only once per request. */
+  recover(refusal: Refusal): JsonObject | undefined;
+}
+
+/** A recovery for one request's translation. */
+export function reasoningRecovery(ctx: TranslateContext): ReasoningRecovery {
+  let last: JsonObject | undefined;
+  return {
+    sent(body) {
+      last = body;
+      return body;
+    },
+    recover(refusal) {
+      const again = last && withoutForeignReasoning(last, refusal);
+      if (again) logDrop(ctx, { field: "input[]", type: "reasoning", reason: "the deployment cannot read it" });
+      last = undefined;
+      return again;
+    },
+  };
+}
+
 /** The Responses-to-Responses translation: identity, and a second try without reasoning the deployment cannot read. */
 export function responsesPassthrough(ctx: TranslateContext): Translation {
   const base = identity(ctx);
-  let sent: JsonObject | undefined;
+  const recovery = reasoningRecovery(ctx);
   return {
-    request(body) {
-      sent = base.request(body);
-      return sent;
-    },
+    request: (body) => recovery.sent(base.request(body)),
     response: base.response,
-    recover(refusal) {
-      const again = sent && withoutForeignReasoning(sent, refusal);
-      if (again) logDrop(ctx, { field: "input[]", type: "reasoning", reason: "the deployment cannot read it" });
-      sent = undefined;
-      return again;
-    },
+    recover: recovery.recover,
   };
 }
