@@ -22,7 +22,7 @@ const CLOSE_OBJECT = 0x7d;
  * runtime's own search for its closing quote, so the cost is in the structure, not in the text a body carries (about
  * 0.05 ms for a megabyte of prose). Malformed JSON is left for the parser to name.
  */
-function deeperThan(text: string, max: number): boolean {
+export function deeperThan(text: string, max: number): boolean {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
@@ -45,7 +45,7 @@ function deeperThan(text: string, max: number): boolean {
 }
 
 /** The 400 for a body or message that nests too deep, naming the limit. */
-function tooDeep(what: string, max: number): GatewayError {
+export function tooDeep(what: string, max = MAX_JSON_DEPTH): GatewayError {
   return new GatewayError(
     "invalid_request",
     `${what} nests arrays and objects more than ${max} levels deep; the gateway accepts at most ${max}`,

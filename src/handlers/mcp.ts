@@ -5,6 +5,7 @@
  * the HTTP status the transport names; there is no GET stream (405), as the transport allows.
  */
 import { GatewayError } from "../core/errors.ts";
+import { deeperThan, MAX_JSON_DEPTH, tooDeep } from "../core/json_depth.ts";
 import { readBodyBytes } from "../core/request_body.ts";
 import type { Principal } from "../core/principal.ts";
 import { CODES, errorOf, isNotification, isRequest, RpcError, toMessage } from "../mcp/jsonrpc.ts";
@@ -92,9 +93,12 @@ async function post(req: Request, ctx: RequestContext, principal: Principal): Pr
     watchdog: ctx.deps.watchdog,
   });
   ctx.exchange.mcp.request_bytes = bytes.byteLength;
+  const text = new TextDecoder().decode(bytes);
+  // As on every JSON route: a message nested past the limit goes to no server and is walked by nothing.
+  if (deeperThan(text, MAX_JSON_DEPTH)) return refusal(400, CODES.invalidRequest, tooDeep("Message").message);
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder().decode(bytes));
+    value = JSON.parse(text);
   } catch {
     return refusal(400, CODES.parseError, "Parse error: the body is not valid JSON");
   }

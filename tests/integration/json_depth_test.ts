@@ -8,6 +8,7 @@ import { chatCompletion, fakeUpstream, jsonReply, sseReply } from "../_fake_upst
 import { geminiCall } from "../_gemini_reader.ts";
 import { anthropicMessage, fixture, startGateway } from "../_helpers.ts";
 import { storedKeys } from "../_responses.ts";
+import { startMcpGateway } from "../_mcp_gateway.ts";
 import { create, openSocket } from "../_socket.ts";
 
 /** A value whose arrays nest `levels` deep, a string at the bottom. */
@@ -124,4 +125,45 @@ Deno.test("a socket message nested past the limit gets an error event naming the
   assert.equal(upstream.requests.length, 0);
   socket.send(create());
   assert.equal((await socket.until("response.completed")).at(-1)!.type, "response.completed");
+});
+
+Deno.test("an MCP message nested past the limit is a JSON-RPC 400 naming the depth, and no server is asked", async () => {
+  await using mcp = await startMcpGateway();
+  const post = (body: unknown, session?: string) =>
+    fetch(`${mcp.gateway.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${mcp.tokens.all}`,
+        accept: "application/json, text/event-stream",
+        "content-type": "application/json",
+        ...session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" } : {},
+      },
+      body: JSON.stringify(body),
+    });
+  const init = await post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  });
+  const session = init.headers.get("mcp-session-id")!;
+  await init.body?.cancel();
+  const call = (extra: number) =>
+    post({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "docs_search", arguments: { query: "q", x: nested(extra - 3) } },
+    }, session);
+  for (const extra of [MAX_JSON_DEPTH + 1, 10_000]) {
+    const res = await call(extra);
+    const body = await res.json();
+    assert.equal(res.status, 400, JSON.stringify(body).slice(0, 300));
+    assert.equal(body.error.code, -32600);
+    assert.match(body.error.message, new RegExp(`more than ${MAX_JSON_DEPTH} levels deep`));
+  }
+  assert.deepEqual(mcp.docs.seen.filter((s) => s.startsWith("tools/call")), []);
+  const atLimit = await call(MAX_JSON_DEPTH);
+  assert.equal(atLimit.status, 200, (await atLimit.text()).slice(0, 300));
+  assert.deepEqual(mcp.docs.seen.filter((s) => s.startsWith("tools/call")), ["tools/call search"]);
 });
