@@ -8,7 +8,7 @@
  * step, by how many tool outputs the input holds, with a reasoning item first when the request asks for reasoning.
  */
 import type { FakeUpstream, Responder, SeenRequest } from "./_fake_upstream.ts";
-import type { Step } from "./_scripted_model.ts";
+import { sse, type Step } from "./_scripted_model.ts";
 import { itemsOf, type Json, responsesAnswer, seal, unseal } from "./_fake_responses_events.ts";
 
 export { itemsOf, type Json, seal, unseal };
@@ -139,8 +139,7 @@ export function mountResponsesApi(upstream: FakeUpstream, prefix: string, option
       });
       if (body.store !== false) state.stored.set(response.id, response);
       if (body.stream !== true) return Response.json(response);
-      const text = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
-      return new Response(text, { headers: { "content-type": "text/event-stream" } });
+      return sse(events, true);
     }),
   );
   upstream.routes.set(

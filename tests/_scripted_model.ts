@@ -39,7 +39,7 @@ function cut(text: string, parts: number): string[] {
   return out.length > 0 ? out : [""];
 }
 
-/** An SSE answer: Anthropic names each event after its type, chat does not and ends with [DONE]. */
+/** An SSE answer: Anthropic and the Responses API name each event after its type, chat does not and ends with [DONE]. */
 export function sse(events: Json[], named: boolean): Response {
   const text = events.map((e) => `${named ? `event: ${e.type}\n` : ""}data: ${JSON.stringify(e)}\n\n`).join("");
   return new Response(named ? text : `${text}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } });
