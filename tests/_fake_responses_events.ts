@@ -6,7 +6,7 @@
  * answer when `context_management` finds the input past its threshold.
  */
 import { createHmac } from "node:crypto";
-import type { Step } from "./_scripted_model.ts";
+import { cut, type Step } from "./_scripted_model.ts";
 
 // deno-lint-ignore no-explicit-any
 export type Json = Record<string, any>;
@@ -41,13 +41,6 @@ export interface AnswerSetup {
   id: string;
   secret: string;
   script: Step[];
-}
-
-function cut(text: string, parts: number): string[] {
-  const size = Math.max(1, Math.ceil(text.length / parts));
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out.length > 0 ? out : [""];
 }
 
 /** The offered tools by name: functions, and freeform (`custom`) tools. */

@@ -32,7 +32,8 @@ function argumentsOf(step: { args?: Json; raw?: string }): Json {
   return step.raw !== undefined ? { input: step.raw } : step.args ?? {};
 }
 
-function cut(text: string, parts: number): string[] {
+/** `text` in `parts` pieces of about the same length (one empty piece for no text), as deltas stream it. */
+export function cut(text: string, parts: number): string[] {
   const size = Math.max(1, Math.ceil(text.length / parts));
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
