@@ -9,7 +9,8 @@
  */
 import type { FakeUpstream, Responder, SeenRequest } from "./_fake_upstream.ts";
 import { sse, type Step } from "./_scripted_model.ts";
-import { itemsOf, type Json, responsesAnswer, seal, unseal } from "./_fake_responses_events.ts";
+import { itemsOf, responsesAnswer, seal, unseal } from "./_fake_responses_events.ts";
+import type { Json } from "./_responses.ts";
 
 export { itemsOf, type Json, seal, unseal };
 

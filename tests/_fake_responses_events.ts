@@ -6,10 +6,8 @@
  * answer when `context_management` finds the input past its threshold.
  */
 import { createHmac } from "node:crypto";
+import type { Json } from "./_responses.ts";
 import { cut, type Step } from "./_scripted_model.ts";
-
-// deno-lint-ignore no-explicit-any
-export type Json = Record<string, any>;
 
 /** `encrypted_content` for `payload`, sealed with `secret`. */
 export function seal(secret: string, payload: Json): string {
