@@ -12,7 +12,7 @@ import { sse, type Step } from "./_scripted_model.ts";
 import { itemsOf, responsesAnswer, seal, unseal } from "./_fake_responses_events.ts";
 import type { Json } from "./_responses.ts";
 
-export { itemsOf, type Json, seal, unseal };
+export type { Json };
 
 /** How one fake deployment behaves. */
 export interface ResponsesApiOptions {
@@ -38,7 +38,7 @@ export interface ResponsesApiState {
 }
 
 /** An OpenAI-shaped error answer. */
-export function openaiError(status: number, message: string, code: string | null, param: string | null = null) {
+function openaiError(status: number, message: string, code: string | null, param: string | null = null) {
   return Response.json({ error: { message, type: "invalid_request_error", param, code } }, { status });
 }
 

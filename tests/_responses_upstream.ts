@@ -36,7 +36,7 @@ export function responsesUpstream(url: string, name: string, keyEnv: string, mod
 }
 
 /** The gateway's config in front of the deployments at `url`. */
-export function responsesConfig(url: string, extra = ""): string {
+function responsesConfig(url: string, extra = ""): string {
   const rsp = (name: string, key: string, priority: number, models: string) =>
     responsesUpstream(url, name, key, models, `priority: ${priority}, timeout_ms: 5000, `);
   return `
