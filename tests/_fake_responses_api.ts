@@ -9,7 +9,7 @@
  */
 import type { FakeUpstream, Responder, SeenRequest } from "./_fake_upstream.ts";
 import { sse, type Step } from "./_scripted_model.ts";
-import { itemsOf, responsesAnswer, seal, unseal } from "./_fake_responses_events.ts";
+import { isOutput, itemsOf, responsesAnswer, seal, unseal } from "./_fake_responses_events.ts";
 import type { Json } from "./_responses.ts";
 
 export type { Json };
@@ -40,11 +40,6 @@ export interface ResponsesApiState {
 /** An OpenAI-shaped error answer. */
 function openaiError(status: number, message: string, code: string | null, param: string | null = null) {
   return Response.json({ error: { message, type: "invalid_request_error", param, code } }, { status });
-}
-
-/** The tool outputs `items` hold. */
-function outputs(items: Json[]): number {
-  return items.filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output").length;
 }
 
 /** Checks the input's reasoning and compaction items; an error answer for the first it cannot read. */
@@ -161,7 +156,7 @@ export function mountResponsesApi(upstream: FakeUpstream, prefix: string, option
         output: [...users, {
           type: "compaction",
           id,
-          encrypted_content: seal(options.secret, { id, done: outputs(items) }),
+          encrypted_content: seal(options.secret, { id, done: items.filter(isOutput).length }),
         }],
         usage: { input_tokens: 40, output_tokens: 8, total_tokens: 48, input_tokens_details: { cached_tokens: 0 } },
       });

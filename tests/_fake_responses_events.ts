@@ -34,6 +34,11 @@ export function itemsOf(input: unknown): Json[] {
   return Array.isArray(input) ? input : [];
 }
 
+/** Whether `item` is a tool's output: a step of the script done. */
+export function isOutput(item: Json): boolean {
+  return item.type === "function_call_output" || item.type === "custom_tool_call_output";
+}
+
 /** What one answer needs: its id, the deployment's secret and the script. */
 export interface AnswerSetup {
   id: string;
@@ -77,7 +82,6 @@ function stepItem(body: Json, step: Step, n: number, setup: AnswerSetup): Json {
 function outputItems(body: Json, setup: AnswerSetup): Json[] {
   const items = itemsOf(body.input);
   // The steps done: the tool outputs in the input, and those a compaction item in it stands for.
-  const isOutput = (i: Json) => i.type === "function_call_output" || i.type === "custom_tool_call_output";
   const done = items.reduce(
     (sum, i) =>
       sum + (isOutput(i) ? 1 : i.type === "compaction" ? unseal(setup.secret, i.encrypted_content)?.done ?? 0 : 0),
