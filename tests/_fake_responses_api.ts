@@ -22,7 +22,10 @@ export interface ResponsesApiOptions {
   authorized(headers: Headers): boolean;
   /** The models it serves only through /responses. */
   responsesOnly?: string[];
-  /** Chat Completions refusals as Azure words them (400 OperationNotSupported) instead of OpenAI's 404. */
+  /**
+   * Refusals as Azure words them instead of as OpenAI does: a refused credential's 401 with code "401", and Chat
+   * Completions' 400 OperationNotSupported instead of a 404.
+   */
   azure?: boolean;
   script?: Step[];
 }
@@ -40,6 +43,11 @@ export interface ResponsesApiState {
 /** An OpenAI-shaped error answer. */
 function openaiError(status: number, message: string, code: string | null, param: string | null = null) {
   return Response.json({ error: { message, type: "invalid_request_error", param, code } }, { status });
+}
+
+/** An Azure-shaped error answer. */
+function azureError(status: number, code: string, message: string) {
+  return Response.json({ error: { code, message } }, { status });
 }
 
 /** Checks the input's reasoning and compaction items; an error answer for the first it cannot read. */
@@ -86,16 +94,28 @@ function checkItems(body: Json, options: ResponsesApiOptions, state: ResponsesAp
   return undefined;
 }
 
+/** The refusal of a credential the deployment does not take, as each provider words it. */
+function unauthorized(azure: boolean | undefined): Response {
+  if (azure) {
+    return azureError(
+      401,
+      "401",
+      "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an " +
+        "active subscription and use a correct regional API endpoint for your resource.",
+    );
+  }
+  return openaiError(401, "Incorrect API key provided.", "invalid_api_key");
+}
+
 /** The Chat Completions refusal of a Responses-only model, as each provider words it. */
 function chatRefusal(azure: boolean | undefined): Response {
   if (azure) {
-    return Response.json({
-      error: {
-        code: "OperationNotSupported",
-        message: "The chatCompletion operation does not work with the specified model, gpt-codex. Please choose " +
-          "different model and try again.",
-      },
-    }, { status: 400 });
+    return azureError(
+      400,
+      "OperationNotSupported",
+      "The chatCompletion operation does not work with the specified model, gpt-codex. Please choose different " +
+        "model and try again.",
+    );
   }
   return openaiError(
     404,
@@ -110,9 +130,7 @@ export function mountResponsesApi(upstream: FakeUpstream, prefix: string, option
   const state: ResponsesApiState = { verified: [], compactions: [], stored: new Map() };
   let counter = 0;
   const guard = (next: (body: Json, seen: SeenRequest) => Response): Responder => (seen) => {
-    if (!options.authorized(seen.headers)) {
-      return openaiError(401, "Incorrect API key provided.", "invalid_api_key");
-    }
+    if (!options.authorized(seen.headers)) return unauthorized(options.azure);
     return next(seen.body ?? {}, seen);
   };
   upstream.routes.set(
