@@ -19,10 +19,10 @@ import { READ_FILE } from "./_responses_upstream.ts";
 import { startGateway, type StartOptions, type TestGateway } from "./_helpers.ts";
 
 /** The variables the gateway reads its Azure credentials from. */
-export const AZURE_ENV = { AZURE_OPENAI_API_KEY: AZURE_KEY, AZURE_CLIENT_SECRET: ENTRA.clientSecret };
+const AZURE_ENV = { AZURE_OPENAI_API_KEY: AZURE_KEY, AZURE_CLIENT_SECRET: ENTRA.clientSecret };
 
 /** The gateway's config in front of the fakes at `url`; `authority` is where the Entra upstream signs in. */
-export function azureConfig(url: string, authority = url): string {
+function azureConfig(url: string, authority = url): string {
   const common = "timeout_ms: 5000";
   const entra = `{ tenant_id: "${ENTRA.tenant}", client_id: "${ENTRA.clientId}", ` +
     `client_secret_env: AZURE_CLIENT_SECRET, authority: "${authority}" }`;

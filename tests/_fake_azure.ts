@@ -5,7 +5,7 @@
  * not expired, and the endpoint issues one only for a client-credentials form with the app's id, secret and scope.
  * The Chat Completions refusal of a Responses-only deployment is Azure's 400 `OperationNotSupported`.
  */
-import type { FakeUpstream, Responder } from "./_fake_upstream.ts";
+import type { FakeUpstream } from "./_fake_upstream.ts";
 import { mountResponsesApi, type ResponsesApiState } from "./_fake_responses_api.ts";
 import type { Step } from "./_scripted_model.ts";
 
@@ -143,24 +143,5 @@ export function mountAzureResource(
     if (!ok) resource.unauthorized++;
     return ok;
   }
-  // Azure words a refused credential its own way: {"error": {"code": "401", "message"}}.
-  for (const [route, responder] of [...upstream.routes]) {
-    if (!route.startsWith(`POST ${prefix}/`)) continue;
-    upstream.routes.set(route, azureUnauthorized(responder));
-  }
   return resource;
-}
-
-function azureUnauthorized(responder: Responder): Responder {
-  return async (seen, req) => {
-    const res = await responder(seen, req);
-    if (res.status !== 401) return res;
-    return Response.json({
-      error: {
-        code: "401",
-        message: "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a " +
-          "valid key for an active subscription and use a correct regional API endpoint for your resource.",
-      },
-    }, { status: 401 });
-  };
 }

@@ -8,10 +8,11 @@
  * step, by how many tool outputs the input holds, with a reasoning item first when the request asks for reasoning.
  */
 import type { FakeUpstream, Responder, SeenRequest } from "./_fake_upstream.ts";
-import type { Step } from "./_scripted_model.ts";
-import { itemsOf, type Json, responsesAnswer, seal, unseal } from "./_fake_responses_events.ts";
+import { sse, type Step } from "./_scripted_model.ts";
+import { isOutput, itemsOf, responsesAnswer, seal, unseal } from "./_fake_responses_events.ts";
+import type { Json } from "./_responses.ts";
 
-export { itemsOf, type Json, seal, unseal };
+export type { Json };
 
 /** How one fake deployment behaves. */
 export interface ResponsesApiOptions {
@@ -21,7 +22,10 @@ export interface ResponsesApiOptions {
   authorized(headers: Headers): boolean;
   /** The models it serves only through /responses. */
   responsesOnly?: string[];
-  /** Chat Completions refusals as Azure words them (400 OperationNotSupported) instead of OpenAI's 404. */
+  /**
+   * Refusals as Azure words them instead of as OpenAI does: a refused credential's 401 with code "401", and Chat
+   * Completions' 400 OperationNotSupported instead of a 404.
+   */
   azure?: boolean;
   script?: Step[];
 }
@@ -37,13 +41,13 @@ export interface ResponsesApiState {
 }
 
 /** An OpenAI-shaped error answer. */
-export function openaiError(status: number, message: string, code: string | null, param: string | null = null) {
+function openaiError(status: number, message: string, code: string | null, param: string | null = null) {
   return Response.json({ error: { message, type: "invalid_request_error", param, code } }, { status });
 }
 
-/** The tool outputs `items` hold. */
-function outputs(items: Json[]): number {
-  return items.filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output").length;
+/** An Azure-shaped error answer. */
+function azureError(status: number, code: string, message: string) {
+  return Response.json({ error: { code, message } }, { status });
 }
 
 /** Checks the input's reasoning and compaction items; an error answer for the first it cannot read. */
@@ -90,16 +94,28 @@ function checkItems(body: Json, options: ResponsesApiOptions, state: ResponsesAp
   return undefined;
 }
 
+/** The refusal of a credential the deployment does not take, as each provider words it. */
+function unauthorized(azure: boolean | undefined): Response {
+  if (azure) {
+    return azureError(
+      401,
+      "401",
+      "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an " +
+        "active subscription and use a correct regional API endpoint for your resource.",
+    );
+  }
+  return openaiError(401, "Incorrect API key provided.", "invalid_api_key");
+}
+
 /** The Chat Completions refusal of a Responses-only model, as each provider words it. */
 function chatRefusal(azure: boolean | undefined): Response {
   if (azure) {
-    return Response.json({
-      error: {
-        code: "OperationNotSupported",
-        message: "The chatCompletion operation does not work with the specified model, gpt-codex. Please choose " +
-          "different model and try again.",
-      },
-    }, { status: 400 });
+    return azureError(
+      400,
+      "OperationNotSupported",
+      "The chatCompletion operation does not work with the specified model, gpt-codex. Please choose different " +
+        "model and try again.",
+    );
   }
   return openaiError(
     404,
@@ -114,9 +130,7 @@ export function mountResponsesApi(upstream: FakeUpstream, prefix: string, option
   const state: ResponsesApiState = { verified: [], compactions: [], stored: new Map() };
   let counter = 0;
   const guard = (next: (body: Json, seen: SeenRequest) => Response): Responder => (seen) => {
-    if (!options.authorized(seen.headers)) {
-      return openaiError(401, "Incorrect API key provided.", "invalid_api_key");
-    }
+    if (!options.authorized(seen.headers)) return unauthorized(options.azure);
     return next(seen.body ?? {}, seen);
   };
   upstream.routes.set(
@@ -139,8 +153,7 @@ export function mountResponsesApi(upstream: FakeUpstream, prefix: string, option
       });
       if (body.store !== false) state.stored.set(response.id, response);
       if (body.stream !== true) return Response.json(response);
-      const text = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
-      return new Response(text, { headers: { "content-type": "text/event-stream" } });
+      return sse(events, true);
     }),
   );
   upstream.routes.set(
@@ -161,7 +174,7 @@ export function mountResponsesApi(upstream: FakeUpstream, prefix: string, option
         output: [...users, {
           type: "compaction",
           id,
-          encrypted_content: seal(options.secret, { id, done: outputs(items) }),
+          encrypted_content: seal(options.secret, { id, done: items.filter(isOutput).length }),
         }],
         usage: { input_tokens: 40, output_tokens: 8, total_tokens: 48, input_tokens_details: { cached_tokens: 0 } },
       });

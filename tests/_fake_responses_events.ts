@@ -6,10 +6,8 @@
  * answer when `context_management` finds the input past its threshold.
  */
 import { createHmac } from "node:crypto";
-import type { Step } from "./_scripted_model.ts";
-
-// deno-lint-ignore no-explicit-any
-export type Json = Record<string, any>;
+import type { Json } from "./_responses.ts";
+import { cut, type Step } from "./_scripted_model.ts";
 
 /** `encrypted_content` for `payload`, sealed with `secret`. */
 export function seal(secret: string, payload: Json): string {
@@ -36,18 +34,16 @@ export function itemsOf(input: unknown): Json[] {
   return Array.isArray(input) ? input : [];
 }
 
+/** Whether `item` is a tool's output: a step of the script done. */
+export function isOutput(item: Json): boolean {
+  return item.type === "function_call_output" || item.type === "custom_tool_call_output";
+}
+
 /** What one answer needs: its id, the deployment's secret and the script. */
 export interface AnswerSetup {
   id: string;
   secret: string;
   script: Step[];
-}
-
-function cut(text: string, parts: number): string[] {
-  const size = Math.max(1, Math.ceil(text.length / parts));
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out.length > 0 ? out : [""];
 }
 
 /** The offered tools by name: functions, and freeform (`custom`) tools. */
@@ -86,7 +82,6 @@ function stepItem(body: Json, step: Step, n: number, setup: AnswerSetup): Json {
 function outputItems(body: Json, setup: AnswerSetup): Json[] {
   const items = itemsOf(body.input);
   // The steps done: the tool outputs in the input, and those a compaction item in it stands for.
-  const isOutput = (i: Json) => i.type === "function_call_output" || i.type === "custom_tool_call_output";
   const done = items.reduce(
     (sum, i) =>
       sum + (isOutput(i) ? 1 : i.type === "compaction" ? unseal(setup.secret, i.encrypted_content)?.done ?? 0 : 0),

@@ -87,7 +87,10 @@ export function jsonReply(body: unknown, status = 200, headers: HeadersInit = {}
   return Response.json(body, { status, headers });
 }
 
-/** An SSE answer whose chunks are written as the test feeds them; `end()` finishes it, `cut()` breaks it. */
+/**
+ * An SSE answer whose chunks are written as the test feeds them; `end()` finishes it, `cut()` breaks it. `end()` may be
+ * called again, or after the gateway has gone away, so a test can end a held stream on its way out whatever happened.
+ */
 export function controlledStream(): {
   response: Response;
   send(text: string): void;
@@ -100,7 +103,13 @@ export function controlledStream(): {
   return {
     response: new Response(body, { headers: { "content-type": "text/event-stream" } }),
     send: (text) => controller.enqueue(encoder.encode(text)),
-    end: () => controller.close(),
+    end: () => {
+      try {
+        controller.close();
+      } catch {
+        // It had ended, was cut, or its reader went away.
+      }
+    },
     cut: () => controller.error(deliberateCut()),
   };
 }

@@ -21,11 +21,24 @@ export const KEYS = {
 /** The default script: read a file, then answer. */
 export const READ_FILE: Step[] = [{ tool: "read_file", args: { path: "notes.txt" } }, { text: "The notes say hi." }];
 
+/** A deployment's check of its credential: the bearer `key`. */
+export function bearer(key: string): (headers: Headers) => boolean {
+  return (h) => h.get("authorization") === `Bearer ${key}`;
+}
+
+/**
+ * The YAML line of an `openai-responses` upstream for the fake deployment `name` at `url`, taking the key in the
+ * variable `keyEnv`; `fields` (each ending ", ") go before its `models`.
+ */
+export function responsesUpstream(url: string, name: string, keyEnv: string, models: string, fields = ""): string {
+  return `  - { name: ${name}, protocol: openai-responses, base_url: "${url}/${name}/v1", api_key_env: ${keyEnv}, ` +
+    `${fields}models: ${models} }`;
+}
+
 /** The gateway's config in front of the deployments at `url`. */
-export function responsesConfig(url: string, extra = ""): string {
+function responsesConfig(url: string, extra = ""): string {
   const rsp = (name: string, key: string, priority: number, models: string) =>
-    `  - { name: ${name}, protocol: openai-responses, base_url: "${url}/${name}/v1", api_key_env: ${key}, ` +
-    `priority: ${priority}, timeout_ms: 5000, models: ${models} }`;
+    responsesUpstream(url, name, key, models, `priority: ${priority}, timeout_ms: 5000, `);
   return `
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
@@ -66,7 +79,6 @@ export async function responsesRig(
 ): Promise<ResponsesRig> {
   const upstream = fakeUpstream();
   const script = options.script ?? READ_FILE;
-  const bearer = (key: string) => (h: Headers) => h.get("authorization") === `Bearer ${key}`;
   // Each deployment: the account whose secret seals its items, and the key it takes.
   const deployments = {
     "rsp-a": ["acct-1", KEYS.TEST_OPENAI_KEY],

@@ -32,14 +32,15 @@ function argumentsOf(step: { args?: Json; raw?: string }): Json {
   return step.raw !== undefined ? { input: step.raw } : step.args ?? {};
 }
 
-function cut(text: string, parts: number): string[] {
+/** `text` in `parts` pieces of about the same length (one empty piece for no text), as deltas stream it. */
+export function cut(text: string, parts: number): string[] {
   const size = Math.max(1, Math.ceil(text.length / parts));
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
   return out.length > 0 ? out : [""];
 }
 
-/** An SSE answer: Anthropic names each event after its type, chat does not and ends with [DONE]. */
+/** An SSE answer: Anthropic and the Responses API name each event after its type, chat does not and ends with [DONE]. */
 export function sse(events: Json[], named: boolean): Response {
   const text = events.map((e) => `${named ? `event: ${e.type}\n` : ""}data: ${JSON.stringify(e)}\n\n`).join("");
   return new Response(named ? text : `${text}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } });

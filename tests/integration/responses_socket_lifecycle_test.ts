@@ -14,7 +14,7 @@ Deno.test("a client that closes mid-response cancels the upstream request, and i
   await using upstream = fakeUpstream();
   const held = controlledStream();
   // Should the test fail with the stream still held, the fake upstream can still shut down.
-  using _released = { [Symbol.dispose]: () => ended(held) };
+  using _released = { [Symbol.dispose]: () => held.end() };
   upstream.routes.set(MESSAGES_PATH, () => held.response);
   await using gw = await startGateway(upstream.url);
   const socket = await openSocket(gw.url, { authorization: `Bearer ${gw.tokens.default}` });
@@ -62,7 +62,7 @@ Deno.test("a stopping gateway lets the running response finish, refuses new ones
   await using upstream = fakeUpstream();
   const held = controlledStream();
   // Should the test fail with the stream still held, the fake upstream can still shut down.
-  using _released = { [Symbol.dispose]: () => ended(held) };
+  using _released = { [Symbol.dispose]: () => held.end() };
   upstream.routes.set(MESSAGES_PATH, () => held.response);
   const stopping = new AbortController();
   await using gw = await startGateway(upstream.url, { stopping: stopping.signal });
@@ -96,12 +96,3 @@ Deno.test("GET /metrics counts open sockets and Responses by transport", async (
   assert.equal(sampleValue(page, "modelgate_responses_total", { transport: "websocket" }), 2);
   assert.equal(sampleValue(page, "modelgate_responses_total", { transport: "http" }), 1);
 });
-
-/** Ends a held upstream stream unless it has ended already. */
-function ended(stream: { end(): void }): void {
-  try {
-    stream.end();
-  } catch {
-    // It had ended.
-  }
-}

@@ -5,7 +5,7 @@
  * deployment refuses it, and kept where the account can read it.
  */
 import assert from "node:assert/strict";
-import { KEYS, READ_FILE, responsesRig } from "../_responses_upstream.ts";
+import { bearer, KEYS, READ_FILE, responsesRig, responsesUpstream } from "../_responses_upstream.ts";
 import { type Json, mountResponsesApi } from "../_fake_responses_api.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { readSse, startGateway } from "../_helpers.ts";
@@ -134,13 +134,10 @@ Deno.test("item_reference names an item of a stored response, which the provider
 
 Deno.test("a chain's next turn goes back to the deployment that served it: the pin is made under the provider's id", async () => {
   await using upstream = fakeUpstream();
-  const bearer = (key: string) => (h: Headers) => h.get("authorization") === `Bearer ${key}`;
   for (const [name, key] of [["pair-a", KEYS.TEST_OPENAI_KEY], ["pair-b", KEYS.TEST_OPENAI_KEY_B]]) {
     mountResponsesApi(upstream, `/${name}/v1`, { secret: "acct-1", authorized: bearer(key), script: READ_FILE });
   }
-  const rsp = (name: string, key: string) =>
-    `  - { name: ${name}, protocol: openai-responses, base_url: "${upstream.url}/${name}/v1", api_key_env: ${key}, ` +
-    `models: [gpt-pair] }`;
+  const rsp = (name: string, key: string) => responsesUpstream(upstream.url, name, key, "[gpt-pair]");
   // The weighted choice takes the first deployment, then the second: only the pin brings the second turn back.
   const draws = [0.1, 0.9, 0.9, 0.9];
   await using gw = await startGateway(upstream.url, {

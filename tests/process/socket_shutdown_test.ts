@@ -49,8 +49,8 @@ Deno.test("SIGTERM lets a socket's running response finish, refuses new ones, th
   }
 });
 
-async function waitForRequest(requests: unknown[]): Promise<void> {
-  while (requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+async function waitForRequest(requests: unknown[], count = 1): Promise<void> {
+  while (requests.length < count) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 async function waitForLine(lines: string[], pattern: RegExp): Promise<void> {
@@ -85,7 +85,7 @@ Deno.test("SIGTERM: at the end of the grace period a cut response gets an error 
     await raw.write(
       clientFrame(JSON.stringify({ type: "response.create", model: "m1", input: "stall", store: false })),
     );
-    await within(waitForRequests(upstream.requests, 2), 5000, "both requests reaching the upstream");
+    await within(waitForRequest(upstream.requests, 2), 5000, "both requests reaching the upstream");
     const opening = fixture("anthropic/text.sse").split("\n\n").slice(0, 2).join("\n\n") + "\n\n";
     reading.send(opening);
     stalled.send(opening);
@@ -108,13 +108,8 @@ Deno.test("SIGTERM: at the end of the grace period a cut response gets an error 
     assert.ok(took >= GRACE_MS, `stopped after ${took} ms, before the grace period's end`);
   } finally {
     raw?.close();
-    for (const stream of [reading, stalled]) {
-      try {
-        stream.end();
-      } catch {
-        // Ended already.
-      }
-    }
+    reading.end();
+    stalled.end();
     await Deno.remove(dir, { recursive: true });
   }
 });
@@ -126,8 +121,4 @@ function kill(pid: number): void {
   } catch {
     // It exited meanwhile.
   }
-}
-
-async function waitForRequests(requests: unknown[], count: number): Promise<void> {
-  while (requests.length < count) await new Promise((resolve) => setTimeout(resolve, 10));
 }

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { socketSender } from "../../src/handlers/socket/send.ts";
+import { waitFor } from "../_helpers.ts";
 
 /** A socket stand-in whose buffered bytes the test sets; each pause lets the test drain it a step. */
 function fakeSocket() {
@@ -62,7 +63,8 @@ Deno.test("socketSender() queues its own events behind a client that is behind, 
   assert.equal(sender.queued(), "error 1".length + "error 2".length);
   release();
   await next;
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  // The last of the held texts goes out after the stream's wait is over.
+  await waitFor(() => socket.sent.length === 4 || undefined);
   assert.deepEqual(socket.sent.slice(1), ["error 1", "stream 2", "error 2"]);
   assert.equal(sender.queued(), 0);
 });

@@ -12,6 +12,7 @@ import { shortenToolName } from "../../src/translate/shared.ts";
 import { readAnthropicJson, readAnthropicStream } from "../_client_readers.ts";
 import { responsesAnswer } from "../_fake_responses_events.ts";
 import type { Obj } from "../_mapping_rows.ts";
+import { sse } from "../_scripted_model.ts";
 import { testContext } from "../_translate_helpers.ts";
 
 const LONG_NAME = `mcp__filesystem_server__${"read_multiple_files_with_metadata_".repeat(2)}`;
@@ -60,8 +61,7 @@ function whole(response: Obj, request: Obj = REQUEST) {
 async function streamed(events: Obj[], request: Obj = REQUEST) {
   const translation = messagesViaResponses(testContext());
   translation.request({ ...request, stream: true });
-  const text = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
-  const body = ReadableStream.from([new TextEncoder().encode(text)]);
+  const body = sse(events, true).body!;
   return new SseParser().push(await new Response(translateSse(body, translation.stream!(), "anthropic")).text());
 }
 
