@@ -62,7 +62,29 @@ export interface McpGateway extends AsyncDisposable {
   gateway: TestGateway;
   tokens: Record<"tools" | "all" | "searchers" | "none", string>;
   /** An SDK client connected to the gateway's /mcp with `token`. */
-  connect(token: string, gateway?: TestGateway): Promise<Client>;
+  connect(token: string): Promise<McpClient>;
+}
+
+/** The SDK's client on its Streamable HTTP transport, which knows the session it is on (until the client is closed). */
+export type McpClient = Client & { transport: StreamableHTTPClientTransport };
+
+/**
+ * The official SDK's client connected to the /mcp of the gateway at `url` with `token`; with `sessionId`, it goes on
+ * with that session rather than opening one. Its transport's `sessionId` is the session it is on.
+ */
+export async function connectMcp(
+  url: string,
+  token: string,
+  { sessionId }: { sessionId?: string } = {},
+): Promise<McpClient> {
+  const client = new Client({ name: "test", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    fetch: deadlineFetch(),
+    sessionId,
+  });
+  await client.connect(transport);
+  return client as McpClient;
 }
 
 /** Starts the docs server and a gateway in front of it and the stdio server. */
@@ -85,13 +107,8 @@ export async function startMcpGateway(options: StartOptions & { serverYaml?: str
     docs,
     gateway,
     tokens,
-    async connect(token, target = gateway) {
-      const client = new Client({ name: "test", version: "1.0.0" });
-      const transport = new StreamableHTTPClientTransport(new URL(`${target.url}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-        fetch: deadlineFetch(),
-      });
-      await client.connect(transport);
+    async connect(token) {
+      const client = await connectMcp(gateway.url, token);
       clients.push(client);
       return client;
     },

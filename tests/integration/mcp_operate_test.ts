@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { startMcpGateway } from "../_mcp_gateway.ts";
 import { readText } from "../_helpers.ts";
-import { StreamableHTTPClientTransport } from "../_mcp_sdk.ts";
 
 /** A fixed clock in the middle of a UTC minute: a limit's window cannot roll over during the test. */
 const NOW = new Date("2026-05-04T10:20:30Z");
@@ -89,7 +88,7 @@ Deno.test("tool_calls_per_minute on a token refuses the next call with 429, the 
   await using mcp = await startMcpGateway({ now: () => NOW });
   const limited = await mcp.gateway.store.createToken({ group: "all", limits: { tool_calls_per_minute: 2 } });
   const client = await mcp.connect(limited.secret);
-  const session = (client.transport as StreamableHTTPClientTransport).sessionId!;
+  const session = client.transport.sessionId!;
   await client.listTools();
   await client.listTools();
   for (const id of [1, 2]) assert.equal((await rawCall(mcp.gateway.url, limited.secret, session, id)).status, 200);
@@ -121,9 +120,8 @@ Deno.test("tool_calls_per_minute on a group counts every token of the group toge
   ];
   const first = await mcp.connect(a);
   const second = await mcp.connect(b);
-  const sessionOf = (client: typeof first) => (client.transport as StreamableHTTPClientTransport).sessionId!;
-  assert.equal((await rawCall(mcp.gateway.url, a, sessionOf(first), 1)).status, 200);
-  const refused = await rawCall(mcp.gateway.url, b, sessionOf(second), 1);
+  assert.equal((await rawCall(mcp.gateway.url, a, first.transport.sessionId!, 1)).status, 200);
+  const refused = await rawCall(mcp.gateway.url, b, second.transport.sessionId!, 1);
   assert.equal(refused.status, 429);
   assert.match(refused.body.error.message, /Group "capped" is over its limit tool_calls_per_minute = 1/);
   const exchange = mcp.gateway.exchanges.findLast((e) => e.status === 429)!;
