@@ -87,6 +87,11 @@ export async function connectMcp(
   return client as McpClient;
 }
 
+/** The text of a tool result's first content item ("" when it has none). */
+export function textOf(result: unknown): string {
+  return (result as { content: { text?: string }[] }).content[0]?.text ?? "";
+}
+
 /** Starts the docs server and a gateway in front of it and the stdio server. */
 export async function startMcpGateway(options: StartOptions & { serverYaml?: string } = {}): Promise<McpGateway> {
   const docs = startMcpHttpServer();

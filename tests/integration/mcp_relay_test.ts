@@ -5,11 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { McpError } from "../_mcp_sdk.ts";
-import { startMcpGateway } from "../_mcp_gateway.ts";
-
-function textOf(result: unknown): string {
-  return (result as { content: { text?: string }[] }).content[0]?.text ?? "";
-}
+import { startMcpGateway, textOf } from "../_mcp_gateway.ts";
 
 Deno.test("progress a server reports during a call reaches the client, on the call's own stream", async () => {
   await using mcp = await startMcpGateway();

@@ -3,13 +3,9 @@
  * the same session on the server, and ends for both instances at once.
  */
 import assert from "node:assert/strict";
-import { connectMcp, MCP_GROUPS, mcpEnv, mcpServersYaml } from "../_mcp_gateway.ts";
+import { connectMcp, MCP_GROUPS, mcpEnv, mcpServersYaml, textOf } from "../_mcp_gateway.ts";
 import { startMcpHttpServer } from "../_mcp_servers.ts";
 import { startGateway } from "../_helpers.ts";
-
-function textOf(result: unknown): string {
-  return (result as { content: { text?: string }[] }).content[0]?.text ?? "";
-}
 
 Deno.test("a session opened on one instance goes on on another, on the same session with the server", async () => {
   await using docs = startMcpHttpServer();

@@ -5,15 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { McpError } from "../_mcp_sdk.ts";
-import { DOCS_AUTH, startMcpGateway } from "../_mcp_gateway.ts";
+import { DOCS_AUTH, startMcpGateway, textOf } from "../_mcp_gateway.ts";
 import { LONG_TOOL } from "../_mcp_servers.ts";
 import { readText } from "../_helpers.ts";
-
-/** The text of a tool result's first content item. */
-function textOf(result: unknown): string {
-  const content = (result as { content: { type: string; text?: string }[] }).content;
-  return content[0]?.text ?? "";
-}
 
 /** The JSON-RPC error code a rejected SDK call carried. */
 async function codeOf(call: Promise<unknown>): Promise<number> {
