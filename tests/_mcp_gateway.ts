@@ -4,7 +4,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from "./_mcp_sdk.ts";
 import { type FakeMcpServer, LONG_TOOL, startMcpHttpServer, stdioCommand } from "./_mcp_servers.ts";
-import { deadlineFetch, startGateway, type StartOptions, type TestGateway } from "./_helpers.ts";
+import { deadlineFetch, readText, startGateway, type StartOptions, type TestGateway } from "./_helpers.ts";
 
 /** What the docs server's calls must carry: the gateway's own credential for it, from the environment. */
 export const DOCS_AUTH = "Bearer docs-upstream-secret";
@@ -90,6 +90,20 @@ export async function connectMcp(
 /** The text of a tool result's first content item ("" when it has none). */
 export function textOf(result: unknown): string {
   return (result as { content: { text?: string }[] }).content[0]?.text ?? "";
+}
+
+/**
+ * A raw POST of `body` (JSON, or a string sent as it is) to the /mcp of the gateway at `url`, accepting JSON and an
+ * event stream, with `headers` added; its status, headers and body (undefined when empty).
+ */
+export async function postMcp(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await readText(res);
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
 /** Starts the docs server and a gateway in front of it and the stdio server. */

@@ -4,7 +4,7 @@
  * and groups, a call past it refused with 429 and the time to wait, never reaching its server.
  */
 import assert from "node:assert/strict";
-import { startMcpGateway } from "../_mcp_gateway.ts";
+import { postMcp, startMcpGateway } from "../_mcp_gateway.ts";
 import { readText } from "../_helpers.ts";
 
 /** A fixed clock in the middle of a UTC minute: a limit's window cannot roll over during the test. */
@@ -65,23 +65,9 @@ Deno.test("the metrics count calls by server, method, tool and outcome; a client
 });
 
 /** A raw tools/call on an open session, for the status and headers a limit answers with. */
-async function rawCall(url: string, token: string, session: string, id: number) {
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      authorization: `Bearer ${token}`,
-      "mcp-session-id": session,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method: "tools/call",
-      params: { name: "docs_search", arguments: { query: "q" } },
-    }),
-  });
-  return { status: res.status, headers: res.headers, body: JSON.parse(await readText(res)) };
+function rawCall(url: string, token: string, session: string, id: number) {
+  const call = { jsonrpc: "2.0", id, method: "tools/call", params: { name: "docs_search", arguments: { query: "q" } } };
+  return postMcp(url, call, { authorization: `Bearer ${token}`, "mcp-session-id": session });
 }
 
 Deno.test("tool_calls_per_minute on a token refuses the next call with 429, the wait, and no call upstream", async () => {
