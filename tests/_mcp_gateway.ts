@@ -106,10 +106,15 @@ export async function postMcp(url: string, body: unknown, headers: Record<string
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-/** Starts the docs server and a gateway in front of it and the stdio server. */
-export async function startMcpGateway(options: StartOptions & { serverYaml?: string } = {}): Promise<McpGateway> {
+/**
+ * Starts the docs server and a gateway in front of it and the stdio server; its models' upstreams are at `upstreamUrl`,
+ * nowhere unless given.
+ */
+export async function startMcpGateway(
+  options: StartOptions & { serverYaml?: string; upstreamUrl?: string } = {},
+): Promise<McpGateway> {
   const docs = startMcpHttpServer();
-  const gateway = await startGateway("http://127.0.0.1:9", {
+  const gateway = await startGateway(options.upstreamUrl ?? "http://127.0.0.1:9", {
     ...options,
     extraYaml: `${mcpServersYaml(docs.url, options.serverYaml)}${options.extraYaml ?? ""}`,
     extraGroups: `${MCP_GROUPS}${options.extraGroups ?? ""}`,

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { postMcp, startMcpGateway } from "../_mcp_gateway.ts";
-import { readText } from "../_helpers.ts";
+import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { anthropicMessage, messagesBody, readText } from "../_helpers.ts";
 
 /** A fixed clock in the middle of a UTC minute: a limit's window cannot roll over during the test. */
 const NOW = new Date("2026-05-04T10:20:30Z");
@@ -71,7 +72,9 @@ function rawCall(url: string, token: string, session: string, id: number) {
 }
 
 Deno.test("tool_calls_per_minute on a token refuses the next call with 429, the wait, and no call upstream", async () => {
-  await using mcp = await startMcpGateway({ now: () => NOW });
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using mcp = await startMcpGateway({ now: () => NOW, upstreamUrl: upstream.url });
   const limited = await mcp.gateway.store.createToken({ group: "all", limits: { tool_calls_per_minute: 2 } });
   const client = await mcp.connect(limited.secret);
   const session = client.transport.sessionId!;
@@ -91,6 +94,9 @@ Deno.test("tool_calls_per_minute on a token refuses the next call with 429, the 
   assert.equal(mcp.docs.seen.filter((seen) => seen === "tools/call search").length, 2);
   // Listings are not tool calls, and a model request of the same token is not held back by the tool limit.
   assert.equal((await client.listTools()).tools.length > 0, true);
+  const model = await mcp.gateway.post("/v1/messages", messagesBody(), { "x-api-key": limited.secret });
+  assert.equal(model.status, 200);
+  await model.body?.cancel();
 });
 
 Deno.test("tool_calls_per_minute on a group counts every token of the group together", async () => {
