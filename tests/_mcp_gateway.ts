@@ -4,7 +4,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from "./_mcp_sdk.ts";
 import { type FakeMcpServer, LONG_TOOL, startMcpHttpServer, stdioCommand } from "./_mcp_servers.ts";
-import { deadlineFetch, startGateway, type StartOptions, type TestGateway } from "./_helpers.ts";
+import { deadlineFetch, readText, startGateway, type StartOptions, type TestGateway } from "./_helpers.ts";
 
 /** What the docs server's calls must carry: the gateway's own credential for it, from the environment. */
 export const DOCS_AUTH = "Bearer docs-upstream-secret";
@@ -62,13 +62,59 @@ export interface McpGateway extends AsyncDisposable {
   gateway: TestGateway;
   tokens: Record<"tools" | "all" | "searchers" | "none", string>;
   /** An SDK client connected to the gateway's /mcp with `token`. */
-  connect(token: string, gateway?: TestGateway): Promise<Client>;
+  connect(token: string): Promise<McpClient>;
 }
 
-/** Starts the docs server and a gateway in front of it and the stdio server. */
-export async function startMcpGateway(options: StartOptions & { serverYaml?: string } = {}): Promise<McpGateway> {
+/** The SDK's client on its Streamable HTTP transport, which knows the session it is on (until the client is closed). */
+export type McpClient = Client & { transport: StreamableHTTPClientTransport };
+
+/**
+ * The official SDK's client connected to the /mcp of the gateway at `url` with `token`; with `sessionId`, it goes on
+ * with that session rather than opening one. Its transport's `sessionId` is the session it is on.
+ */
+export async function connectMcp(
+  url: string,
+  token: string,
+  { sessionId }: { sessionId?: string } = {},
+): Promise<McpClient> {
+  const client = new Client({ name: "test", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+    fetch: deadlineFetch(),
+    sessionId,
+  });
+  await client.connect(transport);
+  return client as McpClient;
+}
+
+/** The text of a tool result's first content item ("" when it has none). */
+export function textOf(result: unknown): string {
+  return (result as { content: { text?: string }[] }).content[0]?.text ?? "";
+}
+
+/**
+ * A raw POST of `body` (JSON, or a string sent as it is) to the /mcp of the gateway at `url`, accepting JSON and an
+ * event stream, with `headers` added; its status, headers and body (undefined when empty).
+ */
+export async function postMcp(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await readText(res);
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/**
+ * Starts the docs server and a gateway in front of it and the stdio server; its models' upstreams are at `upstreamUrl`,
+ * nowhere unless given.
+ */
+export async function startMcpGateway(
+  options: StartOptions & { serverYaml?: string; upstreamUrl?: string } = {},
+): Promise<McpGateway> {
   const docs = startMcpHttpServer();
-  const gateway = await startGateway("http://127.0.0.1:9", {
+  const gateway = await startGateway(options.upstreamUrl ?? "http://127.0.0.1:9", {
     ...options,
     extraYaml: `${mcpServersYaml(docs.url, options.serverYaml)}${options.extraYaml ?? ""}`,
     extraGroups: `${MCP_GROUPS}${options.extraGroups ?? ""}`,
@@ -85,13 +131,8 @@ export async function startMcpGateway(options: StartOptions & { serverYaml?: str
     docs,
     gateway,
     tokens,
-    async connect(token, target = gateway) {
-      const client = new Client({ name: "test", version: "1.0.0" });
-      const transport = new StreamableHTTPClientTransport(new URL(`${target.url}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-        fetch: deadlineFetch(),
-      });
-      await client.connect(transport);
+    async connect(token) {
+      const client = await connectMcp(gateway.url, token);
       clients.push(client);
       return client;
     },

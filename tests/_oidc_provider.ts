@@ -243,6 +243,15 @@ async function completeAs(issuer: string, start: string, login: string): Promise
   throw new Error(`The provider's pages did not end after 20 steps (at ${url})`);
 }
 
+/** A fetch for a gateway that notes in `calls` each call it makes to `provider`'s token endpoint. */
+export function countingTokenCalls(provider: TestProvider, calls: string[]): typeof fetch {
+  return (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (url.startsWith(provider.issuer) && new URL(url).pathname.endsWith("/token")) calls.push(url);
+    return fetch(input, init);
+  };
+}
+
 /** What a gateway signing in through a test provider is started with, beyond the provider itself. */
 export interface OidcGatewayOptions {
   /** The rules, as YAML flow mappings, e.g. `{ group: platform-admins, role: admin }`. */

@@ -7,21 +7,12 @@
 import assert from "node:assert/strict";
 import { callback, oidcSignIn } from "../_console.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
-import { startOidcGateway, startOidcProvider, type TestProvider } from "../_oidc_provider.ts";
+import { countingTokenCalls, startOidcGateway, startOidcProvider } from "../_oidc_provider.ts";
 
 const RULES = [
   "{ group: platform-admins, role: admin }",
   "{ domain: example.com, role: member, token_groups: [default] }",
 ];
-
-/** A fetch for the gateway that notes each call it makes to the provider's token endpoint. */
-function countingTokenCalls(provider: TestProvider, calls: string[]): typeof fetch {
-  return (input, init) => {
-    const url = input instanceof Request ? input.url : String(input);
-    if (url.startsWith(provider.issuer) && new URL(url).pathname.endsWith("/token")) calls.push(url);
-    return fetch(input, init);
-  };
-}
 
 Deno.test("a callback replayed with its flow cookie is refused before the provider is asked, here and on another instance", async () => {
   await using upstream = fakeUpstream();

@@ -10,7 +10,7 @@ import { EXPIRED_KEPT_MS } from "../../src/access/device_grant.ts";
 import { overrideKey, personTag } from "../../src/access/people.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { startGateway } from "../_helpers.ts";
-import { startOidcProvider } from "../_oidc_provider.ts";
+import { countingTokenCalls, startOidcProvider } from "../_oidc_provider.ts";
 import { deviceSetup, startDeviceGateway } from "../_device.ts";
 
 async function call(url: string, path: string, body: unknown, address?: string) {
@@ -79,13 +79,7 @@ Deno.test("a grant that gave its token is gone: its device_code is unknown from 
   await using upstream = fakeUpstream();
   await using provider = await startOidcProvider({ ada: { email: "ada@example.com" } });
   const tokenCalls: string[] = [];
-  const setup = await deviceSetup(provider, upstream.url, {
-    fetch: (input, init) => {
-      const url = input instanceof Request ? input.url : String(input);
-      if (url.startsWith(provider.issuer) && new URL(url).pathname.endsWith("/token")) tokenCalls.push(url);
-      return fetch(input, init);
-    },
-  });
+  const setup = await deviceSetup(provider, upstream.url, { fetch: countingTokenCalls(provider, tokenCalls) });
   await using gw = setup.gw;
   const grant = (await call(gw.url, "/auth/device", {})).body;
   await provider.complete(grant.verification_uri_complete, "ada");

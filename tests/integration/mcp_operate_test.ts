@@ -4,9 +4,9 @@
  * and groups, a call past it refused with 429 and the time to wait, never reaching its server.
  */
 import assert from "node:assert/strict";
-import { startMcpGateway } from "../_mcp_gateway.ts";
-import { readText } from "../_helpers.ts";
-import { StreamableHTTPClientTransport } from "../_mcp_sdk.ts";
+import { postMcp, startMcpGateway } from "../_mcp_gateway.ts";
+import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { anthropicMessage, messagesBody, readText } from "../_helpers.ts";
 
 /** A fixed clock in the middle of a UTC minute: a limit's window cannot roll over during the test. */
 const NOW = new Date("2026-05-04T10:20:30Z");
@@ -66,30 +66,18 @@ Deno.test("the metrics count calls by server, method, tool and outcome; a client
 });
 
 /** A raw tools/call on an open session, for the status and headers a limit answers with. */
-async function rawCall(url: string, token: string, session: string, id: number) {
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      authorization: `Bearer ${token}`,
-      "mcp-session-id": session,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method: "tools/call",
-      params: { name: "docs_search", arguments: { query: "q" } },
-    }),
-  });
-  return { status: res.status, headers: res.headers, body: JSON.parse(await readText(res)) };
+function rawCall(url: string, token: string, session: string, id: number) {
+  const call = { jsonrpc: "2.0", id, method: "tools/call", params: { name: "docs_search", arguments: { query: "q" } } };
+  return postMcp(url, call, { authorization: `Bearer ${token}`, "mcp-session-id": session });
 }
 
 Deno.test("tool_calls_per_minute on a token refuses the next call with 429, the wait, and no call upstream", async () => {
-  await using mcp = await startMcpGateway({ now: () => NOW });
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage()));
+  await using mcp = await startMcpGateway({ now: () => NOW, upstreamUrl: upstream.url });
   const limited = await mcp.gateway.store.createToken({ group: "all", limits: { tool_calls_per_minute: 2 } });
   const client = await mcp.connect(limited.secret);
-  const session = (client.transport as StreamableHTTPClientTransport).sessionId!;
+  const session = client.transport.sessionId!;
   await client.listTools();
   await client.listTools();
   for (const id of [1, 2]) assert.equal((await rawCall(mcp.gateway.url, limited.secret, session, id)).status, 200);
@@ -106,6 +94,9 @@ Deno.test("tool_calls_per_minute on a token refuses the next call with 429, the 
   assert.equal(mcp.docs.seen.filter((seen) => seen === "tools/call search").length, 2);
   // Listings are not tool calls, and a model request of the same token is not held back by the tool limit.
   assert.equal((await client.listTools()).tools.length > 0, true);
+  const model = await mcp.gateway.post("/v1/messages", messagesBody(), { "x-api-key": limited.secret });
+  assert.equal(model.status, 200);
+  await model.body?.cancel();
 });
 
 Deno.test("tool_calls_per_minute on a group counts every token of the group together", async () => {
@@ -121,9 +112,8 @@ Deno.test("tool_calls_per_minute on a group counts every token of the group toge
   ];
   const first = await mcp.connect(a);
   const second = await mcp.connect(b);
-  const sessionOf = (client: typeof first) => (client.transport as StreamableHTTPClientTransport).sessionId!;
-  assert.equal((await rawCall(mcp.gateway.url, a, sessionOf(first), 1)).status, 200);
-  const refused = await rawCall(mcp.gateway.url, b, sessionOf(second), 1);
+  assert.equal((await rawCall(mcp.gateway.url, a, first.transport.sessionId!, 1)).status, 200);
+  const refused = await rawCall(mcp.gateway.url, b, second.transport.sessionId!, 1);
   assert.equal(refused.status, 429);
   assert.match(refused.body.error.message, /Group "capped" is over its limit tool_calls_per_minute = 1/);
   const exchange = mcp.gateway.exchanges.findLast((e) => e.status === 429)!;

@@ -3,14 +3,9 @@
  * the same session on the server, and ends for both instances at once.
  */
 import assert from "node:assert/strict";
-import { Client, StreamableHTTPClientTransport } from "../_mcp_sdk.ts";
-import { MCP_GROUPS, mcpEnv, mcpServersYaml } from "../_mcp_gateway.ts";
+import { connectMcp, MCP_GROUPS, mcpEnv, mcpServersYaml, textOf } from "../_mcp_gateway.ts";
 import { startMcpHttpServer } from "../_mcp_servers.ts";
-import { deadlineFetch, startGateway } from "../_helpers.ts";
-
-function textOf(result: unknown): string {
-  return (result as { content: { text?: string }[] }).content[0]?.text ?? "";
-}
+import { startGateway } from "../_helpers.ts";
 
 Deno.test("a session opened on one instance goes on on another, on the same session with the server", async () => {
   await using docs = startMcpHttpServer();
@@ -20,23 +15,11 @@ Deno.test("a session opened on one instance goes on on another, on the same sess
     await using first = await startGateway("http://127.0.0.1:9", options);
     await using second = await startGateway("http://127.0.0.1:9", options);
     const token = (await first.store.createToken({ group: "all" })).secret;
-    const headers = { authorization: `Bearer ${token}` };
-    const onFirst = new StreamableHTTPClientTransport(new URL(`${first.url}/mcp`), {
-      requestInit: { headers },
-      fetch: deadlineFetch(),
-    });
-    const client = new Client({ name: "test", version: "1" });
-    await client.connect(onFirst);
+    const client = await connectMcp(first.url, token);
     assert.equal(textOf(await client.callTool({ name: "docs_search", arguments: { query: "one" } })), "found: one");
-    const sessionId = onFirst.sessionId!;
+    const sessionId = client.transport.sessionId!;
     // The same session, its next requests sent to the other instance.
-    const onSecond = new StreamableHTTPClientTransport(new URL(`${second.url}/mcp`), {
-      requestInit: { headers },
-      fetch: deadlineFetch(),
-      sessionId,
-    });
-    const resumed = new Client({ name: "test", version: "1" });
-    await resumed.connect(onSecond);
+    const resumed = await connectMcp(second.url, token, { sessionId });
     assert.equal(textOf(await resumed.callTool({ name: "docs_search", arguments: { query: "two" } })), "found: two");
     // Both calls went to the docs server on one session of its own: the one the first instance opened for the client.
     const upstream = docs.headers.filter((h) => h.get("mcp-session-id")).map((h) => h.get("mcp-session-id"));
@@ -53,7 +36,7 @@ Deno.test("a session opened on one instance goes on on another, on the same sess
     assert.equal(docs.sessions.opened, 3);
     // Ended on the second instance, it is gone from KV, so for the first as well (once its copy of the record, kept
     // two seconds, is out of date).
-    await onSecond.terminateSession();
+    await resumed.transport.terminateSession();
     assert.equal((await kv.get(["mcp_session", sessionId])).value, null);
     assert.equal(await second.deps.mcp.sessions.get(sessionId), null);
     assert.equal(docs.sessions.deleted, 1);

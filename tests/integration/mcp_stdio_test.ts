@@ -4,12 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { McpError } from "../_mcp_sdk.ts";
-import { startMcpGateway } from "../_mcp_gateway.ts";
+import { startMcpGateway, textOf } from "../_mcp_gateway.ts";
 import { UPSTREAM_KEYS } from "../_helpers.ts";
-
-function textOf(result: unknown): string {
-  return (result as { content: { text?: string }[] }).content[0]?.text ?? "";
-}
 
 Deno.test("a stdio server's environment is exactly what its config names, and holds none of the gateway's secrets", async () => {
   await using mcp = await startMcpGateway();

@@ -5,15 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { McpError } from "../_mcp_sdk.ts";
-import { DOCS_AUTH, startMcpGateway } from "../_mcp_gateway.ts";
+import { DOCS_AUTH, postMcp, startMcpGateway, textOf } from "../_mcp_gateway.ts";
 import { LONG_TOOL } from "../_mcp_servers.ts";
-import { readText } from "../_helpers.ts";
-
-/** The text of a tool result's first content item. */
-function textOf(result: unknown): string {
-  const content = (result as { content: { type: string; text?: string }[] }).content;
-  return content[0]?.text ?? "";
-}
 
 /** The JSON-RPC error code a rejected SDK call carried. */
 async function codeOf(call: Promise<unknown>): Promise<number> {
@@ -110,18 +103,9 @@ Deno.test("/mcp refuses a request without a valid token with 401, and no OAuth c
     params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
   };
   for (const authorization of [undefined, "Bearer sk-wrong"]) {
-    const res = await fetch(`${mcp.gateway.url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        ...authorization ? { authorization } : {},
-      },
-      body: JSON.stringify(init),
-    });
-    assert.equal(res.status, 401);
-    assert.equal(res.headers.get("www-authenticate"), null);
-    const body = JSON.parse(await readText(res));
+    const { status, headers, body } = await postMcp(mcp.gateway.url, init, authorization ? { authorization } : {});
+    assert.equal(status, 401);
+    assert.equal(headers.get("www-authenticate"), null);
     assert.equal(body.jsonrpc, "2.0");
     assert.equal(typeof body.error.message, "string");
   }

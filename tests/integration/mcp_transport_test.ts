@@ -4,21 +4,8 @@
  * status the transport names (413 for an oversized body), the Origin check, and never a 500.
  */
 import assert from "node:assert/strict";
-import { startMcpGateway } from "../_mcp_gateway.ts";
+import { postMcp, startMcpGateway } from "../_mcp_gateway.ts";
 import { readText } from "../_helpers.ts";
-
-const ACCEPT = "application/json, text/event-stream";
-
-/** A raw POST to /mcp. */
-async function post(url: string, body: unknown, headers: Record<string, string>) {
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: ACCEPT, ...headers },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-  const text = await readText(res);
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
-}
 
 function initialize(version: string, id: number | string = 1) {
   return {
@@ -40,7 +27,7 @@ Deno.test("initialize agrees 2025-06-18 or 2025-11-25, and answers any other ver
     ["2024-11-05", "2025-11-25"],
   ];
   for (const [asked, agreed] of cases) {
-    const { status, headers, body } = await post(mcp.gateway.url, initialize(asked), auth);
+    const { status, headers, body } = await postMcp(mcp.gateway.url, initialize(asked), auth);
     assert.equal(status, 200, asked);
     assert.equal(body.result.protocolVersion, agreed, asked);
     assert.match(headers.get("mcp-session-id") ?? "", /^[\x21-\x7e]+$/);
@@ -51,11 +38,11 @@ Deno.test("initialize agrees 2025-06-18 or 2025-11-25, and answers any other ver
 Deno.test("a request without a session is refused with 400, so a 2026-07-28 client's discovery falls back", async () => {
   await using mcp = await startMcpGateway();
   const auth = { authorization: `Bearer ${mcp.tokens.all}`, "mcp-protocol-version": "2026-07-28" };
-  const discover = await post(mcp.gateway.url, { jsonrpc: "2.0", id: 1, method: "server/discover" }, auth);
+  const discover = await postMcp(mcp.gateway.url, { jsonrpc: "2.0", id: 1, method: "server/discover" }, auth);
   assert.equal(discover.status, 400);
   assert.equal(discover.body.error.code, -32000);
   assert.match(discover.body.error.message, /Mcp-Session-Id/);
-  const list = await post(mcp.gateway.url, { jsonrpc: "2.0", id: 2, method: "tools/list" }, {
+  const list = await postMcp(mcp.gateway.url, { jsonrpc: "2.0", id: 2, method: "tools/list" }, {
     authorization: `Bearer ${mcp.tokens.all}`,
   });
   assert.equal(list.status, 400);
@@ -64,7 +51,7 @@ Deno.test("a request without a session is refused with 400, so a 2026-07-28 clie
 Deno.test("bad input gets the JSON-RPC error the spec names, with the transport's status, and never a 500", async () => {
   await using mcp = await startMcpGateway({ maxBodyBytes: 4096 });
   const auth = { authorization: `Bearer ${mcp.tokens.all}` };
-  const opened = await post(mcp.gateway.url, initialize("2025-11-25"), auth);
+  const opened = await postMcp(mcp.gateway.url, initialize("2025-11-25"), auth);
   const session = { ...auth, "mcp-session-id": opened.headers.get("mcp-session-id")! };
   const cases: { name: string; body: unknown; headers?: Record<string, string>; status: number; code?: number }[] = [
     { name: "malformed JSON", body: "{not json", status: 400, code: -32700 },
@@ -130,15 +117,15 @@ Deno.test("bad input gets the JSON-RPC error the spec names, with the transport'
     },
   ];
   for (const { name, body, headers, status, code } of cases) {
-    const res = await post(mcp.gateway.url, body, { ...session, ...headers });
+    const res = await postMcp(mcp.gateway.url, body, { ...session, ...headers });
     assert.equal(res.status, status, name);
     assert.equal(res.body?.jsonrpc, "2.0", name);
     if (code !== undefined) assert.equal(res.body.error.code, code, name);
     assert.equal(typeof res.body.error.message, "string", name);
   }
-  const ping = await post(mcp.gateway.url, { jsonrpc: "2.0", id: "p", method: "ping" }, session);
+  const ping = await postMcp(mcp.gateway.url, { jsonrpc: "2.0", id: "p", method: "ping" }, session);
   assert.deepEqual(ping.body, { jsonrpc: "2.0", id: "p", result: {} });
-  const note = await post(mcp.gateway.url, { jsonrpc: "2.0", method: "notifications/initialized" }, session);
+  const note = await postMcp(mcp.gateway.url, { jsonrpc: "2.0", method: "notifications/initialized" }, session);
   assert.equal(note.status, 202);
   assert.ok(mcp.gateway.exchanges.every((exchange) => exchange.status < 500), "no request ended in a 5xx");
   assert.ok(!mcp.gateway.logs.some((line) => line.event === "internal_error"));
@@ -151,16 +138,16 @@ Deno.test("GET has no stream (405, Allow: POST, DELETE); a page of another site 
   assert.equal(get.status, 405);
   assert.equal(get.headers.get("allow"), "POST, DELETE");
   assert.equal(JSON.parse(await readText(get)).jsonrpc, "2.0");
-  const foreign = await post(mcp.gateway.url, initialize("2025-11-25"), { ...auth, origin: "https://evil.example" });
+  const foreign = await postMcp(mcp.gateway.url, initialize("2025-11-25"), { ...auth, origin: "https://evil.example" });
   assert.equal(foreign.status, 403);
-  const own = await post(mcp.gateway.url, initialize("2025-11-25"), { ...auth, origin: mcp.gateway.url });
+  const own = await postMcp(mcp.gateway.url, initialize("2025-11-25"), { ...auth, origin: mcp.gateway.url });
   assert.equal(own.status, 200);
 });
 
 Deno.test("a session is its token's alone, and DELETE ends it with the sessions it opened upstream", async () => {
   await using mcp = await startMcpGateway();
   const auth = { authorization: `Bearer ${mcp.tokens.all}` };
-  const opened = await post(mcp.gateway.url, initialize("2025-11-25"), auth);
+  const opened = await postMcp(mcp.gateway.url, initialize("2025-11-25"), auth);
   const id = opened.headers.get("mcp-session-id")!;
   const call = {
     jsonrpc: "2.0",
@@ -168,9 +155,9 @@ Deno.test("a session is its token's alone, and DELETE ends it with the sessions 
     method: "tools/call",
     params: { name: "docs_search", arguments: { query: "q" } },
   };
-  const called = await post(mcp.gateway.url, call, { ...auth, "mcp-session-id": id });
+  const called = await postMcp(mcp.gateway.url, call, { ...auth, "mcp-session-id": id });
   assert.equal(called.body.result.content[0].text, "found: q");
-  const other = await post(mcp.gateway.url, call, {
+  const other = await postMcp(mcp.gateway.url, call, {
     authorization: `Bearer ${mcp.tokens.tools}`,
     "mcp-session-id": id,
   });
@@ -182,7 +169,7 @@ Deno.test("a session is its token's alone, and DELETE ends it with the sessions 
   assert.equal(deleted.status, 200);
   await deleted.body?.cancel();
   assert.equal(mcp.docs.sessions.deleted, 1, "the client's session with the docs server was ended");
-  const after = await post(mcp.gateway.url, call, { ...auth, "mcp-session-id": id });
+  const after = await postMcp(mcp.gateway.url, call, { ...auth, "mcp-session-id": id });
   assert.equal(after.status, 404);
   assert.equal(after.body.error.code, -32001);
 });

@@ -200,7 +200,8 @@ Deno.test("email_verified lets an email in only as the boolean true, or absent w
     assert.equal(await verify(claims, true), required, `${JSON.stringify(claim)}, required`);
     assert.equal(await verify(claims, false), trusted, `${JSON.stringify(claim)}, trusted without it`);
   }
-  assert.equal(parseConfigWith("").auth.oidc?.require_email_verified, true, "required unless the config says not");
+  const config = configWithOidc("roles: [{ domain: example.com, role: member }]");
+  assert.equal(config.auth.oidc?.require_email_verified, true, "required unless the config says not");
 });
 
 Deno.test("an id_token issued in the future beyond the clock tolerance, or for another authorized party, is refused", async () => {
@@ -229,25 +230,22 @@ Deno.test("an id_token issued in the future beyond the clock tolerance, or for a
   }
 });
 
-/** The test config with `auth` set to a provider at an example address and `extra` lines of auth.oidc. */
-function parseConfigWith(extra: string) {
+/**
+ * A config of one upstream and group whose auth.oidc has a provider at `issuer` (an example address unless given), its
+ * client secret in the variable `secretEnv` (S unless given), and `rest`, the mapping's other keys.
+ */
+function configWithOidc(rest: string, { issuer = "https://id.example.test", secretEnv = "S" } = {}) {
   return parseConfig(
     `upstreams: [{ name: a, protocol: anthropic, base_url: "https://api.example.test", api_key_env: K, models: [m] }]
 groups: [{ name: default, listing: anthropic, models: [m] }]
-auth: { oidc: { issuer: "https://id.example.test", client_id: gw, client_secret_env: S, roles: [{ domain: example.com, role: member }]${extra} } }
+auth: { oidc: { issuer: "${issuer}", client_id: gw, client_secret_env: ${secretEnv}, ${rest} } }
 `,
     "cfg.yaml",
   );
 }
 
 Deno.test("the gateway does not start with auth.oidc but no admin key, or with its client secret unset", () => {
-  const config = parseConfig(
-    `upstreams: [{ name: a, protocol: anthropic, base_url: "https://api.example.test", api_key_env: K, models: [m] }]
-groups: [{ name: default, listing: anthropic, models: [m] }]
-auth: { oidc: { issuer: "https://id.example.test", client_id: gw, client_secret_env: OIDC_SECRET, roles: [{ group: g, role: admin }] } }
-`,
-    "cfg.yaml",
-  );
+  const config = configWithOidc("roles: [{ group: g, role: admin }]", { secretEnv: "OIDC_SECRET" });
   const options = (env: Record<string, string>) => ({ env: (name: string) => env[name], log: () => {}, now: Date.now });
   assert.throws(() => oidcFrom(config, options({ OIDC_SECRET: "s" }), undefined), /off without MODELGATE_ADMIN_KEY/);
   assert.throws(() => oidcFrom(config, options({}), "k".repeat(32)), /names OIDC_SECRET, which is not set/);
@@ -255,14 +253,6 @@ auth: { oidc: { issuer: "https://id.example.test", client_id: gw, client_secret_
 });
 
 Deno.test("groupsScopeWarning() warns when rules match on group and scopes lacks groups, and not otherwise", () => {
-  const oidcOf = (issuer: string, rules: string) =>
-    parseConfig(
-      `upstreams: [{ name: a, protocol: anthropic, base_url: "https://api.example.test", api_key_env: K, models: [m] }]
-groups: [{ name: default, listing: anthropic, models: [m] }]
-auth: { oidc: { issuer: "${issuer}", client_id: gw, client_secret_env: S, ${rules} } }
-`,
-      "cfg.yaml",
-    ).auth.oidc!;
   const group = "roles: [{ group: admins, role: admin }, { domain: example.com, role: member }]";
   const cases: [string, string, boolean][] = [
     ["https://id.example.test", group, true],
@@ -271,7 +261,7 @@ auth: { oidc: { issuer: "${issuer}", client_id: gw, client_secret_env: S, ${rule
     ["https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0", group, false],
   ];
   for (const [issuer, rules, warned] of cases) {
-    const warning = groupsScopeWarning(oidcOf(issuer, rules));
+    const warning = groupsScopeWarning(configWithOidc(rules, { issuer }).auth.oidc!);
     assert.equal(warning !== undefined, warned, `${issuer} ${rules}`);
   }
 });

@@ -7,11 +7,12 @@ import assert from "node:assert/strict";
 import { requestLog, usageTotals } from "../../src/usage/query.ts";
 import { flakyKv } from "../_flaky_kv.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { parsePrometheusText, sampleValue } from "../_prom_text.ts";
 import { anthropicMessage, messagesBody, startGateway } from "../_helpers.ts";
 
-async function metric(url: string, name: string): Promise<string[]> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return text.split("\n").filter((line) => line.startsWith(name));
+/** The value of the series `name` with `labels` on the gateway's /metrics, or undefined. */
+async function metric(url: string, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  return sampleValue(parsePrometheusText(await (await fetch(`${url}/metrics`)).text()), name, labels);
 }
 
 for (const fault of ["database or disk is full", "disk I/O error"]) {
@@ -36,9 +37,7 @@ for (const fault of ["database or disk is full", "disk I/O error"]) {
       }
       assert.ok(flaky.refused >= 5);
       assert.deepEqual(await requestLog(kv, { limit: 10 }), []);
-      assert.deepEqual(await metric(gw.url, "modelgate_usage_entries_waiting"), [
-        "modelgate_usage_entries_waiting 6",
-      ]);
+      assert.equal(await metric(gw.url, "modelgate_usage_entries_waiting"), 6);
       flaky.failing = undefined;
       await ask();
       await gw.flush();
@@ -53,11 +52,9 @@ for (const fault of ["database or disk is full", "disk I/O error"]) {
         gw.logs.filter((line) => line.event === "usage_flush_resumed").map((line) => line.refused_flushes),
         [5],
       );
-      const [giveUps] = await metric(gw.url, 'modelgate_kv_write_give_ups_total{operation="usage_flush"}');
-      assert.ok(Number(giveUps.split(" ")[1]) >= 5, giveUps);
-      assert.deepEqual(await metric(gw.url, "modelgate_usage_entries_waiting"), [
-        "modelgate_usage_entries_waiting 0",
-      ]);
+      const giveUps = await metric(gw.url, "modelgate_kv_write_give_ups_total", { operation: "usage_flush" });
+      assert.ok(giveUps !== undefined && giveUps >= 5, String(giveUps));
+      assert.equal(await metric(gw.url, "modelgate_usage_entries_waiting"), 0);
     } finally {
       await gw[Symbol.asyncDispose]();
       kv.close();

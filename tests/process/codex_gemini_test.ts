@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { withAgentOnGemini } from "../_agent_on_gemini.ts";
-import { codexExec } from "../_codex.ts";
+import { codexExec, codexProvider } from "../_codex.ts";
 import type { GeminiTurn } from "../_gemini_upstream.ts";
 import { optIn } from "../_process.ts";
 
@@ -33,9 +33,7 @@ Deno.test({
   ),
   async fn() {
     await withAgentOnGemini(model, async ({ dir, gw, token, sentSignature }) => {
-      const config =
-        `model = "gemini-test"\nmodel_provider = "modelgate"\n\n[model_providers.modelgate]\nname = "modelgate"\n` +
-        `base_url = "${gw.url}/v1"\nenv_key = "MODELGATE_TOKEN"\nwire_api = "responses"\n`;
+      const config = `model = "gemini-test"\n${codexProvider(gw.url)}`;
       const prompt = `Print the contents of ${dir}/notes.txt and tell me what it says.`;
       const text = await codexExec(CLI!, { dir, config, token, prompt });
       assert.match(text, /PLUM-42/);

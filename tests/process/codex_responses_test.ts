@@ -5,7 +5,7 @@
  * provider. It runs when MODELGATE_CODEX names Codex's executable (`npm install @openai/codex`), skipped otherwise.
  */
 import assert from "node:assert/strict";
-import { codexExec } from "../_codex.ts";
+import { codexExec, codexProvider } from "../_codex.ts";
 import { optIn } from "../_process.ts";
 import { type ResponsesRig, responsesRig } from "../_responses_upstream.ts";
 import type { Step } from "../_scripted_model.ts";
@@ -18,8 +18,7 @@ function codexConfig(kind: "builtin" | "builtin-http" | "custom", url: string, e
   if (kind === "builtin") return `${head}openai_base_url = "${url}/v1"\n`;
   // Named "OpenAI", a provider of one's own is served as the built-in one is (server compaction), over plain HTTP.
   const name = kind === "builtin-http" ? "OpenAI" : "modelgate";
-  return `${head}model_provider = "mg"\n\n[model_providers.mg]\nname = "${name}"\nbase_url = "${url}/v1"\n` +
-    `env_key = "MODELGATE_TOKEN"\nwire_api = "responses"\nsupports_websockets = false\n`;
+  return `${head}${codexProvider(url, { id: "mg", name, extra: "supports_websockets = false\n" })}`;
 }
 
 /** A folder with notes files, and a script that reads each with Codex's exec_command, then answers. */

@@ -5,6 +5,9 @@
  * (`npm install @anthropic-ai/claude-code @openai/codex`), and are skipped otherwise.
  */
 import assert from "node:assert/strict";
+import { agentOutput } from "../_agent_cli.ts";
+import { claudeCodeEnv } from "../_claude_code.ts";
+import { CODEX_EXEC, codexProvider, writeCodexConfig } from "../_codex.ts";
 import { type FakeUpstream, fakeUpstream } from "../_fake_upstream.ts";
 import { mcpEnv } from "../_mcp_gateway.ts";
 import { type FakeMcpServer, startMcpHttpServer } from "../_mcp_servers.ts";
@@ -47,22 +50,9 @@ async function withSetup(run: (setup: Setup) => Promise<void>): Promise<void> {
   }
 }
 
-/** Runs a command for an agent: its own home, nothing of this process's environment but PATH. */
-async function agent(command: string[], setup: Setup, env: Record<string, string>): Promise<string> {
-  const [program, ...args] = command;
-  const out = await new Deno.Command(program, {
-    args,
-    cwd: setup.dir,
-    clearEnv: true,
-    env: { HOME: setup.dir, PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(180_000),
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  assert.equal(out.code, 0, `${text}\n${new TextDecoder().decode(out.stderr).slice(-3000)}`);
-  return text;
+/** Runs a command for an agent in the set-up's folder as its home, for up to three minutes; its stdout. */
+function agent(command: string[], setup: Setup, env: Record<string, string>): Promise<string> {
+  return agentOutput(command, { dir: setup.dir, env, timeoutMs: 180_000 });
 }
 
 /** The loop went through the gateway both ways: the tool was called on the docs server, its result reached the model. */
@@ -95,12 +85,7 @@ async function signedIn(setup: Setup): Promise<string[]> {
   return [Deno.execPath(), "run", "-A", "--config", `${ROOT}deno.json`, `${ROOT}main.ts`, "run", "--"];
 }
 
-const CLAUDE_ENV = {
-  ANTHROPIC_SMALL_FAST_MODEL: "claude-test",
-  ANTHROPIC_DEFAULT_HAIKU_MODEL: "claude-test",
-  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-  DISABLE_AUTOUPDATER: "1",
-};
+const CLAUDE_ENV = claudeCodeEnv("claude-test");
 const CLAUDE_PROMPT = ["-p", "Search the team docs for the launch code.", "--model", "claude-test"];
 const CLAUDE_TOOLS = ["--allowedTools", "mcp__modelgate__docs_search"];
 
@@ -158,19 +143,12 @@ Deno.test({
 
 /** Codex's config as docs/mcp.md gives it: the gateway as the model provider and as an MCP server. */
 async function codexConfig(setup: Setup, mcp: boolean): Promise<void> {
-  await Deno.mkdir(`${setup.dir}/.codex`);
-  const provider = `model = "gpt-test"\nmodel_provider = "modelgate"\n\n[model_providers.modelgate]\n` +
-    `name = "modelgate"\nbase_url = "${setup.gw.url}/v1"\nenv_key = "MODELGATE_TOKEN"\nwire_api = "responses"\n`;
+  const provider = `model = "gpt-test"\n${codexProvider(setup.gw.url)}`;
   const server = `\n[mcp_servers.modelgate]\nurl = "${setup.gw.url}/mcp"\nbearer_token_env_var = "MODELGATE_TOKEN"\n`;
-  await Deno.writeTextFile(`${setup.dir}/.codex/config.toml`, provider + (mcp ? server : ""));
+  await writeCodexConfig(setup.dir, provider + (mcp ? server : ""));
 }
 
-const CODEX_PROMPT = [
-  "exec",
-  "--skip-git-repo-check",
-  "--dangerously-bypass-approvals-and-sandbox",
-  "Search the team docs for the launch code.",
-];
+const CODEX_PROMPT = [...CODEX_EXEC, "Search the team docs for the launch code."];
 
 Deno.test({
   ...optIn(
@@ -197,8 +175,7 @@ Deno.test({
   ),
   async fn() {
     await withSetup(async (setup) => {
-      await Deno.mkdir(`${setup.dir}/.codex`);
-      await Deno.writeTextFile(`${setup.dir}/.codex/config.toml`, 'model = "gpt-test"\n');
+      await writeCodexConfig(setup.dir, 'model = "gpt-test"\n');
       const run = await signedIn(setup);
       const env = { CODEX_HOME: `${setup.dir}/.codex`, DENO_DIR };
       const text = await agent([...run, CODEX!, ...CODEX_PROMPT], setup, env);

@@ -4,11 +4,10 @@
  * span's error, and a tool's arguments and result are exported only with the content opt-in.
  */
 import assert from "node:assert/strict";
-import { Client, StreamableHTTPClientTransport } from "../_mcp_sdk.ts";
+import { connectMcp } from "../_mcp_gateway.ts";
 import { startMcpHttpServer } from "../_mcp_servers.ts";
 import { attr, otlpEnv, otlpReceiver } from "../_otlp_receiver.ts";
 import { cliToken, denoMain, startProcess } from "../_process.ts";
-import { deadlineFetch } from "../_helpers.ts";
 
 const ARGUMENT = "ARGUMENT-TEXT-okapi-2718";
 
@@ -43,12 +42,8 @@ for (const capture of [false, true]) {
       };
       const { token } = await cliToken(dir, configFile, env);
       await using gateway = await startProcess({ command: denoMain(dir, "serve", "--config", configFile), env });
-      const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-        fetch: deadlineFetch(),
-      });
-      const client = new Client({ name: "test", version: "1" });
-      await client.connect(transport);
+      const client = await connectMcp(gateway.url, token);
+      const session = client.transport.sessionId!;
       await client.callTool({ name: "docs_search", arguments: { query: ARGUMENT } });
       await client.callTool({ name: "docs_fail", arguments: {} });
       await client.close();
@@ -62,7 +57,7 @@ for (const capture of [false, true]) {
         "mcp.method.name": str("tools/call"),
         "gen_ai.operation.name": str("execute_tool"),
         "gen_ai.tool.name": str("search"),
-        "mcp.session.id": str(transport.sessionId!),
+        "mcp.session.id": str(session),
         "jsonrpc.request.id": str("1"),
         "network.transport": str("tcp"),
         "modelgate.mcp.server": str("docs"),
