@@ -8,7 +8,7 @@ import { chatCompletion, fakeUpstream, jsonReply, sseReply } from "../_fake_upst
 import { geminiCall } from "../_gemini_reader.ts";
 import { anthropicMessage, fixture, startGateway } from "../_helpers.ts";
 import { storedKeys } from "../_responses.ts";
-import { startMcpGateway } from "../_mcp_gateway.ts";
+import { postMcp, startMcpGateway } from "../_mcp_gateway.ts";
 import { create, openSocket } from "../_socket.ts";
 
 /** A value whose arrays nest `levels` deep, a string at the bottom. */
@@ -129,27 +129,20 @@ Deno.test("a socket message nested past the limit gets an error event naming the
 
 Deno.test("an MCP message nested past the limit is a JSON-RPC 400 naming the depth, and no server is asked", async () => {
   await using mcp = await startMcpGateway();
-  const post = (body: unknown, session?: string) =>
-    fetch(`${mcp.gateway.url}/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${mcp.tokens.all}`,
-        accept: "application/json, text/event-stream",
-        "content-type": "application/json",
-        ...session ? { "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" } : {},
-      },
-      body: JSON.stringify(body),
-    });
-  const init = await post({
+  const auth = { authorization: `Bearer ${mcp.tokens.all}` };
+  const init = await postMcp(mcp.gateway.url, {
     jsonrpc: "2.0",
     id: 1,
     method: "initialize",
     params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-  });
-  const session = init.headers.get("mcp-session-id")!;
-  await init.body?.cancel();
+  }, auth);
+  const session = {
+    ...auth,
+    "mcp-session-id": init.headers.get("mcp-session-id")!,
+    "mcp-protocol-version": "2025-06-18",
+  };
   const call = (extra: number) =>
-    post({
+    postMcp(mcp.gateway.url, {
       jsonrpc: "2.0",
       id: 2,
       method: "tools/call",
@@ -157,13 +150,12 @@ Deno.test("an MCP message nested past the limit is a JSON-RPC 400 naming the dep
     }, session);
   for (const extra of [MAX_JSON_DEPTH + 1, 10_000]) {
     const res = await call(extra);
-    const body = await res.json();
-    assert.equal(res.status, 400, JSON.stringify(body).slice(0, 300));
-    assert.equal(body.error.code, -32600);
-    assert.match(body.error.message, new RegExp(`more than ${MAX_JSON_DEPTH} levels deep`));
+    assert.equal(res.status, 400, JSON.stringify(res.body).slice(0, 300));
+    assert.equal(res.body.error.code, -32600);
+    assert.match(res.body.error.message, new RegExp(`more than ${MAX_JSON_DEPTH} levels deep`));
   }
   assert.deepEqual(mcp.docs.seen.filter((s) => s.startsWith("tools/call")), []);
   const atLimit = await call(MAX_JSON_DEPTH);
-  assert.equal(atLimit.status, 200, (await atLimit.text()).slice(0, 300));
+  assert.equal(atLimit.status, 200, JSON.stringify(atLimit.body).slice(0, 300));
   assert.deepEqual(mcp.docs.seen.filter((s) => s.startsWith("tools/call")), ["tools/call search"]);
 });
