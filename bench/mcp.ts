@@ -50,7 +50,7 @@ function headers(session: string | undefined, token?: string): Record<string, st
 }
 
 /** Opens a session (initialize, then initialized) at `url`; its id. */
-export async function openSession(url: string, token?: string): Promise<string> {
+async function openSession(url: string, token?: string): Promise<string> {
   const init = await fetch(url, {
     method: "POST",
     headers: headers(undefined, token),

@@ -30,7 +30,7 @@ const USAGE = `Usage: deno task bench:flood [--messages N] [--read-messages N] [
   --root DIR          run the gateway of another checkout (such as an earlier commit's), for a before and after`;
 
 /** Parses the flags; undefined for --help. */
-export function parseFloodArgs(args: readonly string[]): (FloodOptions & { root?: string }) | undefined {
+function parseFloodArgs(args: readonly string[]): (FloodOptions & { root?: string }) | undefined {
   const at = args.indexOf("--root");
   const root = at === -1 ? undefined : args[at + 1];
   if (at !== -1 && !root) throw new RangeError(`--root needs a directory\n\n${USAGE}`);
