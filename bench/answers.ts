@@ -8,6 +8,7 @@
 import { LARGE_MODEL } from "./fake_upstream.ts";
 import type { MemoryBench } from "./memory_run.ts";
 import { readMemory } from "./processes.ts";
+import { median } from "./report.ts";
 import { requestHeaders, startGateway } from "./setup.ts";
 import { LIMITS } from "./targets.ts";
 
@@ -74,11 +75,6 @@ function socketRead(url: string, token: string, mb: number): Promise<number> {
   ws.onclose = () => resolve(bytes);
   ws.onerror = () => reject(new Error("the socket failed"));
   return promise;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 /** Each case on a fresh gateway per round: its peak RSS growth while one answer of `answerMb` MB goes through. */

@@ -7,6 +7,7 @@
 import { answerLines, answerMet, measureAnswers } from "./answers.ts";
 import { benchArgs, type MemoryBench, parseCountFlags, runMemoryBench } from "./memory_run.ts";
 import { readMemory } from "./processes.ts";
+import { median } from "./report.ts";
 import { requestHeaders, startGateway } from "./setup.ts";
 import { type BodiesResult, LIMITS } from "./targets.ts";
 
@@ -56,11 +57,6 @@ export function largeBody(model: string, bytes: number): Uint8Array<ArrayBuffer>
   const image = { type: "image", source: { type: "base64", media_type: "image/png", data } };
   messages.push({ role: "user", content: [image, { type: "text", text: "What is in the picture?" }] });
   return new TextEncoder().encode(JSON.stringify({ model, max_tokens: 64, messages }));
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 /**

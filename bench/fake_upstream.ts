@@ -101,35 +101,8 @@ export function openaiEvents(): string[] {
   ];
 }
 
-/** The Responses stream of the same answer: 14 events, as OpenAI sends them (each with its sequence number). */
-export function responsesEvents(): string[] {
-  const base = {
-    id: "resp_bench",
-    object: "response",
-    created_at: 1_700_000_000,
-    model: "bench-codex",
-    error: null,
-    incomplete_details: null,
-  };
-  const item = { type: "message", id: "msg_bench", role: "assistant", status: "in_progress", content: [] };
-  const part = { type: "output_text", text: TEXT.join(""), annotations: [] };
-  const at = { item_id: "msg_bench", output_index: 0, content_index: 0 };
-  let n = 0;
-  const event = (type: string, fields: Record<string, unknown>) => sse(type, { type, ...fields, sequence_number: n++ });
-  return [
-    event("response.created", { response: { ...base, status: "in_progress", output: [], usage: null } }),
-    event("response.in_progress", { response: { ...base, status: "in_progress", output: [], usage: null } }),
-    event("response.output_item.added", { output_index: 0, item }),
-    event("response.content_part.added", { ...at, part: { ...part, text: "" } }),
-    ...TEXT.map((delta) => event("response.output_text.delta", { ...at, delta, logprobs: [] })),
-    event("response.output_text.done", { ...at, text: part.text, logprobs: [] }),
-    event("response.content_part.done", { ...at, part }),
-    event("response.output_item.done", { output_index: 0, item: { ...item, status: "completed", content: [part] } }),
-    event("response.completed", { response: JSON.parse(RESPONSES_ANSWER) }),
-  ];
-}
-
-const RESPONSES_ANSWER = JSON.stringify({
+/** The Responses answer: the non-streamed body, and the response of the stream's `response.completed`. */
+const RESPONSES_RESPONSE = {
   id: "resp_bench",
   object: "response",
   created_at: 1_700_000_000,
@@ -151,7 +124,36 @@ const RESPONSES_ANSWER = JSON.stringify({
   },
   error: null,
   incomplete_details: null,
-});
+};
+
+const RESPONSES_ANSWER = JSON.stringify(RESPONSES_RESPONSE);
+
+/**
+ * The Responses stream of the same answer: 16 events (8 text deltas), as OpenAI sends them (each with its sequence
+ * number).
+ */
+export function responsesEvents(): string[] {
+  const { id, object, created_at, model, error, incomplete_details, output: [done] } = RESPONSES_RESPONSE;
+  // The response before the answer: its fields, in the order these events carry them, and none of its output.
+  const base = { id, object, created_at, model, error, incomplete_details };
+  const pending = { ...base, status: "in_progress", output: [], usage: null };
+  const item = { ...done, status: "in_progress", content: [] };
+  const [part] = done.content;
+  const at = { item_id: done.id, output_index: 0, content_index: 0 };
+  let n = 0;
+  const event = (type: string, fields: Record<string, unknown>) => sse(type, { type, ...fields, sequence_number: n++ });
+  return [
+    event("response.created", { response: pending }),
+    event("response.in_progress", { response: pending }),
+    event("response.output_item.added", { output_index: 0, item }),
+    event("response.content_part.added", { ...at, part: { ...part, text: "" } }),
+    ...TEXT.map((delta) => event("response.output_text.delta", { ...at, delta, logprobs: [] })),
+    event("response.output_text.done", { ...at, text: part.text, logprobs: [] }),
+    event("response.content_part.done", { ...at, part }),
+    event("response.output_item.done", { output_index: 0, item: done }),
+    event("response.completed", { response: RESPONSES_RESPONSE }),
+  ];
+}
 
 const ANTHROPIC_MESSAGE = JSON.stringify({
   id: "msg_bench",

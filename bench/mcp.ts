@@ -4,10 +4,10 @@
  * p99 the gateway adds, requests/s, and the CPU per call of the gateway and of the server. `deno task bench` runs it
  * after its cases; `deno task bench:mcp` alone.
  */
-import { type ProcessSet, readCpuMs } from "./processes.ts";
+import type { ProcessSet } from "./processes.ts";
 import { percentile } from "./report.ts";
 import type { Service } from "./setup.ts";
-import { luaString, parseWrkOutput, WRK_SUMMARY, wrkArgs, type WrkResult } from "./wrk.ts";
+import { runWrk, type WrkResult, wrkScript } from "./wrk.ts";
 
 /** One side's runs at one concurrency. */
 export interface McpSide {
@@ -50,7 +50,7 @@ function headers(session: string | undefined, token?: string): Record<string, st
 }
 
 /** Opens a session (initialize, then initialized) at `url`; its id. */
-export async function openSession(url: string, token?: string): Promise<string> {
+async function openSession(url: string, token?: string): Promise<string> {
   const init = await fetch(url, {
     method: "POST",
     headers: headers(undefined, token),
@@ -88,19 +88,7 @@ function callBody(tool: string, id: number | string): string {
  * summary line that wrk.ts reads.
  */
 export function mcpWrkScript(tool: string, requestHeaders: Record<string, string>): string {
-  const [head, tail] = callBody(tool, "ID").split('"ID"');
-  const lines = [`wrk.method = "POST"`];
-  for (const [name, value] of Object.entries(requestHeaders)) {
-    lines.push(`wrk.headers[ ${luaString(name)} ] = ${luaString(value)}`);
-  }
-  lines.push(
-    `local n = 0`,
-    `request = function() n = n + 1; return wrk.format(nil, nil, nil, ${luaString(head)} .. n .. ${
-      luaString(tail)
-    }) end`,
-    ...WRK_SUMMARY,
-  );
-  return lines.join("\n") + "\n";
+  return wrkScript({ headers: requestHeaders, body: callBody(tool, "ID"), idMark: '"ID"' });
 }
 
 /** One wrk run against `url`, with the CPU the gateway and the server used over it. */
@@ -110,22 +98,12 @@ async function run(
   connections: number,
   seconds: number,
 ): Promise<{ wrk: WrkResult; gatewayCpuMs: number; serverCpuMs: number }> {
-  const cpu = () => Promise.all([readCpuMs(target.gateway.process.pid), readCpuMs(target.server.process.pid)]);
-  const [gatewayBefore, serverBefore] = await cpu();
-  const wrk = target.processes.start(
-    "wrk",
-    "wrk",
-    wrkArgs({ connections, seconds, script: side.script, url: side.url }),
-    { core: 0 },
+  const { result, cpuMs: [gatewayCpuMs, serverCpuMs] } = await runWrk(
+    target.processes,
+    { connections, seconds, script: side.script, url: side.url },
+    [target.gateway.process.pid, target.server.process.pid],
   );
-  const status = await wrk.finished;
-  const [gatewayAfter, serverAfter] = await cpu();
-  if (!status.success) throw new Error(`wrk failed (exit ${status.code}):\n${wrk.tail()}`);
-  return {
-    wrk: parseWrkOutput(wrk.tail()),
-    gatewayCpuMs: gatewayAfter - gatewayBefore,
-    serverCpuMs: serverAfter - serverBefore,
-  };
+  return { wrk: result, gatewayCpuMs, serverCpuMs };
 }
 
 /** The median of each side's figures over its repeats. */

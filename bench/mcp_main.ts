@@ -3,6 +3,7 @@
  * as separate processes pinned as the main bench pins them; it prints the table and writes the JSON result.
  */
 import { MCP_CONCURRENCY, mcpSeconds, mcpTable, measureMcp, startMcpServer } from "./mcp.ts";
+import { benchArgs, parseCountFlags, runBench } from "./memory_run.ts";
 import { canPin, pinSelf, processSet } from "./processes.ts";
 import { prepareGateway, ROOT, startGateway, startUpstream } from "./setup.ts";
 
@@ -15,58 +16,31 @@ const USAGE = `Usage: deno task bench:mcp [--seconds S] [--repeats N] [--warmup 
   --profile DIR run the gateway under --cpu-prof and write its profile to DIR`;
 
 /** The flags; undefined for --help. */
-export function parseMcpArgs(args: readonly string[]) {
-  const options: { seconds: number; repeats: number; warmup: number; pin: boolean; profileDir?: string } = {
-    seconds: 10,
-    repeats: 3,
-    warmup: 2,
-    pin: true,
-  };
-  for (let i = 0; i < args.length; i++) {
-    const flag = args[i];
-    if (flag === "--help" || flag === "-h") return undefined;
-    if (flag === "--no-pin") {
-      options.pin = false;
-      continue;
-    }
-    if (flag === "--profile") {
-      options.profileDir = args[++i];
-      if (!options.profileDir) throw new RangeError(`Cannot read --profile: give a directory\n\n${USAGE}`);
-      continue;
-    }
-    const key = { "--seconds": "seconds", "--repeats": "repeats", "--warmup": "warmup" }[flag] as
-      | "seconds"
-      | "repeats"
-      | "warmup"
-      | undefined;
-    const value = Number(args[++i]);
-    if (!key || !Number.isInteger(value) || value < (key === "warmup" ? 0 : 1)) {
-      throw new RangeError(`Cannot read ${flag} ${args[i] ?? ""}\n\n${USAGE}`);
-    }
-    options[key] = value;
-  }
-  return options;
+export function parseMcpArgs(
+  args: readonly string[],
+): { seconds: number; repeats: number; warmup: number; pin: boolean; profileDir?: string } | undefined {
+  const at = args.indexOf("--profile");
+  const profileDir = at === -1 ? undefined : args[at + 1];
+  if (at !== -1 && !profileDir) throw new RangeError(`Cannot read --profile: give a directory\n\n${USAGE}`);
+  const counts = parseCountFlags(
+    (at === -1 ? args : [...args.slice(0, at), ...args.slice(at + 2)]).filter((flag) => flag !== "--no-pin"),
+    {
+      flags: { "--seconds": "seconds", "--repeats": "repeats", "--warmup": "warmup" },
+      defaults: { seconds: 10, repeats: 3, warmup: 2 },
+      usage: USAGE,
+      valid: (key, value) => value >= (key === "warmup" ? 0 : 1),
+    },
+  );
+  return counts && { ...counts, pin: !args.includes("--no-pin"), ...profileDir ? { profileDir } : {} };
 }
 
 async function main(): Promise<number> {
-  let options;
-  try {
-    options = parseMcpArgs(Deno.args);
-  } catch (err) {
-    console.error((err as Error).message);
-    return 2;
-  }
-  if (!options) return console.log(USAGE), 0;
+  const options = benchArgs(parseMcpArgs, USAGE);
+  if (typeof options === "number") return options;
   const pinned = options.pin && await canPin() && await pinSelf(0);
   console.log(`Pinning: ${pinned ? "on (server, wrk and this runner on core 0; gateway on core 1)" : "off"}`);
   const processes = processSet(pinned);
-  const dir = await Deno.makeTempDir({ prefix: "modelgate-bench-mcp-" });
-  const budget = mcpSeconds(options) + 60;
-  const watchdog = setTimeout(() => {
-    console.error("Time budget exceeded: stopping the benchmark's processes");
-    processes.stopAll().finally(() => Deno.exit(1));
-  }, budget * 2 * 1000);
-  try {
+  return await runBench("modelgate-bench-mcp-", processes, async (dir) => {
     const upstream = await startUpstream(processes);
     const server = await startMcpServer(processes, ROOT);
     const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port), server.url);
@@ -84,14 +58,7 @@ async function main(): Promise<number> {
     await Deno.writeTextFile(out, JSON.stringify({ date: new Date().toISOString(), pinned, options, rows }, null, 2));
     console.log(`Result written to ${out}`);
     return 0;
-  } catch (err) {
-    console.error(`Benchmark failed: ${(err as Error).message}`);
-    return 1;
-  } finally {
-    clearTimeout(watchdog);
-    await processes.stopAll();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  }, (mcpSeconds(options) + 60) * 2);
 }
 
 if (import.meta.main) Deno.exitCode = await main();

@@ -1,7 +1,7 @@
 /**
- * @module What the memory benchmarks (bench:bodies, bench:conversations) share: flags that are whole numbers, and a
- * run with the fake upstream, a gateway config and token in a temporary directory, everything stopped and removed
- * after (on SIGINT too).
+ * @module What the benchmarks run alone (bench:bodies, bench:conversations, bench:flood, bench:mcp) share: flags that
+ * are whole numbers, and a run in a temporary directory whose processes are stopped and the directory removed after
+ * (on SIGINT too); the memory benchmarks' run adds the fake upstream and a gateway config and token.
  */
 import { type ProcessSet, processSet } from "./processes.ts";
 import { prepareGateway, startUpstream } from "./setup.ts";
@@ -37,27 +37,53 @@ export interface MemoryBench {
   token: string;
 }
 
-/** Runs `run` with a fresh fake upstream, config and token; returns its exit code (1 when it throws). */
-export async function runMemoryBench(
+/**
+ * Runs `run` in a fresh temporary directory; returns its exit code (1 when it throws). The processes are stopped and
+ * the directory removed after, and also on SIGINT (exit 130) or, given `budgetS`, once that many seconds have passed
+ * (exit 1).
+ */
+export async function runBench(
   prefix: string,
-  run: (bench: MemoryBench) => Promise<number>,
+  processes: ProcessSet,
+  run: (dir: string) => Promise<number>,
+  budgetS?: number,
 ): Promise<number> {
-  const processes = processSet(false);
   const dir = await Deno.makeTempDir({ prefix });
-  const onSignal = () => processes.stopAll().finally(() => Deno.exit(130));
+  let cleaned: Promise<void> | undefined;
+  const cleanup = () =>
+    cleaned ??= processes.stopAll().finally(() => Deno.remove(dir, { recursive: true }).catch(() => {}));
+  let aborted = false;
+  const abort = (code: number) => {
+    aborted = true;
+    cleanup().finally(() => Deno.exit(code));
+  };
+  const onSignal = () => abort(130);
   Deno.addSignalListener("SIGINT", onSignal);
+  const watchdog = budgetS === undefined ? undefined : setTimeout(() => {
+    console.error("Time budget exceeded: stopping the benchmark's processes");
+    abort(1);
+  }, budgetS * 1000);
   try {
+    return await run(dir);
+  } catch (err) {
+    // Once stopping, the run fails on the processes it lost; that is not news.
+    if (!aborted) console.error(`Benchmark failed: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    clearTimeout(watchdog);
+    Deno.removeSignalListener("SIGINT", onSignal);
+    await cleanup();
+  }
+}
+
+/** Runs `run` with a fresh fake upstream, config and token, as {@linkcode runBench} does. */
+export function runMemoryBench(prefix: string, run: (bench: MemoryBench) => Promise<number>): Promise<number> {
+  const processes = processSet(false);
+  return runBench(prefix, processes, async (dir) => {
     const upstream = await startUpstream(processes);
     const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port));
     return await run({ processes, dir, config, token });
-  } catch (err) {
-    console.error(`Benchmark failed: ${(err as Error).message}`);
-    return 1;
-  } finally {
-    Deno.removeSignalListener("SIGINT", onSignal);
-    await processes.stopAll();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  });
 }
 
 /** Parses `Deno.args` with `parse`, printing the usage (exit 0) or the problem (exit 2); the options, or the code. */

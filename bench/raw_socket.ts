@@ -6,19 +6,19 @@
 
 const encoder = new TextEncoder();
 
-/** Opcodes of RFC 6455 section 5.2. */
-export const OPCODE = { continuation: 0, text: 1, binary: 2, close: 8, ping: 9, pong: 10 } as const;
+/** The opcodes (RFC 6455 section 5.2) the client sends, and looks for among the server's frames. */
+export const OPCODE = { text: 1, close: 8 } as const;
 
 /**
- * One client frame (masked, as a client must; the mask is zeros, which leaves the payload as it is and costs the
- * sender nothing). `fin` false starts or continues a fragmented message.
+ * One whole text message as a client frame (masked, as a client must; the mask is zeros, which leaves the payload as
+ * it is and costs the sender nothing).
  */
-export function clientFrame(payload: Uint8Array | string, opcode: number = OPCODE.text, fin = true): Uint8Array {
+export function clientFrame(payload: Uint8Array | string): Uint8Array {
   const body = typeof payload === "string" ? encoder.encode(payload) : payload;
   const length = body.byteLength;
   const extended = length < 126 ? 0 : length < 65536 ? 2 : 8;
   const frame = new Uint8Array(2 + extended + 4 + length);
-  frame[0] = (fin ? 0x80 : 0) | opcode;
+  frame[0] = 0x80 | OPCODE.text;
   frame[1] = 0x80 | (extended === 0 ? length : extended === 2 ? 126 : 127);
   const view = new DataView(frame.buffer);
   if (extended === 2) view.setUint16(2, length);
@@ -46,13 +46,10 @@ export interface ServerFrame {
 
 /** An open socket over a raw connection: write frames, and read the server's when the caller wants to. */
 export interface RawSocket {
-  conn: Deno.TcpConn;
   /** Writes bytes (frames), whole; rejects once the server has gone. */
   write(bytes: Uint8Array): Promise<void>;
   /** The server's next frame; undefined once the connection has ended. */
   next(): Promise<ServerFrame | undefined>;
-  /** Reads and drops everything the server sends until the connection ends; resolves with the bytes read. */
-  drain(): Promise<number>;
   close(): void;
 }
 
@@ -103,7 +100,6 @@ export async function openRawSocket(baseUrl: string, headers: Record<string, str
     if (!await more()) throw new Error("The connection ended during the handshake");
   }
   return {
-    conn,
     async write(bytes) {
       for (let done = 0; done < bytes.length;) done += await conn.write(bytes.subarray(done));
     },
@@ -116,16 +112,6 @@ export async function openRawSocket(baseUrl: string, headers: Record<string, str
           return { opcode: head.opcode, payload };
         }
         if (!await more()) return undefined;
-      }
-    },
-    async drain() {
-      let total = buffered.length - offset;
-      buffered = new Uint8Array(0);
-      offset = 0;
-      for (;;) {
-        const n = await conn.read(chunk).catch(() => null);
-        if (n === null) return total;
-        total += n;
       }
     },
     close() {

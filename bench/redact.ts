@@ -9,6 +9,7 @@ import type { StreamStep } from "../src/core/sse.ts";
 import { relayStream } from "../src/relay/stream.ts";
 import { pickTranslator } from "../src/translate/mod.ts";
 import { usageMeter } from "../src/usage/meter.ts";
+import { median } from "./report.ts";
 
 const MB = 1024 * 1024;
 const encoder = new TextEncoder();
@@ -117,11 +118,6 @@ async function relayed(chunks: Uint8Array[], secrets: string[], mb: number, step
     // The client only takes the bytes.
   }
   return (performance.now() - start) * 1000 / mb;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 /** Runs the cases in turn, `rounds` times over, and prints the median and range of each. */

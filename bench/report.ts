@@ -32,6 +32,16 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
+/**
+ * The middle value, of an even count the upper of the two; NaN for no values. Not {@linkcode percentile} at 50, which
+ * takes the lower: the single benchmarks (bodies, answers, flood, redact) have always printed this one.
+ */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
 /** One side (direct or through the gateway) of a case at one concurrency, over its repeats. */
 export interface Side {
   rps: Stat;

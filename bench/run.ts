@@ -3,7 +3,7 @@
  * the floor proxy and through the gateway at every concurrency and repeat, and the TTFB samples; then the report.
  */
 import { type BenchOptions, FLOOR_CASE_NAMES, JS_RELAY_CASE_NAMES } from "./options.ts";
-import { type ProcessSet, readCpuMs, readMemory } from "./processes.ts";
+import { type ProcessSet, readMemory } from "./processes.ts";
 import {
   compare,
   type Comparison,
@@ -17,7 +17,7 @@ import {
 import { type BodiesResult, evaluateTargets } from "./targets.ts";
 import { measureOpenStreams, type OpenStreamsSide } from "./open_streams.ts";
 import { type BenchCase, PACED_TARGET, requestHeaders, sampleTtfb, type Service, type Target } from "./setup.ts";
-import { type LoadRequest, parseWrkOutput, wrkArgs, type WrkResult, wrkScript } from "./wrk.ts";
+import { type LoadRequest, runWrk, type WrkResult, wrkScript } from "./wrk.ts";
 
 /** What the measuring phases need. */
 export interface MeasureInput {
@@ -41,7 +41,8 @@ export interface MeasureInput {
   bodies?(): Promise<BodiesResult[]>;
 }
 
-async function runWrk(
+/** One run of `load`, with the CPU per request of `server` when given. */
+async function runLoad(
   input: MeasureInput,
   load: LoadRequest,
   connections: number,
@@ -50,17 +51,12 @@ async function runWrk(
 ): Promise<WrkResult> {
   const script = `${input.dir}/load-${crypto.randomUUID()}.lua`;
   await Deno.writeTextFile(script, wrkScript(load));
-  const cpuBefore = server && await readCpuMs(server.process.pid);
-  const wrk = input.processes.start("wrk", "wrk", wrkArgs({ connections, seconds, script, url: load.url }), {
-    core: 0,
-  });
-  const status = await wrk.finished;
-  const cpuAfter = server && await readCpuMs(server.process.pid);
-  if (!status.success) throw new Error(`wrk failed (exit ${status.code}):\n${wrk.tail()}`);
-  const result = parseWrkOutput(wrk.tail());
-  if (cpuBefore !== undefined && cpuAfter !== undefined && result.requests > 0) {
-    result.serverCpuUsPerRequest = ((cpuAfter - cpuBefore) * 1000) / result.requests;
-  }
+  const { result, cpuMs: [cpuMs] } = await runWrk(
+    input.processes,
+    { connections, seconds, script, url: load.url },
+    server ? [server.process.pid] : [],
+  );
+  if (cpuMs !== undefined && result.requests > 0) result.serverCpuUsPerRequest = (cpuMs * 1000) / result.requests;
   return result;
 }
 
@@ -84,7 +80,7 @@ async function soak(input: MeasureInput): Promise<Memory["rssAfter"]> {
   let stalled = 0;
   for (const checkpoint of [Math.round(input.options.soak / 10), input.options.soak]) {
     while (done < checkpoint) {
-      const result = await runWrk(
+      const result = await runLoad(
         input,
         { ...load(input, input.gateway, plain.gateway), altBody: stream?.gateway.body },
         64,
@@ -135,21 +131,21 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
       const viaGateway = !unavailable.has(c.name);
       if (repeat === 1 && options.warmup > 0) {
         const warm = c.concurrency ?? maxConcurrency;
-        await runWrk(input, load(input, input.upstream, c.direct), warm, options.warmup);
+        await runLoad(input, load(input, input.upstream, c.direct), warm, options.warmup);
         if (floor && FLOOR_CASE_NAMES.includes(c.name)) {
-          await runWrk(input, load(input, floor, c.direct), warm, options.warmup);
+          await runLoad(input, load(input, floor, c.direct), warm, options.warmup);
         }
         if (jsRelay && JS_RELAY_CASE_NAMES.includes(c.name)) {
-          await runWrk(input, load(input, jsRelay, c.direct), warm, options.warmup);
+          await runLoad(input, load(input, jsRelay, c.direct), warm, options.warmup);
         }
-        if (viaGateway) await runWrk(input, load(input, input.gateway, c.gateway), warm, options.warmup);
+        if (viaGateway) await runLoad(input, load(input, input.gateway, c.gateway), warm, options.warmup);
       }
       for (const concurrency of concurrencies(c)) {
         const key = `${c.name}|${concurrency}`;
         const entry = runs.get(key) ?? { direct: [], floor: [], jsRelay: [], gateway: [] };
         runs.set(key, entry);
         const measured = (server: Service, target: Target) =>
-          runWrk(input, load(input, server, target), concurrency, options.duration, server);
+          runLoad(input, load(input, server, target), concurrency, options.duration, server);
         const direct = await measured(input.upstream, c.direct);
         entry.direct.push(direct);
         let message = `[${repeat}/${options.repeats}] ${c.name} c=${concurrency}: direct ${line(direct)}`;
@@ -274,7 +270,7 @@ async function openStreamsPhase(input: MeasureInput): Promise<OpenStreamsSide[]>
       headers: requestHeaders(input.token),
     }),
     warm: async (side) => {
-      await runWrk(input, load(input, side.service, side.name === "floor" ? stream.direct : stream.gateway), 16, 1);
+      await runLoad(input, load(input, side.service, side.name === "floor" ? stream.direct : stream.gateway), 16, 1);
     },
   });
 }

@@ -8,6 +8,7 @@
 import { benchArgs, parseCountFlags, runMemoryBench } from "./memory_run.ts";
 import { readMemory } from "./processes.ts";
 import { clientFrame, closeOf, OPCODE, openRawSocket, type RawSocket } from "./raw_socket.ts";
+import { median } from "./report.ts";
 import { startGateway } from "./setup.ts";
 
 const MB = 1024 * 1024;
@@ -29,7 +30,7 @@ const USAGE = `Usage: deno task bench:flood [--messages N] [--read-messages N] [
   --root DIR          run the gateway of another checkout (such as an earlier commit's), for a before and after`;
 
 /** Parses the flags; undefined for --help. */
-export function parseFloodArgs(args: readonly string[]): (FloodOptions & { root?: string }) | undefined {
+function parseFloodArgs(args: readonly string[]): (FloodOptions & { root?: string }) | undefined {
   const at = args.indexOf("--root");
   const root = at === -1 ? undefined : args[at + 1];
   if (at !== -1 && !root) throw new RangeError(`--root needs a directory\n\n${USAGE}`);
@@ -130,13 +131,6 @@ function healthProbe(url: string): { stop(): Promise<{ latencies: number[]; fail
   };
 }
 
-/** The `p`th percentile (0-1) of `values`. */
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-}
-
 /**
  * One flood against the gateway at `url` (process `pid`) with `token`: the client sends, then (reading) takes what
  * comes until a second passes with nothing more, or (not reading) waits two seconds; then it leaves and the RSS is
@@ -194,7 +188,7 @@ export async function floodOnce(
     sent,
     closedByGateway: closed,
     received,
-    healthP50Ms: percentile(latencies, 0.5),
+    healthP50Ms: median(latencies),
     healthMaxMs: latencies.length ? Math.max(...latencies) : NaN,
     healthProbes: latencies.length,
     healthFailures: failures,

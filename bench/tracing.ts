@@ -4,7 +4,7 @@
  * serve the same cases in alternating wrk runs in the same minutes; the verdicts are CPU per request, on against off
  * (at most 1.15x) and off against the baseline (within the runs' own spread).
  */
-import { canPin, pinSelf, processSet, readCpuMs } from "./processes.ts";
+import { canPin, pinSelf, processSet } from "./processes.ts";
 import { formatColumns, type Stat, stat } from "./report.ts";
 import {
   CASES,
@@ -17,7 +17,7 @@ import {
   startGateway,
   startUpstream,
 } from "./setup.ts";
-import { parseWrkOutput, wrkArgs, wrkScript } from "./wrk.ts";
+import { runWrk, wrkScript } from "./wrk.ts";
 
 const USAGE =
   `Usage: deno task bench:tracing [--seconds N] [--repeats N] [--concurrency N] [--cases a,b] [--baseline GITDIR]
@@ -158,21 +158,16 @@ async function main(): Promise<number> {
             script,
             wrkScript({ url: service.url + target.path, headers: requestHeaders(token), body: target.body }),
           );
-          const before = await readCpuMs(service.process.pid);
-          const wrk = processes.start(
-            "wrk",
-            "wrk",
-            wrkArgs({ connections: options.concurrency, seconds, script, url: service.url + target.path }),
-            { core: 0 },
+          const { result, cpuMs: [cpuMs] } = await runWrk(
+            processes,
+            { connections: options.concurrency, seconds, script, url: service.url + target.path },
+            [service.process.pid],
           );
-          if (!(await wrk.finished).success) throw new Error(`wrk failed:\n${wrk.tail()}`);
-          const after = await readCpuMs(service.process.pid);
-          const result = parseWrkOutput(wrk.tail());
           const errors = Object.values(result.errors).reduce((a, b) => a + b, 0);
           if (errors > 0) throw new Error(`Side ${name}, case ${c.name}: ${errors} errors`);
           if (round < 0) continue;
           const key = `${c.name}/${name}`;
-          cpu.set(key, [...cpu.get(key) ?? [], ((after - before) * 1000) / result.requests]);
+          cpu.set(key, [...cpu.get(key) ?? [], (cpuMs * 1000) / result.requests]);
           rps.set(key, [...rps.get(key) ?? [], result.rps]);
         }
       }

@@ -4,7 +4,7 @@
  * also runnable alone as `deno task bench:workers [--quick] [--duration S] [--repeats N]`.
  */
 import { parseBenchArgs } from "./options.ts";
-import { canPin, type ProcessSet, processSet, readCpuMs, readMemory } from "./processes.ts";
+import { canPin, type ProcessSet, processSet, readMemory } from "./processes.ts";
 import { fixed, formatColumns, type Side, side } from "./report.ts";
 import {
   CASES,
@@ -16,7 +16,7 @@ import {
   startUpstream,
   startV8Flags,
 } from "./setup.ts";
-import { parseWrkOutput, wrkArgs, type WrkResult, wrkScript } from "./wrk.ts";
+import { runWrk, type WrkResult, wrkScript } from "./wrk.ts";
 
 /** The worker counts measured, and the connections of every run (enough to keep two workers busy). */
 const COUNTS = [1, 2];
@@ -90,13 +90,12 @@ async function loadRun(
 ): Promise<WrkResult> {
   const script = `${dir}/workers-${crypto.randomUUID()}.lua`;
   await Deno.writeTextFile(script, wrkScript({ ...request, headers: requestHeaders(request.token) }));
-  const cpuBefore = await readCpuMs(gatewayPid);
-  const wrk = processes.start("wrk", "wrk", wrkArgs({ connections: CONNECTIONS, seconds, script, url: request.url }));
-  const status = await wrk.finished;
-  const cpuAfter = await readCpuMs(gatewayPid);
-  if (!status.success) throw new Error(`wrk failed (exit ${status.code}):\n${wrk.tail()}`);
-  const result = parseWrkOutput(wrk.tail());
-  if (result.requests > 0) result.serverCpuUsPerRequest = ((cpuAfter - cpuBefore) * 1000) / result.requests;
+  const { result, cpuMs: [cpuMs] } = await runWrk(
+    processes,
+    { connections: CONNECTIONS, seconds, script, url: request.url },
+    [gatewayPid],
+  );
+  if (result.requests > 0) result.serverCpuUsPerRequest = (cpuMs * 1000) / result.requests;
   return result;
 }
 

@@ -1,7 +1,8 @@
 /**
  * @module The load generator: wrk driven by a generated Lua script that POSTs a fixed body and prints its
- * summary as one JSON line, and the parser for that line.
+ * summary as one JSON line, the parser for that line, and one run of it with the CPU of the processes it loads.
  */
+import { type ProcessSet, readCpuMs } from "./processes.ts";
 
 /** One wrk run's numbers; latencies in microseconds. */
 export interface WrkResult {
@@ -23,24 +24,42 @@ export interface LoadRequest {
   body: string;
   /** A second body sent on every other request (the soak mixes streamed and non-streamed requests). */
   altBody?: string;
+  /**
+   * A text that stands once in `body` and that each request replaces with a number of its own, counting from 1 (an
+   * MCP session's calls may not share an id); not with `altBody`.
+   */
+  idMark?: string;
 }
 
 const RESULT_MARK = "BENCH_RESULT ";
 
 /** A Lua long string that cannot be closed by anything inside `text`. */
-export function luaString(text: string): string {
+function luaString(text: string): string {
   let level = "";
   while (text.includes(`]${level}]`)) level += "=";
   return `[${level}[${text}]${level}]`;
 }
 
-/** The Lua script for one run: request set-up (optionally alternating two bodies) and a JSON summary at the end. */
-export function wrkScript(load: LoadRequest): string {
-  const lines = [`wrk.method = "POST"`, `wrk.body = ${luaString(load.body)}`];
+/**
+ * The Lua script for one run: request set-up (optionally alternating two bodies, or numbering each request's body)
+ * and a JSON summary at the end. The URL is wrk's argument, not the script's.
+ */
+export function wrkScript(load: Omit<LoadRequest, "url"> & { url?: string }): string {
+  const lines = [`wrk.method = "POST"`, ...load.idMark === undefined ? [`wrk.body = ${luaString(load.body)}`] : []];
   for (const [name, value] of Object.entries(load.headers)) {
     lines.push(`wrk.headers[ ${luaString(name)} ] = ${luaString(value)}`);
   }
-  if (load.altBody !== undefined) {
+  if (load.idMark !== undefined) {
+    const at = load.body.indexOf(load.idMark);
+    if (at === -1) throw new Error(`The body has no ${load.idMark} to number: ${load.body}`);
+    const [head, tail] = [load.body.slice(0, at), load.body.slice(at + load.idMark.length)];
+    lines.push(
+      `local n = 0`,
+      `request = function() n = n + 1; return wrk.format(nil, nil, nil, ${luaString(head)} .. n .. ${
+        luaString(tail)
+      }) end`,
+    );
+  } else if (load.altBody !== undefined) {
     lines.push(
       `local bodies = {}`,
       `local sent = 0`,
@@ -53,7 +72,7 @@ export function wrkScript(load: LoadRequest): string {
 }
 
 /** The Lua `done` that prints wrk's summary as the one JSON line {@linkcode parseWrkOutput} reads. */
-export const WRK_SUMMARY = [
+const WRK_SUMMARY = [
   `done = function(summary, latency, requests)`,
   `  local e = summary.errors`,
   `  io.write(string.format('${RESULT_MARK}{"requests":%d,"duration_us":%d,' ..`,
@@ -91,4 +110,22 @@ export function wrkArgs(options: { connections: number; seconds: number; script:
     options.script,
     options.url,
   ];
+}
+
+/**
+ * One wrk run of `script` against `url`, on core 0 beside the upstream, with the CPU each process of `pids` used
+ * over it (milliseconds, in the same order); throws when wrk fails.
+ */
+export async function runWrk(
+  processes: ProcessSet,
+  run: { connections: number; seconds: number; script: string; url: string },
+  pids: readonly number[] = [],
+): Promise<{ result: WrkResult; cpuMs: number[] }> {
+  const cpu = () => Promise.all(pids.map((pid) => readCpuMs(pid)));
+  const before = await cpu();
+  const wrk = processes.start("wrk", "wrk", wrkArgs(run), { core: 0 });
+  const status = await wrk.finished;
+  const after = await cpu();
+  if (!status.success) throw new Error(`wrk failed (exit ${status.code}):\n${wrk.tail()}`);
+  return { result: parseWrkOutput(wrk.tail()), cpuMs: after.map((ms, i) => ms - before[i]) };
 }

@@ -23,6 +23,6 @@ Deno.test("parseMcpArgs() reads its flags and names a bad one", () => {
     pin: false,
   });
   assert.equal(parseMcpArgs(["--help"]), undefined);
-  assert.throws(() => parseMcpArgs(["--seconds", "0"]), /Cannot read --seconds 0/);
-  assert.throws(() => parseMcpArgs(["--what"]), /Cannot read --what/);
+  assert.throws(() => parseMcpArgs(["--seconds", "0"]), /Cannot read "--seconds 0"/);
+  assert.throws(() => parseMcpArgs(["--what"]), /Cannot read "--what/);
 });

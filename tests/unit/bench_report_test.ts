@@ -4,6 +4,7 @@ import {
   compare,
   type Comparison,
   formatColumns,
+  median,
   type Memory,
   percentile,
   renderReport,
@@ -48,6 +49,12 @@ const PERCENTILE_CASES = [
 for (const c of PERCENTILE_CASES) {
   Deno.test(`percentile() ${c.name}`, () => assert.equal(percentile(c.values, c.p), c.want));
 }
+
+Deno.test("median() takes the upper middle of an even count (not percentile 50's lower), and NaN of nothing", () => {
+  assert.equal(median([10, 1, 9, 2, 8, 3, 7, 4, 6, 5]), 6);
+  assert.equal(median([3, 1, 2]), 2);
+  assert.ok(Number.isNaN(median([])));
+});
 
 Deno.test("side() converts microseconds to ms and counts every kind of error over the repeats", () => {
   const s = side([run(1000, 500, 2000, 2), run(3000, 700, 4000, 1)]);
