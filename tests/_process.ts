@@ -38,6 +38,9 @@ export async function pump(stream: ReadableStream<Uint8Array>, lines: string[], 
   if (rest) lines.push(rest);
 }
 
+/** How long a gateway may take to exit once told to stop. */
+const EXIT_DEADLINE_MS = 30_000;
+
 /** Starts a gateway and resolves once it prints its listen address (port 0 picks a free port). */
 export async function startProcess(options: StartOptions): Promise<GatewayProcess> {
   const [program, ...args] = options.command;
@@ -68,6 +71,8 @@ export async function startProcess(options: StartOptions): Promise<GatewayProces
     options.timeoutMs ?? 30_000,
   );
   let stopped: Promise<number> | undefined;
+  // A gateway that does not exit after its grace period (the tests' longest is 8 s) fails its test instead of hanging
+  // the suite: it is killed, and the stop throws with what it printed.
   const stop = () =>
     stopped ??= (async () => {
       try {
@@ -75,7 +80,17 @@ export async function startProcess(options: StartOptions): Promise<GatewayProces
       } catch {
         // Already exited.
       }
-      const code = await exited;
+      let late: ReturnType<typeof setTimeout> | undefined;
+      const hung = new Promise<"hung">((resolve) => late = setTimeout(() => resolve("hung"), EXIT_DEADLINE_MS));
+      const code = await Promise.race([exited, hung]).finally(() => clearTimeout(late));
+      if (code === "hung") {
+        child.kill("SIGKILL");
+        await exited;
+        await pumps;
+        throw new Error(
+          `Gateway did not exit within ${EXIT_DEADLINE_MS} ms of SIGTERM:\n${stderr.slice(-20).join("\n")}`,
+        );
+      }
       await pumps;
       return code;
     })();
@@ -92,16 +107,17 @@ export async function startProcess(options: StartOptions): Promise<GatewayProces
 }
 
 /**
- * Runs a command to its end and returns its exit code and output; with `deadlineMs`, a command that should end on its
- * own (a refused start) is killed at the deadline, so a test fails rather than hangs when it does not.
+ * Runs a command to its end and returns its exit code and output. Every command here should end on its own (a CLI
+ * call, a refused start); one that does not is killed at `deadlineMs` (two minutes unless given), so its test fails
+ * rather than hangs the suite.
  */
 export async function runCommand(
   command: string[],
   env: Record<string, string>,
-  deadlineMs?: number,
+  deadlineMs = 120_000,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const [program, ...args] = command;
-  const signal = deadlineMs === undefined ? undefined : AbortSignal.timeout(deadlineMs);
+  const signal = AbortSignal.timeout(deadlineMs);
   const output = await new Deno.Command(program, { args, cwd: ROOT, env, stdin: "null", signal }).output();
   const decoder = new TextDecoder();
   return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
