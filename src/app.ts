@@ -7,7 +7,8 @@ import { AUTH_ENDPOINTS } from "./admin/auth_routes.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { CONSOLE_ENDPOINT } from "./console/endpoint.ts";
 import type { BodyHold } from "./core/body_budget.ts";
-import { clientClosed, errorResponse, GatewayError, toGatewayError } from "./core/errors.ts";
+import { clientClosed, GatewayError, toGatewayError } from "./core/errors.ts";
+import { errorResponse } from "./protocols/client_errors.ts";
 import { rangesMatcher } from "./core/addresses.ts";
 import type { Exchange } from "./core/exchange.ts";
 import { requestIdFrom } from "./core/http.ts";
@@ -242,8 +243,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
       }
       exchange.error = error.kind;
       deferred = false;
-      const protocol = errorProtocol();
-      response = errorResponse(error, protocol, protocol === "anthropic" ? requestId : undefined);
+      response = errorResponse(error, errorProtocol(), requestId);
       if (req.body && !req.bodyUsed) await req.body.cancel().catch(() => {});
     }
     exchange.status = response.status;

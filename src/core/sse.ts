@@ -1,9 +1,8 @@
 /**
- * @module Server-sent events: a spec-faithful parser, an encoder, the translator step interface, and each
- * protocol's in-band error events.
+ * @module Server-sent events: a spec-faithful parser, an encoder and the translator step interface. What each
+ * protocol's events are is that protocol's (src/protocols/).
  */
-import { errorBody, type GatewayError } from "./errors.ts";
-import type { Protocol } from "./types.ts";
+import type { GatewayError } from "./errors.ts";
 
 /** One SSE event. Only `event` and `data` matter to the clients we serve. */
 export interface SseMessage {
@@ -30,30 +29,6 @@ export interface StreamStep {
 export function encodeSse(message: SseMessage): string {
   const event = message.event === undefined ? "" : `event: ${message.event}\n`;
   return `${event}data: ${message.data}\n\n`;
-}
-
-/** A protocol's in-band error events: never followed by a normal ending (docs/protocols.md, "Server-sent events"). */
-export function errorEvents(err: GatewayError, protocol: Protocol): SseMessage[] {
-  const body = errorBody(err, protocol);
-  if (protocol === "anthropic") return [{ event: "error", data: JSON.stringify(body) }];
-  if (protocol === "openai-chat" || protocol === "gemini") return [{ data: JSON.stringify(body) }];
-  // Responses: the error event's own type is "error"; the kind travels in `code`.
-  const { message, param, code, type } = body.error as Record<string, unknown>;
-  return [{ event: "error", data: JSON.stringify({ type: "error", code: code ?? type, message, param }) }];
-}
-
-/** The events that end a Responses stream with an answer to keep and continue from (`response.failed` is an error). */
-const RESPONSES_ENDS = new Set(["response.completed", "response.incomplete"]);
-const RESPONSES_END_TYPE = /^\{\s*"type"\s*:\s*"response\.(completed|incomplete)"/;
-
-/**
- * True for a Responses stream's `response.completed` or `response.incomplete`, named by its `event:` line or, when a
- * provider leaves those lines out, by its payload's type. An event with a name is never made to write its data (see
- * `payload` above).
- */
-export function isResponsesEnd(message: SseMessage): boolean {
-  if (message.event !== undefined) return RESPONSES_ENDS.has(message.event);
-  return RESPONSES_END_TYPE.test(message.data.slice(0, 64));
 }
 
 /** Incremental SSE line parser: accepts LF, CRLF and CR endings, comments, multi-line data and a BOM. */

@@ -1,4 +1,4 @@
-/** @module Vocabulary shared by three or more modules: protocols and JSON values. */
+/** @module Vocabulary shared by three or more modules: protocols, operations and JSON values. */
 
 /** A wire protocol a client or an upstream speaks. */
 export type Protocol = "anthropic" | "openai-chat" | "openai-responses" | "gemini";
@@ -8,6 +8,12 @@ export type ServedProtocol = Protocol | "mcp";
 
 /** What an upstream can speak: every client protocol (OpenAI's Responses API and Azure's speak Responses). */
 export type UpstreamProtocol = Protocol;
+
+/**
+ * The operation a client asked for. `compact` is POST /v1/responses/compact when the model's upstreams compact on
+ * their own (OpenAI's Responses API); its body is checked as a Responses create.
+ */
+export type Operation = "generate" | "count_tokens" | "compact";
 
 /** A JSON object as read off the wire; fields the gateway does not read stay untouched. */
 export type JsonObject = { [key: string]: unknown };

@@ -1,6 +1,7 @@
 /**
- * @module The one reading of each upstream protocol's token usage: what is recorded and billed (the usage meter) and
- * what a translated answer shows the client (the translators) come from the same arithmetic.
+ * @module Token counts independent of the wire shape, and the checks every count goes through: what is recorded and
+ * billed (the usage meter) and what a translated answer shows the client (the translators) come from the same
+ * arithmetic. Each protocol's own reading of its usage is that protocol's (src/protocols/).
  */
 import type { Usage as ExchangeUsage } from "./exchange.ts";
 import { isObject } from "./types.ts";
@@ -59,93 +60,6 @@ export function invalidCounts(usage: unknown): string[] {
     } else if (malformed(name, value)) found.push(name);
   }
   return found;
-}
-
-/**
- * Reads an OpenAI chat `usage`. Its `prompt_tokens` includes cached tokens, and some compatible servers report cache
- * writes beside the reads (as `prompt_tokens_details.cache_creation_tokens` or `cache_creation_input_tokens`), also
- * part of the prompt: both are taken out of `input`, so each prompt token is counted once, as what it was.
- */
-export function usageFromChat(usage: unknown): TokenCounts {
-  const u = isObject(usage) ? usage : {};
-  const prompt = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
-  const completion = isObject(u.completion_tokens_details) ? u.completion_tokens_details : {};
-  const total = tokenCount(u.prompt_tokens);
-  const cacheRead = tokenCount(prompt.cached_tokens);
-  // Writes are priced at their own rate, so they must not count more tokens than the prompt has left.
-  const cacheWrite = Math.min(
-    Math.max(0, total - cacheRead),
-    tokenCount(prompt.cache_creation_tokens ?? u.cache_creation_input_tokens),
-  );
-  return {
-    input: Math.max(0, total - cacheRead - cacheWrite),
-    output: tokenCount(u.completion_tokens),
-    cacheRead,
-    cacheWrite,
-    reasoning: tokenCount(completion.reasoning_tokens),
-  };
-}
-
-/**
- * Reads a Responses API `usage`: `input_tokens` includes the cached ones (`input_tokens_details.cached_tokens`), and
- * `output_tokens` includes the reasoning ones (`output_tokens_details.reasoning_tokens`).
- */
-export function usageFromResponses(usage: unknown): TokenCounts {
-  const u = isObject(usage) ? usage : {};
-  const input = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
-  const output = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
-  const total = tokenCount(u.input_tokens);
-  const cacheRead = Math.min(total, tokenCount(input.cached_tokens));
-  return {
-    input: total - cacheRead,
-    output: tokenCount(u.output_tokens),
-    cacheRead,
-    cacheWrite: 0,
-    reasoning: tokenCount(output.reasoning_tokens),
-  };
-}
-
-/** Reads an Anthropic `usage` (input is already net of cache). */
-export function usageFromAnthropic(usage: unknown): TokenCounts {
-  const u = isObject(usage) ? usage : {};
-  return {
-    input: tokenCount(u.input_tokens),
-    output: tokenCount(u.output_tokens),
-    cacheRead: tokenCount(u.cache_read_input_tokens),
-    cacheWrite: tokenCount(u.cache_creation_input_tokens),
-    reasoning: 0,
-  };
-}
-
-/**
- * Reads a Gemini `usageMetadata`: `promptTokenCount` includes the cached tokens (and tool-use prompt tokens count as
- * prompt too), and thoughts are output the answer's count leaves out.
- */
-export function usageFromGemini(usage: unknown): TokenCounts {
-  const u = isObject(usage) ? usage : {};
-  const prompt = tokenCount(u.promptTokenCount) + tokenCount(u.toolUsePromptTokenCount);
-  const cacheRead = Math.min(prompt, tokenCount(u.cachedContentTokenCount));
-  const reasoning = tokenCount(u.thoughtsTokenCount);
-  return {
-    input: prompt - cacheRead,
-    output: tokenCount(u.candidatesTokenCount) + reasoning,
-    cacheRead,
-    cacheWrite: 0,
-    reasoning,
-  };
-}
-
-/** Anthropic stream usage is cumulative: the fields a `message_delta` carries replace earlier values. */
-export function mergeAnthropicUsage(previous: TokenCounts, usage: unknown): TokenCounts {
-  if (!isObject(usage)) return previous;
-  const late = usageFromAnthropic(usage);
-  return {
-    input: "input_tokens" in usage ? late.input : previous.input,
-    output: "output_tokens" in usage ? late.output : previous.output,
-    cacheRead: "cache_read_input_tokens" in usage ? late.cacheRead : previous.cacheRead,
-    cacheWrite: "cache_creation_input_tokens" in usage ? late.cacheWrite : previous.cacheWrite,
-    reasoning: previous.reasoning,
-  };
 }
 
 /** `counts` with a recorded usage added to them: what an answer reports when it also stands for an earlier call. */

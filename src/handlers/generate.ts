@@ -4,8 +4,8 @@
  */
 import { saneId } from "../core/http.ts";
 import { readJsonBody } from "../core/request_body.ts";
-import { checkBody, type Operation } from "../core/protocols.ts";
-import { isObject, type JsonObject, type Protocol } from "../core/types.ts";
+import { isObject, type JsonObject, type Operation, type Protocol } from "../core/types.ts";
+import { checkBody } from "../protocols/checks.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import type { RelayRequest } from "../relay/request.ts";

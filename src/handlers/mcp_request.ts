@@ -3,7 +3,8 @@
  * a call routed to its server (a tool call first counted against `tool_calls_per_minute`), its answer relayed with the
  * notifications that came with it, and what happened left on the exchange for the log, usage, metrics and traces.
  */
-import { GatewayError, jsonRpcErrorBody, toGatewayError } from "../core/errors.ts";
+import { GatewayError, toGatewayError } from "../core/errors.ts";
+import { jsonRpcErrorBody } from "../protocols/mcp.ts";
 import type { McpFacts } from "../core/exchange.ts";
 import type { Principal } from "../core/principal.ts";
 import { isObject } from "../core/types.ts";

@@ -9,7 +9,7 @@ import { inputItems, resolveConversation, storedRecord } from "../conversations/
 import type { StoredResponse } from "../conversations/store.ts";
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
-import { isResponsesEnd } from "../core/sse.ts";
+import { isResponsesEnd } from "../protocols/responses.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import { invalidField, shownId } from "../core/validation.ts";

@@ -4,7 +4,7 @@
  * resource's key as `api-key` (never as a bearer) or a Microsoft Entra ID token as a bearer, fetched anew and the
  * request sent once more after a 401. No client header crosses; the answers are OpenAI's shapes and pass as they come.
  */
-import type { Operation } from "../core/protocols.ts";
+import type { Operation } from "../core/types.ts";
 import { type TokenSource, upstreamToken } from "./token_cache.ts";
 import type { Transport } from "./transport.ts";
 import { uploadBody } from "./upload.ts";

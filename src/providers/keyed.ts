@@ -4,8 +4,7 @@
  * live in its own file.
  */
 import type { UpstreamConfig } from "../core/config.ts";
-import type { Operation } from "../core/protocols.ts";
-import type { JsonObject, UpstreamProtocol } from "../core/types.ts";
+import type { JsonObject, Operation, UpstreamProtocol } from "../core/types.ts";
 import { anthropic } from "./anthropic.ts";
 import { openai } from "./openai.ts";
 import { openaiResponses } from "./openai_responses.ts";

@@ -3,9 +3,8 @@
  * and what the cloud transports share: the betas a cloud accepts, Anthropic-shaped error answers and
  * token counts that are estimates.
  */
-import type { Operation } from "../core/protocols.ts";
 import { estimatePromptTokens } from "../core/estimate.ts";
-import type { JsonObject } from "../core/types.ts";
+import type { JsonObject, Operation } from "../core/types.ts";
 
 /** One operation to send to one upstream, in the upstream's protocol. */
 export interface TransportCall {

@@ -6,7 +6,8 @@ import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
 import { textRedactor } from "../core/redact.ts";
 import type { StreamStep } from "../core/sse.ts";
-import { isObject, type JsonObject } from "../core/types.ts";
+import { isObject } from "../core/types.ts";
+import { PROTOCOLS } from "../protocols/registry.ts";
 import type { Translation } from "../translate/mod.ts";
 import { usageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
@@ -106,7 +107,7 @@ export async function finishJson(
   if (res.ok && isObject(body)) {
     const refused = errorInAnswer(text, name, secrets);
     if (refused) return answerRefused(plan, refused);
-    if (!passthrough && !isAnswer(body, route.protocol, call.operation)) {
+    if (!passthrough && !PROTOCOLS[route.protocol].isAnswer(body, call.operation)) {
       // A translation of it would be an empty success.
       plan.report("model_failed");
       return failed(route, new GatewayError("upstream", `Upstream "${name}" answered with a body that is not a reply`));
@@ -129,14 +130,4 @@ export async function finishJson(
     return { ...base, outcome: "ok", retryable: false, response, answerId, fail: () => response };
   }
   return failedAnswer(deps, call, plan, { res, body, passthrough, secrets, base });
-}
-/**
- * True when `body` has the shape of a reply in the upstream's protocol: a message, or a completion with choices; for
- * a count, the count.
- */
-function isAnswer(body: JsonObject, protocol: string, operation: string): boolean {
-  if (operation === "count_tokens") return typeof (body.input_tokens ?? body.totalTokens) === "number";
-  if (protocol === "gemini") return Array.isArray(body.candidates) || isObject(body.promptFeedback);
-  if (protocol === "openai-responses") return Array.isArray(body.output);
-  return protocol === "anthropic" ? body.type === "message" : Array.isArray(body.choices);
 }

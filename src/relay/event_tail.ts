@@ -1,19 +1,8 @@
 /**
  * @module What has just gone out to a stream's client: whether its last bytes end an SSE event, so a keep-alive or an
  * error event may follow at once (a passthrough stream, or a large translated event sent in slices, may stop inside
- * one), and what a keep-alive looks like to each client protocol.
+ * one). What a keep-alive is to each client protocol is that protocol's (src/protocols/).
  */
-import type { Protocol } from "../core/types.ts";
-
-const encoder = new TextEncoder();
-
-/** What a keep-alive looks like to each client protocol (see docs/protocols.md, "Server-sent events"). */
-export const KEEP_ALIVE: Record<Protocol, Uint8Array> = {
-  anthropic: encoder.encode('event: ping\ndata: {"type":"ping"}\n\n'),
-  "openai-chat": encoder.encode(": keep-alive\n\n"),
-  "openai-responses": encoder.encode(": keep-alive\n\n"),
-  gemini: encoder.encode(": keep-alive\n\n"),
-};
 const LF = 10;
 const CR = 13;
 

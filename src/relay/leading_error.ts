@@ -5,7 +5,7 @@
  */
 import type { GatewayError } from "../core/errors.ts";
 import { SseParser } from "../core/sse.ts";
-import { upstreamStreamError } from "../core/upstream_error.ts";
+import { upstreamStreamError } from "../protocols/upstream_error.ts";
 import { redactText } from "../core/redact.ts";
 
 const decoder = new TextDecoder();

@@ -4,9 +4,11 @@
  * classified: its credentials refused, a body that is not JSON, a Responses-only model on a chat upstream, or an error
  * kept in the client's own protocol when the upstream speaks it.
  */
-import { GatewayError, kindForStatus, statusForClient } from "../core/errors.ts";
+import { GatewayError, kindForStatus } from "../core/errors.ts";
+import { statusForClient } from "../protocols/client_errors.ts";
+import { PROTOCOLS } from "../protocols/registry.ts";
 import { json } from "../core/http.ts";
-import { isObject, type JsonObject } from "../core/types.ts";
+import { isObject } from "../core/types.ts";
 import type { Refusal } from "../translate/mod.ts";
 import type { HealthEvent } from "./health.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
@@ -133,7 +135,7 @@ export function failedAnswer(
     },
   );
   // A well-formed error body from an upstream of the client's own protocol is exactly what that client expects.
-  const keep = passthrough && isErrorEnvelope(body, call.client);
+  const keep = passthrough && PROTOCOLS[call.client].errors.keeps(body);
   // Anthropic error bodies carry a `request_id` (see docs/protocols.md, "Anthropic Messages"): the upstream's when it
   // named one, else the gateway's, as for the errors Bedrock's and Vertex's transports rebuild in Anthropic's shape.
   const kept = keep && call.client === "anthropic" && typeof body.request_id !== "string"
@@ -175,13 +177,6 @@ function misrouted(
     { param: "model" },
   );
   return { ...failed(route, error, base), outcome: error.kind, retrySame: false };
-}
-
-/** True when `body` is an error in `protocol`'s envelope, which its SDKs can read. */
-function isErrorEnvelope(body: JsonObject, protocol: string): boolean {
-  const error = body.error;
-  if (!isObject(error) || typeof error.message !== "string") return false;
-  return typeof error.type === "string" && (protocol !== "anthropic" || body.type === "error");
 }
 
 /**

@@ -4,9 +4,8 @@
  */
 import type { Config } from "../core/config.ts";
 import type { Exchange, Usage } from "../core/exchange.ts";
-import type { Operation } from "../core/protocols.ts";
 import type { SseMessage } from "../core/sse.ts";
-import type { JsonObject, Protocol } from "../core/types.ts";
+import type { JsonObject, Operation, Protocol } from "../core/types.ts";
 import type { HealthBoard } from "./health.ts";
 import type { PinTable } from "./pins.ts";
 import type { RetryBudget } from "./retry_budget.ts";

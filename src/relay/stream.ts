@@ -7,11 +7,13 @@
 import { byteRedactor } from "../core/byte_redact.ts";
 import { textRedactor } from "../core/redact.ts";
 import { GatewayError, toGatewayError } from "../core/errors.ts";
-import { encodeSse, errorEvents, type SseMessage, SseParser, type StreamStep } from "../core/sse.ts";
+import { encodeSse, type SseMessage, SseParser, type StreamStep } from "../core/sse.ts";
 import type { Protocol } from "../core/types.ts";
+import { errorEvents } from "../protocols/client_errors.ts";
+import { PROTOCOLS } from "../protocols/registry.ts";
 import type { UsageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
-import { eventTail, KEEP_ALIVE } from "./event_tail.ts";
+import { eventTail } from "./event_tail.ts";
 import { type Outbox, outbox, redactedView } from "./outbox.ts";
 import { abortReason, drain, DRAIN_MS } from "./stream_end.ts";
 import { streamClock } from "./stream_clock.ts";
@@ -96,6 +98,7 @@ export function relayStream(
   // Set once the upstream ended well: the client's stream ends when what waits in the box has gone out.
   let closing = false;
   const tail = eventTail();
+  const keepAlive = PROTOCOLS[protocol].stream.keepAlive;
   let started = false;
   let ended = false;
   let client: ReadableStreamDefaultController<Uint8Array>;
@@ -106,7 +109,7 @@ export function relayStream(
       // Only where an event has just ended: passthrough bytes, or a large translated event sent in slices, may stop
       // inside one (bytes of the next one held back by the redactor then follow it).
       if (!started || !tail.endsEvent()) return false;
-      send(KEEP_ALIVE[protocol]);
+      send(keepAlive);
       return true;
     },
   });

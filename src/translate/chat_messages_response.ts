@@ -4,12 +4,18 @@
  */
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { mergeAnthropicUsage, NO_USAGE, type TokenCounts, usageFromAnthropic } from "../core/usage.ts";
+import { NO_USAGE, type TokenCounts } from "../core/usage.ts";
+import {
+  endAnthropicStream,
+  mergeAnthropicUsage,
+  readAnthropicEvent,
+  readAnthropicMessage,
+  usageFromAnthropic,
+} from "../protocols/anthropic.ts";
 import { chatToMessagesRequest, freeformNames } from "./chat_messages_request.ts";
 import { freeformInput } from "./freeform_tools.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { answerToolId, chatUsage, finishFromStop } from "./shared.ts";
-import { endAnthropicStream, readAnthropicEvent } from "./upstream_events.ts";
 
 function created(ctx: TranslateContext): number {
   return Math.floor(ctx.now() / 1000);
@@ -26,7 +32,8 @@ export interface ChatAnswerOptions {
 
 /** A non-streamed Anthropic message as a chat completion with one choice. */
 export function messagesToChatResponse(body: JsonObject, { ctx, freeform }: ChatAnswerOptions): JsonObject {
-  const blocks = Array.isArray(body.content) ? body.content.filter(isObject) : [];
+  const answer = readAnthropicMessage(body);
+  const blocks = answer.content;
   const text = blocks.filter((b) => b.type === "text").map((b) => String(b.text ?? "")).join("");
   const reasoning = blocks.filter((b) => b.type === "thinking").map((b) => String(b.thinking ?? "")).join("");
   const toolCalls = blocks.filter((b) => b.type === "tool_use").map((b, i) => {
@@ -40,12 +47,12 @@ export function messagesToChatResponse(body: JsonObject, { ctx, freeform }: Chat
   // DeepSeek-style field: harmless to clients that ignore it, useful to those that show reasoning.
   if (reasoning) message.reasoning_content = reasoning;
   return {
-    id: typeof body.id === "string" ? body.id : `chatcmpl-${ctx.requestId}`,
+    id: answer.id ?? `chatcmpl-${ctx.requestId}`,
     object: "chat.completion",
     created: created(ctx),
     model: ctx.model,
-    choices: [{ index: 0, message, finish_reason: finishFromStop(body.stop_reason), logprobs: null }],
-    usage: chatUsage(usageFromAnthropic(body.usage)),
+    choices: [{ index: 0, message, finish_reason: finishFromStop(answer.stop_reason), logprobs: null }],
+    usage: chatUsage(usageFromAnthropic(answer.usage)),
   };
 }
 
@@ -95,57 +102,52 @@ export function messagesToChatStream({ ctx, freeform, includeUsage = false }: Ch
       if (stopped) return [];
       const data = readAnthropicEvent(message);
       switch (data.type) {
-        case "message_start": {
-          const msg = isObject(data.message) ? data.message : {};
-          if (typeof msg.id === "string") id = msg.id;
-          usage = usageFromAnthropic(msg.usage);
+        case "message_start":
+          id = data.message.id ?? id;
+          usage = usageFromAnthropic(data.message.usage);
           return [chunk({ role: "assistant", content: "" })];
-        }
         case "content_block_start": {
-          const block = isObject(data.content_block) ? data.content_block : {};
+          const block = data.content_block;
           if (block.type !== "tool_use") return [];
           const k = toolIndex.size;
-          toolIndex.set(Number(data.index), k);
+          toolIndex.set(data.index, k);
           const id = answerToolId(block.id, "call", ctx, k);
           if (freeform.has(String(block.name))) {
-            freeformArgs.set(Number(data.index), "");
+            freeformArgs.set(data.index, "");
             return [chunk({ tool_calls: [{ index: k, id, type: "custom", custom: { name: block.name } }] })];
           }
           const call = { index: k, id, type: "function", function: { name: block.name, arguments: "" } };
           return [chunk({ tool_calls: [call] })];
         }
         case "content_block_delta": {
-          const d = isObject(data.delta) ? data.delta : {};
-          if (d.type === "text_delta" && d.text) return [chunk({ content: d.text })];
-          if (d.type === "thinking_delta" && d.thinking) return [chunk({ reasoning_content: d.thinking })];
-          const k = toolIndex.get(Number(data.index));
-          const args = freeformArgs.get(Number(data.index));
-          if (d.type === "input_json_delta" && args !== undefined) {
-            freeformArgs.set(Number(data.index), args + String(d.partial_json ?? ""));
+          const { delta: d, index } = data;
+          if (d.type === "text_delta") return d.text ? [chunk({ content: d.text })] : [];
+          if (d.type === "thinking_delta") return d.thinking ? [chunk({ reasoning_content: d.thinking })] : [];
+          if (d.type !== "input_json_delta") return [];
+          const k = toolIndex.get(index);
+          const args = freeformArgs.get(index);
+          if (args !== undefined) {
+            freeformArgs.set(index, args + d.partial_json);
             return [];
           }
-          if (d.type === "input_json_delta" && d.partial_json && k !== undefined) {
-            withArguments.add(Number(data.index));
-            return [chunk({ tool_calls: [{ index: k, function: { arguments: d.partial_json } }] })];
-          }
-          return [];
+          if (!d.partial_json || k === undefined) return [];
+          withArguments.add(index);
+          return [chunk({ tool_calls: [{ index: k, function: { arguments: d.partial_json } }] })];
         }
         case "content_block_stop": {
-          const k = toolIndex.get(Number(data.index));
-          const args = freeformArgs.get(Number(data.index));
+          const k = toolIndex.get(data.index);
+          const args = freeformArgs.get(data.index);
           if (k !== undefined && args !== undefined) {
             return [chunk({ tool_calls: [{ index: k, custom: { input: freeformInput(args || "{}") } }] })];
           }
-          if (k === undefined || withArguments.has(Number(data.index))) return [];
+          if (k === undefined || withArguments.has(data.index)) return [];
           // A tool without input sends no JSON at all; clients parse the arguments, so "" would not do.
           return [chunk({ tool_calls: [{ index: k, function: { arguments: "{}" } }] })];
         }
-        case "message_delta": {
-          const d = isObject(data.delta) ? data.delta : {};
-          if (d.stop_reason) stopReason = d.stop_reason;
+        case "message_delta":
+          if (data.stop_reason) stopReason = data.stop_reason;
           usage = mergeAnthropicUsage(usage, data.usage);
           return [];
-        }
         case "message_stop":
           return finishing();
         default:

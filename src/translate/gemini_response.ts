@@ -4,13 +4,19 @@
  */
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { mergeAnthropicUsage, NO_USAGE, tokenCount, type TokenCounts, usageFromAnthropic } from "../core/usage.ts";
+import { NO_USAGE, tokenCount, type TokenCounts } from "../core/usage.ts";
+import {
+  endAnthropicStream,
+  mergeAnthropicUsage,
+  readAnthropicEvent,
+  readAnthropicMessage,
+  usageFromAnthropic,
+} from "../protocols/anthropic.ts";
 import { geminiToMessagesRequest, thoughtSignatureFor } from "./gemini_request.ts";
 import { throughMessages } from "./compose.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
 import { answerToolId } from "./shared.ts";
-import { endAnthropicStream, readAnthropicEvent } from "./upstream_events.ts";
 
 /** Anthropic `stop_reason` -> Gemini `finishReason` (see docs/protocols.md, "Stop and finish reasons"). */
 export const FINISH_REASON_BY_STOP: Record<string, string> = {
@@ -73,10 +79,10 @@ function callSigner() {
 
 /** A non-streamed Anthropic message as a Gemini response. */
 export function messagesToGeminiResponse(body: JsonObject, ctx: TranslateContext): JsonObject {
-  const blocks = Array.isArray(body.content) ? body.content.filter(isObject) : [];
+  const answer = readAnthropicMessage(body);
   const signer = callSigner();
   let calls = 0;
-  const parts = blocks.flatMap((b): JsonObject[] => {
+  const parts = answer.content.flatMap((b): JsonObject[] => {
     if (b.type === "thinking" || b.type === "redacted_thinking") {
       signer.thought(b);
       return [thoughtPart(b)];
@@ -86,8 +92,10 @@ export function messagesToGeminiResponse(body: JsonObject, ctx: TranslateContext
     const id = answerToolId(b.id, "toolu", ctx, calls++);
     return [signer.call({ functionCall: { id, name: b.name, args: isObject(b.input) ? b.input : {} } })];
   });
-  const id = typeof body.id === "string" ? body.id : ctx.requestId;
-  return envelope(ctx, id, parts, { stop: body.stop_reason, usage: usageFromAnthropic(body.usage) });
+  return envelope(ctx, answer.id ?? ctx.requestId, parts, {
+    stop: answer.stop_reason,
+    usage: usageFromAnthropic(answer.usage),
+  });
 }
 
 /** Anthropic events -> Gemini chunks: text and thoughts as they come, each function call whole, usage last. */
@@ -108,25 +116,23 @@ export function messagesToGeminiStream(ctx: TranslateContext): StreamStep {
       if (stopped) return [];
       const data = readAnthropicEvent(message);
       switch (data.type) {
-        case "message_start": {
-          const msg = isObject(data.message) ? data.message : {};
-          if (typeof msg.id === "string") id = msg.id;
-          usage = usageFromAnthropic(msg.usage);
+        case "message_start":
+          id = data.message.id ?? id;
+          usage = usageFromAnthropic(data.message.usage);
           return [];
-        }
         case "content_block_start":
-          open = { ...(isObject(data.content_block) ? data.content_block : {}), json: "" };
+          open = { ...data.content_block, json: "" };
           if (open.type === "thinking") open.thinking = "";
           return [];
         case "content_block_delta": {
-          const d = isObject(data.delta) ? data.delta : {};
-          if (d.type === "text_delta" && d.text) return [chunk([{ text: d.text }])];
+          const d = data.delta;
+          if (d.type === "text_delta") return d.text ? [chunk([{ text: d.text }])] : [];
           if (d.type === "thinking_delta" && d.thinking) {
             open.thinking = String(open.thinking ?? "") + d.thinking;
             return [chunk([{ text: d.thinking, thought: true }])];
           }
-          if (d.type === "signature_delta") open.signature = String(open.signature ?? "") + String(d.signature ?? "");
-          if (d.type === "input_json_delta") open.json = String(open.json) + String(d.partial_json ?? "");
+          if (d.type === "signature_delta") open.signature = String(open.signature ?? "") + d.signature;
+          if (d.type === "input_json_delta") open.json = String(open.json) + d.partial_json;
           return [];
         }
         case "content_block_stop": {
@@ -148,12 +154,10 @@ export function messagesToGeminiStream(ctx: TranslateContext): StreamStep {
           const call = { id: callId, name: block.name, args: isObject(args) ? args : { _raw_arguments: json } };
           return [chunk([signer.call({ functionCall: call })])];
         }
-        case "message_delta": {
-          const d = isObject(data.delta) ? data.delta : {};
-          if (d.stop_reason) stop = d.stop_reason;
+        case "message_delta":
+          if (data.stop_reason) stop = data.stop_reason;
           usage = mergeAnthropicUsage(usage, data.usage);
           return [];
-        }
         case "message_stop":
           stopped = true;
           return [chunk([{ text: "" }], { stop, usage })];

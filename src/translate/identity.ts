@@ -3,9 +3,8 @@
  * so only the model id changes (and only when aliased) and stream bytes are left alone.
  */
 import type { Usage } from "../core/exchange.ts";
-import type { Operation } from "../core/protocols.ts";
 import type { StreamStep } from "../core/sse.ts";
-import type { JsonObject } from "../core/types.ts";
+import type { JsonObject, Operation } from "../core/types.ts";
 
 /** What a translation knows about the request it serves. */
 export interface TranslateContext {

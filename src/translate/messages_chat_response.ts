@@ -7,7 +7,8 @@ import { GatewayError } from "../core/errors.ts";
 import { estimatePromptTokens, estimateTokens } from "../core/estimate.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { NO_USAGE, type TokenCounts, usageFromChat } from "../core/usage.ts";
+import { NO_USAGE, type TokenCounts } from "../core/usage.ts";
+import { readChatCompletion, readChatDelta, usageFromChat } from "../protocols/chat.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesToChatRequest } from "./messages_chat_request.ts";
 import {
@@ -19,7 +20,7 @@ import {
   type ToolNames,
   toolNames,
 } from "./shared.ts";
-import { readChatDelta, toolCallBuffer } from "./upstream_events.ts";
+import { toolCallBuffer } from "./chat_tool_calls.ts";
 
 /**
  * The stop reason of an answer. Some servers end tool calls with finish_reason "stop" (or none), and the calls are
@@ -28,18 +29,6 @@ import { readChatDelta, toolCallBuffer } from "./upstream_events.ts";
 function stopWithCalls(finish: unknown, hasCalls: boolean): string {
   if (hasCalls && finish !== "length" && finish !== "content_filter") return "tool_use";
   return stopFromFinish(finish);
-}
-
-/** The first choice's message of a chat completion, or an empty one. */
-function firstChoice(body: JsonObject): { message: JsonObject; finish: unknown } {
-  const choice = Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0] : {};
-  return { message: isObject(choice.message) ? choice.message : {}, finish: choice.finish_reason };
-}
-
-/** Reasoning text under either name compatible servers use. */
-export function reasoningOf(delta: JsonObject): string {
-  const value = delta.reasoning_content ?? delta.reasoning;
-  return typeof value === "string" ? value : "";
 }
 
 /** Per-request state shared by the request and answer sides. */
@@ -51,21 +40,19 @@ export interface MessagesChatState {
 }
 
 /** Usage from the upstream, or an estimate when it sent none. */
-function usageOrEstimate(usage: unknown, state: MessagesChatState, outputChars: number): TokenCounts {
-  if (isObject(usage)) return usageFromChat(usage);
+function usageOrEstimate(usage: JsonObject | undefined, state: MessagesChatState, outputChars: number): TokenCounts {
+  if (usage) return usageFromChat(usage);
   return { ...NO_USAGE, input: state.promptTokens, output: estimateTokens(outputChars) };
 }
 
 /** A non-streamed chat completion as an Anthropic message: thinking, then text, then tool calls. */
 export function chatToMessagesResponse(body: JsonObject, state: MessagesChatState): JsonObject {
   const { names, ctx } = state;
-  const { message, finish } = firstChoice(body);
+  const { message, finish, usage, id } = readChatCompletion(body);
   const content: JsonObject[] = [];
-  const reasoning = reasoningOf(message);
-  if (reasoning) content.push({ type: "thinking", thinking: reasoning, signature: "" });
-  const text = typeof message.content === "string" ? message.content : "";
-  if (text) content.push({ type: "text", text });
-  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
+  if (message.reasoning) content.push({ type: "thinking", thinking: message.reasoning, signature: "" });
+  if (message.content) content.push({ type: "text", text: message.content });
+  const calls = message.tool_calls;
   calls.forEach((call, i) => {
     const fn = isObject(call.function) ? call.function : {};
     content.push({
@@ -76,14 +63,14 @@ export function chatToMessagesResponse(body: JsonObject, state: MessagesChatStat
     });
   });
   return {
-    id: typeof body.id === "string" && body.id ? body.id : `msg_${ctx.requestId}`,
+    id: typeof id === "string" && id ? id : `msg_${ctx.requestId}`,
     type: "message",
     role: "assistant",
     model: ctx.model,
     content,
     stop_reason: stopWithCalls(finish, calls.length > 0),
     stop_sequence: null,
-    usage: anthropicUsage(usageOrEstimate(body.usage, state, JSON.stringify(content).length)),
+    usage: anthropicUsage(usageOrEstimate(usage, state, JSON.stringify(content).length)),
   };
 }
 
@@ -185,10 +172,9 @@ export function chatToMessagesStream(state: MessagesChatState): StreamStep {
       if (chunk === "done") return complete();
       const out = start(chunk.id);
       if (chunk.usage) usage = chunk.usage;
-      const d = chunk.delta;
-      const reasoning = reasoningOf(d);
-      if (reasoning) out.push(...delta("thinking", reasoning));
-      if (typeof d.content === "string" && d.content) out.push(...delta("text", d.content));
+      const d = chunk.message;
+      if (d.reasoning) out.push(...delta("thinking", d.reasoning));
+      if (d.content) out.push(...delta("text", d.content));
       calls.add(d.tool_calls);
       if (chunk.finish) {
         finish = chunk.finish;

@@ -5,14 +5,14 @@
 import { GatewayError } from "../core/errors.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { NO_USAGE, tokenCount, type TokenCounts, usageFromGemini } from "../core/usage.ts";
+import { NO_USAGE, tokenCount, type TokenCounts } from "../core/usage.ts";
+import { readGeminiAnswer, readGeminiChunk, usageFromGemini } from "../protocols/gemini.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
 import { throughMessages } from "./compose.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { idWithSignature, messagesToGeminiRequest, textSignatureBlock } from "./messages_gemini_request.ts";
 import { responsesViaMessages } from "./responses_response.ts";
 import { answerToolId, anthropicUsage, type ToolNames, toolNames } from "./shared.ts";
-import { readGeminiChunk } from "./upstream_events.ts";
 
 /** Gemini `finishReason` -> Anthropic `stop_reason` (see docs/protocols.md, "Stop and finish reasons"). */
 export const STOP_BY_FINISH_REASON: Record<string, string> = {
@@ -31,15 +31,6 @@ function stopOf(finish: unknown, calls: number, blocked: boolean): string {
   if (blocked) return "refusal";
   const stop = STOP_BY_FINISH_REASON[String(finish)] ?? "end_turn";
   return stop === "end_turn" && calls > 0 ? "tool_use" : stop;
-}
-
-/** The first candidate's parts, and whether the prompt itself was blocked. */
-function partsOf(chunk: JsonObject): { parts: JsonObject[]; finish: unknown; blocked: boolean } {
-  const candidate = Array.isArray(chunk.candidates) && isObject(chunk.candidates[0]) ? chunk.candidates[0] : {};
-  const content = isObject(candidate.content) ? candidate.content : {};
-  const parts = Array.isArray(content.parts) ? content.parts.filter(isObject) : [];
-  const blocked = isObject(chunk.promptFeedback) && typeof chunk.promptFeedback.blockReason === "string";
-  return { parts, finish: candidate.finishReason, blocked };
 }
 
 /** The answer's state as parts arrive: blocks in order, thinking only before anything else. */
@@ -78,7 +69,7 @@ function signedCalls(calls: readonly JsonObject[], offCalls: string | undefined)
 
 /** A whole Gemini answer as an Anthropic message. */
 export function geminiToMessagesResponse(body: JsonObject, b: Builder): JsonObject {
-  const { parts, finish, blocked } = partsOf(body);
+  const { parts, finish, blocked, responseId, usageMetadata } = readGeminiAnswer(body);
   const content: JsonObject[] = [];
   const thought = parts.filter((p) => p.thought === true).map((p) => String(p.text ?? "")).join("");
   const offCalls = signatureOffCalls(parts);
@@ -95,14 +86,14 @@ export function geminiToMessagesResponse(body: JsonObject, b: Builder): JsonObje
     } else if (isObject(part.functionCall)) content.push(toolUse(calls.shift()!, b));
   }
   return {
-    id: `msg_${String(body.responseId ?? b.ctx.requestId)}`,
+    id: `msg_${String(responseId ?? b.ctx.requestId)}`,
     type: "message",
     role: "assistant",
     model: b.ctx.model,
     content,
     stop_reason: stopOf(finish, b.calls, blocked && parts.length === 0),
     stop_sequence: null,
-    usage: anthropicUsage(usageFromGemini(body.usageMetadata)),
+    usage: anthropicUsage(usageFromGemini(usageMetadata)),
   };
 }
 
@@ -139,17 +130,16 @@ export function geminiToMessagesStream(b: Builder): StreamStep {
     next(message) {
       const chunk = readGeminiChunk(message);
       const out: SseMessage[] = [];
-      if (isObject(chunk.usageMetadata)) usage = usageFromGemini(chunk.usageMetadata);
+      if (chunk.usageMetadata) usage = usageFromGemini(chunk.usageMetadata);
       if (!started) {
         started = true;
         const id = `msg_${String(chunk.responseId ?? b.ctx.requestId)}`;
         const msg = { id, type: "message", role: "assistant", model: b.ctx.model, content: [], stop_reason: null };
         out.push(event({ type: "message_start", message: { ...msg, usage: anthropicUsage(usage) } }));
       }
-      const parts = partsOf(chunk);
-      if (parts.finish) finish = parts.finish;
-      blocked ||= parts.blocked;
-      for (const part of parts.parts) {
+      if (chunk.finish) finish = chunk.finish;
+      blocked ||= chunk.blocked;
+      for (const part of chunk.parts) {
         if (!isObject(part.functionCall) && typeof part.thoughtSignature === "string") {
           offCalls ??= part.thoughtSignature;
         }

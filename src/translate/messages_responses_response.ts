@@ -5,7 +5,7 @@
  */
 import { estimatePromptTokens } from "../core/estimate.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { usageFromResponses } from "../core/usage.ts";
+import { usageFromResponses } from "../protocols/responses.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
 import { throughMessages } from "./compose.ts";
 import { geminiViaMessages } from "./gemini_response.ts";

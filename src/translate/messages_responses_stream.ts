@@ -6,7 +6,7 @@
  */
 import { GatewayError } from "../core/errors.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
-import { isObject, type JsonObject } from "../core/types.ts";
+import type { JsonObject } from "../core/types.ts";
 import {
   partText,
   type ResponsesAnswerState,
@@ -15,7 +15,7 @@ import {
   usageOfResponse,
 } from "./messages_responses_response.ts";
 import { reasoningBlock } from "./responses_reasoning.ts";
-import { readResponsesEvent } from "./upstream_events.ts";
+import { readResponsesEvent } from "../protocols/responses.ts";
 
 function event(data: JsonObject): SseMessage {
   return { event: String(data.type), data: JSON.stringify(data) };
@@ -41,10 +41,10 @@ export function responsesToMessagesStream(state: ResponsesAnswerState): StreamSt
   /** Output items whose text has gone out in deltas, so their finished item is not shown again. */
   const shown = new Set<number>();
 
-  function start(response: unknown): SseMessage[] {
+  function start(response: JsonObject | undefined): SseMessage[] {
     if (started) return [];
     started = true;
-    const id = isObject(response) && typeof response.id === "string" ? response.id : `msg_${ctx.requestId}`;
+    const id = typeof response?.id === "string" ? response.id : `msg_${ctx.requestId}`;
     const usage = {
       input_tokens: state.promptTokens,
       output_tokens: 0,
@@ -68,8 +68,8 @@ export function responsesToMessagesStream(state: ResponsesAnswerState): StreamSt
     return event({ type: "content_block_delta", index, delta: d });
   }
   /** Text or thinking for output item `item`, in the block open for it, or a new one. */
-  function delta(kind: OpenBlock["kind"], item: number, text: unknown, part?: string): SseMessage[] {
-    if (typeof text !== "string" || !text) return [];
+  function delta(kind: OpenBlock["kind"], item: number, text: string, part?: string): SseMessage[] {
+    if (!text) return [];
     shown.add(item);
     const out: SseMessage[] = [];
     if (open?.kind !== kind || open.item !== item) {
@@ -127,22 +127,21 @@ export function responsesToMessagesStream(state: ResponsesAnswerState): StreamSt
     }
     return open?.item === at ? [...out, ...close()] : out;
   }
-  function itemDone(item: unknown, at: number): SseMessage[] {
-    if (!isObject(item)) return [];
+  function itemDone(item: JsonObject | undefined, at: number): SseMessage[] {
+    if (!item) return [];
     if (item.type === "reasoning") return reasoningDone(item, at);
     if (item.type === "message") return messageDone(item, at);
     if (item.type !== "function_call") return [];
     called = true;
     return whole(toolUseOf(item, state));
   }
-  function complete(response: unknown): SseMessage[] {
+  function complete(response: JsonObject = {}): SseMessage[] {
     finished = true;
-    const body = isObject(response) ? response : {};
     const out = close();
     out.push(event({
       type: "message_delta",
-      delta: { stop_reason: stopOfResponse(body, called, refused), stop_sequence: null },
-      usage: usageOfResponse(body),
+      delta: { stop_reason: stopOfResponse(response, called, refused), stop_sequence: null },
+      usage: usageOfResponse(response),
     }));
     out.push(event({ type: "message_stop" }));
     return out;
@@ -153,7 +152,7 @@ export function responsesToMessagesStream(state: ResponsesAnswerState): StreamSt
       const data = readResponsesEvent(message);
       if (!data || finished) return [];
       const out = start(data.response);
-      const at = typeof data.output_index === "number" ? data.output_index : -1;
+      const at = data.output_index;
       switch (data.type) {
         case "response.output_text.delta":
           return [...out, ...delta("text", at, data.delta)];

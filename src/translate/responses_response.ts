@@ -5,15 +5,21 @@
 import { GatewayError } from "../core/errors.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { mergeAnthropicUsage, NO_USAGE, type TokenCounts, usageFromAnthropic, usageFromChat } from "../core/usage.ts";
+import { NO_USAGE, type TokenCounts } from "../core/usage.ts";
+import {
+  mergeAnthropicUsage,
+  readAnthropicEvent,
+  readAnthropicMessage,
+  usageFromAnthropic,
+} from "../protocols/anthropic.ts";
+import { readChatCompletion, readChatDelta, usageFromChat } from "../protocols/chat.ts";
+import { toolCallBuffer } from "./chat_tool_calls.ts";
 import { freeformInput } from "./freeform_tools.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
-import { reasoningOf } from "./messages_chat_response.ts";
 import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from "./responses_request.ts";
 import { type ResponsesState, responsesTools } from "./responses_tools.ts";
 import { type ResponsesEnd, type ResponsesWriter, responsesWriter } from "./responses_writer.ts";
 import { answerToolId, finishFromStop, toolArgumentsText } from "./shared.ts";
-import { readAnthropicEvent, readChatDelta, toolCallBuffer } from "./upstream_events.ts";
 
 function endFromFinish(finish: unknown): ResponsesEnd {
   if (finish === "length") return "max_output_tokens";
@@ -46,27 +52,25 @@ function writeCall(
 /** A non-streamed chat completion as a Responses object. */
 export function chatToResponsesResponse(body: JsonObject, state: ResponsesState): JsonObject {
   const writer = responsesWriter(state.ctx);
-  const choice = Array.isArray(body.choices) && isObject(body.choices[0]) ? body.choices[0] : {};
-  const message = isObject(choice.message) ? choice.message : {};
-  const reasoning = reasoningOf(message);
-  if (reasoning) writer.reasoning(reasoning);
-  if (typeof message.content === "string" && message.content) writer.text(message.content);
-  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter(isObject) : [];
-  calls.forEach((call, i) => {
+  const { message, finish, usage } = readChatCompletion(body);
+  if (message.reasoning) writer.reasoning(message.reasoning);
+  if (message.content) writer.text(message.content);
+  message.tool_calls.forEach((call, i) => {
     const native = call.type === "custom" && isObject(call.custom);
     const fn = native ? call.custom as JsonObject : isObject(call.function) ? call.function : {};
     const id = answerToolId(call.id, "call", state.ctx, i);
     writeCall(writer, { id, name: String(fn.name ?? ""), args: native ? fn.input : fn.arguments ?? "", native }, state);
   });
-  writer.finish(endFromFinish(choice.finish_reason), usageFromChat(body.usage));
+  writer.finish(endFromFinish(finish), usageFromChat(usage));
   return writer.response();
 }
 
 /** A non-streamed Anthropic message as a Responses object; thinking is sealed into `encrypted_content`. */
 export function messagesToResponsesResponse(body: JsonObject, state: ResponsesState): JsonObject {
   const writer = responsesWriter(state.ctx);
+  const answer = readAnthropicMessage(body);
   let calls = 0;
-  for (const block of Array.isArray(body.content) ? body.content.filter(isObject) : []) {
+  for (const block of answer.content) {
     if (block.type === "thinking") {
       if (block.thinking) writer.reasoning(String(block.thinking));
       writer.reasoningSealed(sealThinking(block));
@@ -77,7 +81,7 @@ export function messagesToResponsesResponse(body: JsonObject, state: ResponsesSt
       writeCall(writer, { id, name: String(block.name), args: block.input ?? {} }, state);
     }
   }
-  writer.finish(endFromStop(body.stop_reason), usageFromAnthropic(body.usage));
+  writer.finish(endFromStop(answer.stop_reason), usageFromAnthropic(answer.usage));
   return writer.response();
 }
 
@@ -113,10 +117,9 @@ export function chatToResponsesStream(state: ResponsesState): StreamStep {
       if (chunk === "done") return complete();
       const out = writer.start();
       if (chunk.usage) usage = usageFromChat(chunk.usage);
-      const delta = chunk.delta;
-      const reasoning = reasoningOf(delta);
-      if (reasoning) out.push(...writer.reasoning(reasoning));
-      if (typeof delta.content === "string" && delta.content) out.push(...writer.text(delta.content));
+      const delta = chunk.message;
+      if (delta.reasoning) out.push(...writer.reasoning(delta.reasoning));
+      if (delta.content) out.push(...writer.text(delta.content));
       calls.add(delta.tool_calls);
       if (chunk.finish) {
         finish = chunk.finish;
@@ -151,13 +154,12 @@ export function messagesToResponsesStream(state: ResponsesState): StreamStep {
     next(message) {
       if (finished) return [];
       const data = readAnthropicEvent(message);
-      const block = isObject(data.content_block) ? data.content_block : {};
-      const delta = isObject(data.delta) ? data.delta : {};
       switch (data.type) {
         case "message_start":
-          usage = usageFromAnthropic(isObject(data.message) ? data.message.usage : undefined);
+          usage = usageFromAnthropic(data.message.usage);
           return writer.start();
-        case "content_block_start":
+        case "content_block_start": {
+          const block = data.content_block;
           if (block.type === "thinking") thinking = { thinking: "", signature: "" };
           if (block.type === "redacted_thinking") return writer.reasoningSealed(sealThinking(block));
           if (block.type === "tool_use") {
@@ -166,19 +168,22 @@ export function messagesToResponsesStream(state: ResponsesState): StreamStep {
             return writer.callStart(answerToolId(block.id, "call", state.ctx, calls++), tool);
           }
           return [];
-        case "content_block_delta":
-          if (delta.type === "text_delta" && delta.text) return writer.text(String(delta.text));
+        }
+        case "content_block_delta": {
+          const { delta } = data;
+          if (delta.type === "text_delta") return delta.text ? writer.text(delta.text) : [];
           if (delta.type === "input_json_delta" && freeform !== undefined) {
-            freeform += String(delta.partial_json ?? "");
+            freeform += delta.partial_json;
             return [];
           }
-          if (delta.type === "input_json_delta") return writer.callArguments(String(delta.partial_json ?? ""));
+          if (delta.type === "input_json_delta") return writer.callArguments(delta.partial_json);
           if (delta.type === "thinking_delta" && thinking) {
-            thinking.thinking += String(delta.thinking ?? "");
-            return delta.thinking ? writer.reasoning(String(delta.thinking)) : [];
+            thinking.thinking += delta.thinking;
+            return delta.thinking ? writer.reasoning(delta.thinking) : [];
           }
-          if (delta.type === "signature_delta" && thinking) thinking.signature += String(delta.signature ?? "");
+          if (delta.type === "signature_delta" && thinking) thinking.signature += delta.signature;
           return [];
+        }
         case "content_block_stop": {
           if (freeform !== undefined) {
             const input = freeformInput(freeform || "{}");
@@ -191,7 +196,7 @@ export function messagesToResponsesStream(state: ResponsesState): StreamStep {
           return writer.reasoningSealed(sealed);
         }
         case "message_delta":
-          if (isObject(data.delta) && data.delta.stop_reason) stop = data.delta.stop_reason;
+          if (data.stop_reason) stop = data.stop_reason;
           usage = mergeAnthropicUsage(usage, data.usage);
           return [];
         case "message_stop":

@@ -1,23 +1,15 @@
 /**
- * @module Reading token usage from an upstream's answer in its own protocol: a non-streamed body, or the
- * stream's events as they pass (Anthropic usage is cumulative; OpenAI chat sends one usage chunk).
+ * @module Reading token usage from an upstream's answer in its own protocol, as its descriptor tells it
+ * (src/protocols/): a non-streamed body, or the stream's events as they pass, and where the stream stands.
  */
-import { byteMarker, type MarkerSet, markerSet } from "../core/byte_search.ts";
+import type { MarkerSet } from "../core/byte_search.ts";
 import type { AnswerFacts, Usage } from "../core/exchange.ts";
 import { saneId } from "../core/http.ts";
-import { isResponsesEnd, type SseMessage } from "../core/sse.ts";
+import type { SseMessage } from "../core/sse.ts";
 import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
-import { upstreamEventError } from "../core/upstream_error.ts";
-import {
-  invalidCounts,
-  mergeAnthropicUsage,
-  recordedUsage,
-  type TokenCounts,
-  usageFromAnthropic,
-  usageFromChat,
-  usageFromGemini,
-  usageFromResponses,
-} from "../core/usage.ts";
+import { invalidCounts, recordedUsage, type TokenCounts } from "../core/usage.ts";
+import { PROTOCOLS } from "../protocols/registry.ts";
+import { upstreamEventError } from "../protocols/upstream_error.ts";
 
 /** Collects usage from a stream, event by event. */
 export interface UsageMeter {
@@ -44,39 +36,9 @@ export interface UsageMeter {
 /** Where an upstream stream stands. */
 export type StreamState = "open" | "finishing" | "finished" | "errored";
 
-/** The events after which a stream in each protocol is complete and nothing more will come. */
-const TERMINAL: Record<UpstreamProtocol, (message: SseMessage) => boolean> = {
-  anthropic: (m) => m.event === "message_stop" || (m.event === undefined && m.data.includes('"message_stop"')),
-  "openai-chat": (m) => m.data === "[DONE]",
-  "openai-responses": isResponsesEnd,
-  // A Gemini stream simply ends after the chunk with its finishReason.
-  gemini: () => false,
-};
-
-/** Events after which an end of the stream is acceptable though more may follow (chat's finish chunk: some
- * OpenAI-compatible servers end there without usage or [DONE]). */
-const FINISHING: Partial<Record<UpstreamProtocol, (message: SseMessage) => boolean>> = {
-  "openai-chat": (m) => /"finish_reason":\s*"/.test(m.data),
-  gemini: (m) => /"finishReason":\s*"/.test(m.data),
-};
-
-const USAGE_OBJECT = /"usage(Metadata)?"\s*:\s*\{/;
-
-/** What the tests above look for, as bytes: usage, errors (named, or in the payload), and the endings. */
-const MARKERS: Record<UpstreamProtocol, MarkerSet> = {
-  anthropic: markerSet(["usage", "error", "message_stop", "response.failed"].map(byteMarker)),
-  "openai-chat": markerSet(["usage", "error", "[DONE]", "finish_reason", "response.failed"].map(byteMarker)),
-  gemini: markerSet(["usageMetadata", "error", "finishReason"].map(byteMarker)),
-  // Every lifecycle event holds `"usage": null` and `"error": null`; only the ends and errors can change the meter.
-  "openai-responses": markerSet(
-    ["response.completed", "response.incomplete", "response.failed", "event: error", '"type":"error"'].map(byteMarker),
-  ),
-};
-
-function parse(data: string): JsonObject | undefined {
-  // Only events with a usage object are parsed; the rest pass by with a cheap test. OpenAI sends `"usage":null` on
-  // every chunk of a stream that asked for usage, and those carry nothing.
-  if (!USAGE_OBJECT.test(data)) return undefined;
+function parse(data: string, usage: RegExp): JsonObject | undefined {
+  // Only events with a usage object are parsed; the rest pass by with a cheap test.
+  if (!usage.test(data)) return undefined;
   try {
     const value = JSON.parse(data);
     return isObject(value) ? value : undefined;
@@ -84,20 +46,6 @@ function parse(data: string): JsonObject | undefined {
     return undefined;
   }
 }
-
-/** What a chunk that is not parsed names of its answer, by protocol: its id, its model and its finish reason. */
-const NAMES: Partial<Record<UpstreamProtocol, { id: RegExp; model: RegExp; finish: RegExp }>> = {
-  "openai-chat": {
-    id: /"id"\s*:\s*"([^"]{1,128})"/,
-    model: /"model"\s*:\s*"([^"]{1,128})"/,
-    finish: /"finish_reason"\s*:\s*"([a-z_]{1,40})"/,
-  },
-  gemini: {
-    id: /"responseId"\s*:\s*"([^"]{1,128})"/,
-    model: /"modelVersion"\s*:\s*"([^"]{1,128})"/,
-    finish: /"finishReason"\s*:\s*"([A-Z_]{1,40})"/,
-  },
-};
 
 /**
  * A meter for an upstream speaking `protocol`. A count that is not a whole number of tokens within the bound is cut
@@ -107,9 +55,8 @@ const NAMES: Partial<Record<UpstreamProtocol, { id: RegExp; model: RegExp; finis
 export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string[]) => void): UsageMeter {
   let seen: TokenCounts | undefined;
   let state: StreamState = "open";
-  const terminal = TERMINAL[protocol];
-  const finishing = FINISHING[protocol];
-  const names = NAMES[protocol];
+  const { usage: reading, stream } = PROTOCOLS[protocol];
+  const { terminal, finishing, names } = stream;
   function check(usage: JsonObject): JsonObject {
     const fields = invalid && invalidCounts(usage);
     if (fields && fields.length > 0) invalid(fields);
@@ -117,32 +64,9 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
   }
   let facts: AnswerFacts | undefined;
   function take(body: JsonObject): void {
-    if (protocol === "anthropic") {
-      // Later events overwrite earlier ones field by field, as the SDKs do.
-      const message = isObject(body.message) ? body.message : body;
-      const usage = isObject(message.usage) ? message.usage : body.usage;
-      if (isObject(usage)) seen = seen ? mergeAnthropicUsage(seen, check(usage)) : usageFromAnthropic(check(usage));
-      note(message.id, message.model, isObject(body.delta) ? body.delta.stop_reason : message.stop_reason);
-      return;
-    }
-    if (protocol === "openai-responses") {
-      // A whole answer, or a lifecycle event that carries one; the usage is on the last.
-      const response = isObject(body.response) ? body.response : body;
-      if (isObject(response.usage)) seen = usageFromResponses(check(response.usage));
-      const incomplete = isObject(response.incomplete_details) ? response.incomplete_details.reason : undefined;
-      note(response.id, response.model, incomplete ?? response.status);
-      return;
-    }
-    // Each Gemini chunk's usageMetadata stands for the whole answer so far.
-    if (protocol === "gemini") {
-      if (isObject(body.usageMetadata)) seen = usageFromGemini(check(body.usageMetadata));
-      const candidates = Array.isArray(body.candidates) ? body.candidates : [];
-      note(body.responseId, body.modelVersion, ...candidates.map((c) => isObject(c) ? c.finishReason : undefined));
-      return;
-    }
-    if (isObject(body.usage)) seen = usageFromChat(check(body.usage));
-    const choices = Array.isArray(body.choices) ? body.choices : [];
-    note(body.id, body.model, ...choices.map((choice) => isObject(choice) ? choice.finish_reason : undefined));
+    const read = reading.read(body);
+    if (read.usage) seen = reading.counts(check(read.usage), seen);
+    note(read.id, read.model, ...read.reasons);
   }
   /** Keeps what an answer names of itself, when it looks like an id (it is exported with traces). */
   function note(id: unknown, model: unknown, ...reasons: unknown[]): void {
@@ -158,9 +82,9 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
       if (state === "open" || state === "finishing") {
         if (upstreamEventError(message)) state = "errored";
         else if (terminal(message)) state = "finished";
-        else if (state === "open" && finishing?.(message)) state = "finishing";
+        else if (state === "open" && finishing(message)) state = "finishing";
       }
-      const body = parse(message.data);
+      const body = parse(message.data, stream.usage);
       if (body) take(body);
       else if (names) {
         // Chat and Gemini chunks without usage are not parsed: the first names the answer, the finishing one its reason.
@@ -172,6 +96,6 @@ export function usageMeter(protocol: UpstreamProtocol, invalid?: (fields: string
     usage: () => seen && recordedUsage(seen),
     answer: () => facts,
     state: () => state,
-    markers: MARKERS[protocol],
+    markers: stream.markers,
   };
 }

@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../src/core/errors.ts";
-import { bodySchema, checkBody, type Operation } from "../../src/core/protocols.ts";
-import type { JsonObject, Protocol } from "../../src/core/types.ts";
+import type { JsonObject, Operation, Protocol } from "../../src/core/types.ts";
+import { bodySchema, checkBody } from "../../src/protocols/checks.ts";
 
 const BASES: [Protocol, Operation, JsonObject][] = [
   ["anthropic", "generate", { model: "m", max_tokens: 8, messages: [{ role: "user", content: "Hi" }] }],

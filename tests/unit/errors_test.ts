@@ -1,7 +1,7 @@
 /** @module Unit tests for rendering the gateway's one error type in each client protocol. */
 import assert from "node:assert/strict";
-import { errorBody, type ErrorKind, errorResponse, GatewayError, kindForStatus } from "../../src/core/errors.ts";
-import { errorEvents } from "../../src/core/sse.ts";
+import { type ErrorKind, GatewayError, kindForStatus } from "../../src/core/errors.ts";
+import { errorBody, errorEvents, errorResponse } from "../../src/protocols/client_errors.ts";
 
 const KINDS: { kind: ErrorKind; status: number; anthropic: string; openai: string }[] = [
   { kind: "invalid_request", status: 400, anthropic: "invalid_request_error", openai: "invalid_request_error" },

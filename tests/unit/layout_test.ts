@@ -6,27 +6,29 @@
 import assert from "node:assert/strict";
 
 /**
- * Folders of src/ by layer, lowest first ("." is app.ts alone, the endpoint table every request goes through; serve/
+ * Folders of src/ by layer, lowest first (protocols/ holds the wire facts of each protocol, above the shared vocabulary
+ * and below everything that reads or writes a protocol's bodies and events; "." is app.ts alone, the endpoint table every request goes through; serve/
  * is the process around it: the config and KV opened, the port bound, workers, the shutdown). A file may import its
  * own folder and any folder of a lower layer, never one of the same or a higher layer. A new folder gets a layer here
  * and a line in docs/development.md.
  */
 const LAYERS: Record<string, number> = {
   core: 0,
-  translate: 1,
-  usage: 1,
-  providers: 1,
-  access: 2,
-  conversations: 2,
-  relay: 2,
-  mcp: 2,
-  handlers: 3,
-  observe: 3,
-  admin: 4,
-  console: 5,
-  ".": 6,
-  serve: 7,
-  cli: 8,
+  protocols: 1,
+  translate: 2,
+  usage: 2,
+  providers: 2,
+  access: 3,
+  conversations: 3,
+  relay: 3,
+  mcp: 3,
+  handlers: 4,
+  observe: 4,
+  admin: 5,
+  console: 6,
+  ".": 7,
+  serve: 8,
+  cli: 9,
 };
 const ROOT_FILES = new Set(["app.ts"]);
 /** What a pure translator must not touch: the network and Deno's APIs (KV, files, environment). */
@@ -214,6 +216,16 @@ Deno.test("layoutProblems() names each broken rule", () => {
       name: "core imports the project",
       sources: [source("core/config.ts", "../access/limits.ts"), source("access/limits.ts")],
       problem: /core\/config\.ts imports access\/limits\.ts: core\/ may not import access\//,
+    },
+    {
+      name: "the shared vocabulary imports a protocol's facts",
+      sources: [source("core/sse.ts", "../protocols/anthropic.ts"), source("protocols/anthropic.ts")],
+      problem: /core\/sse\.ts imports protocols\/anthropic\.ts: core\/ may not import protocols\//,
+    },
+    {
+      name: "a protocol's facts import a translator",
+      sources: [source("protocols/chat.ts", "../translate/shared.ts"), source("translate/shared.ts")],
+      problem: /protocols\/ may not import translate\//,
     },
     {
       name: "a service imports the command line",

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { GatewayError } from "../../src/core/errors.ts";
-import { checkBody } from "../../src/core/protocols.ts";
+import { checkBody } from "../../src/protocols/checks.ts";
 import type { JsonObject, Protocol } from "../../src/core/types.ts";
 import { TRANSLATORS } from "../../src/translate/mod.ts";
 import { testContext } from "../_translate_helpers.ts";

@@ -1,6 +1,7 @@
 /** @module Table-driven tests of the shared mapping tables: reasons, usage, tool names and ids, arguments. */
 import assert from "node:assert/strict";
-import { mergeAnthropicUsage, usageFromChat } from "../../src/core/usage.ts";
+import { mergeAnthropicUsage } from "../../src/protocols/anthropic.ts";
+import { usageFromChat } from "../../src/protocols/chat.ts";
 import {
   chatUsage,
   clampMaxTokens,

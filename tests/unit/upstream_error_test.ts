@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import type { SseMessage } from "../../src/core/sse.ts";
 import type { UpstreamProtocol } from "../../src/core/types.ts";
 import { leadingError } from "../../src/relay/leading_error.ts";
-import { readAnthropicEvent, readChatDelta } from "../../src/translate/upstream_events.ts";
+import { readAnthropicEvent } from "../../src/protocols/anthropic.ts";
+import { readChatDelta } from "../../src/protocols/chat.ts";
 import { usageMeter } from "../../src/usage/meter.ts";
 
 const CASES: { name: string; protocol: UpstreamProtocol; message: SseMessage; kind?: string }[] = [

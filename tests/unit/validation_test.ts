@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { GroupCreate, parseInput } from "../../src/admin/schemas.ts";
 import { parseConfig } from "../../src/core/config_load.ts";
 import { GatewayError } from "../../src/core/errors.ts";
-import { checkBody } from "../../src/core/protocols.ts";
+import { checkBody } from "../../src/protocols/checks.ts";
 import { fieldPath } from "../../src/core/validation.ts";
 
 const PATHS = [

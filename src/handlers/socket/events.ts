@@ -3,8 +3,10 @@
  * client's `stream_id` when it gave one), and a request the gateway refused as the socket's `error` event, with the
  * status and the headers (such as `retry-after`) the HTTP route would have answered with.
  */
-import { errorBody, type GatewayError } from "../../core/errors.ts";
-import { isResponsesEnd, SseParser } from "../../core/sse.ts";
+import type { GatewayError } from "../../core/errors.ts";
+import { SseParser } from "../../core/sse.ts";
+import { errorBody } from "../../protocols/client_errors.ts";
+import { isResponsesEnd } from "../../protocols/responses.ts";
 import { isObject, type JsonObject } from "../../core/types.ts";
 
 /** Headers a client acts on that a socket's error event carries along (see docs/protocols.md, "WebSocket mode"). */

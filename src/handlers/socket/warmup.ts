@@ -7,7 +7,7 @@
 import { inputItems, resolveConversation } from "../../conversations/resolve.ts";
 import { rememberedAfter, type SocketMemory } from "../../conversations/socket_memory.ts";
 import { GatewayError } from "../../core/errors.ts";
-import { checkBody } from "../../core/protocols.ts";
+import { checkBody } from "../../protocols/checks.ts";
 import { readJsonBody } from "../../core/request_body.ts";
 import { encodeSse } from "../../core/sse.ts";
 import { resolveRoutes } from "../../relay/routing.ts";

@@ -1,11 +1,13 @@
 /**
  * @module Whether an upstream's stream event is the upstream's own error, and what it means: one decision shared by
  * the relay (an error as the very first event fails the attempt), the usage meter (a stream that ended in error) and
- * the translators (the client's own error event), so none of them can see an error the others miss.
+ * the translators (the client's own error event), so none of them can see an error the others miss. It is one for
+ * every protocol, because compatible services mix them (an Anthropic error type on a chat stream, OpenAI's codes in
+ * any envelope): each protocol's error shapes and names are all recognized on every upstream.
  */
-import { type ErrorKind, GatewayError } from "./errors.ts";
-import type { SseMessage } from "./sse.ts";
-import { isObject, type JsonObject } from "./types.ts";
+import { type ErrorKind, GatewayError } from "../core/errors.ts";
+import type { SseMessage } from "../core/sse.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 
 /** Anthropic error types and OpenAI error codes or types, by the kind they mean (see docs/protocols.md, "Errors"). */
 const KIND_BY_NAME: Record<string, ErrorKind> = {
