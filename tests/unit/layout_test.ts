@@ -24,9 +24,10 @@ const LAYERS: Record<string, number> = {
   observe: 3,
   admin: 4,
   console: 5,
-  ".": 6,
-  serve: 7,
-  cli: 8,
+  oauth: 6,
+  ".": 7,
+  serve: 8,
+  cli: 9,
 };
 const ROOT_FILES = new Set(["app.ts"]);
 /** What a pure translator must not touch: the network and Deno's APIs (KV, files, environment). */
