@@ -61,7 +61,8 @@ export async function oauthRoutes(req: Request, ctx: RequestContext): Promise<Re
   if (method === "GET" && path.startsWith("/oauth/assets/")) {
     return oauthAsset(path.slice(6)) ?? notServed(req, "no such file");
   }
-  const json = JSON_ROUTES[`${method} ${path}`];
+  // A preflight asks for the method it will use: every JSON endpoint is a POST.
+  const json = JSON_ROUTES[`${method === "OPTIONS" ? "POST" : method} ${path}`];
   const metadata = RESOURCE_METADATA_PATHS.includes(path)
     ? resourceMetadata
     : SERVER_METADATA_PATHS.includes(path)
