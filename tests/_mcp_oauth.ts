@@ -167,7 +167,7 @@ export async function walkSignIn(authorizationUrl: URL | string, options: WalkOp
       token: options.token,
     });
   }
-  if (!step.location) throw new Error(`no way on from the sign-in (${step.status}): ${step.page.slice(0, 400)}`);
+  if (!step.location) throw new Error(`no way on from the sign-in (${step.status}): ${step.page.slice(0, 3000)}`);
   const consent = await browse(jar, step.location);
   if (consent.status !== 200) throw new Error(`no consent page (${consent.status}): ${consent.page.slice(0, 400)}`);
   const decided = await browse(jar, `${gateway}/oauth/consent`, {

@@ -146,9 +146,9 @@ export function clientIdUrlProblem(clientId: string): string | undefined {
   return undefined;
 }
 
-/** True when a client id names a metadata document rather than a registration of the gateway's own. */
+/** True when a client id is a URL (a metadata document's, fit or not) rather than a registration of the gateway's. */
 export function isUrlClientId(clientId: string): boolean {
-  return clientId.startsWith("https://");
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(clientId);
 }
 
 /** The prefixes of the secrets the gateway hands out: never `sk-`, so no token is taken for another. */

@@ -58,10 +58,10 @@ export const AUDIT_ACTIONS = [
   "operator_key.revoke",
   "person.update",
   "person.remove",
-  "oauth.client.register",
-  "oauth.grant.create",
-  "oauth.token.refresh",
-  "oauth.grant.revoke",
+  "oauth_client.register",
+  "oauth_grant.create",
+  "oauth_grant.refresh",
+  "oauth_grant.revoke",
   "oauth.refused",
 ] as const;
 

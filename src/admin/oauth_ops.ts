@@ -24,7 +24,7 @@ export function oauthOps({ ctx, mayChange, record }: OperatorOpsContext) {
     const revoked = await revokeGrant(store, id);
     if (!revoked) return undefined;
     const view = grantView(revoked);
-    await record("oauth.grant.revoke", id, view, { reason, client_name: revoked.client_name });
+    await record("oauth_grant.revoke", id, view, { reason, client_name: revoked.client_name });
     return view;
   }
 

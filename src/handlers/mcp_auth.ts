@@ -69,7 +69,7 @@ async function oauthPrincipal(req: Request, ctx: RequestContext, token: string, 
     if (checked.grant) {
       await oauth.audit({
         who: checked.grant.subject.kind === "person" ? checked.grant.subject.email : checked.grant.subject.token_id,
-        action: revoked ? "oauth.grant.revoke" : "oauth.refused",
+        action: revoked ? "oauth_grant.revoke" : "oauth.refused",
         target: checked.grant.id,
         before: revoked ? { client_name: checked.grant.client_name, client_id: checked.grant.client_id } : null,
         after: { reason: checked.why, client_name: checked.grant.client_name },

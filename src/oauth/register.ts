@@ -29,7 +29,7 @@ export async function register(req: Request, ctx: RequestContext): Promise<Respo
   deps.oauth.count("register", "ok");
   await deps.oauth.audit({
     who: `client ${client.client_name}`,
-    action: "oauth.client.register",
+    action: "oauth_client.register",
     target: client.client_id,
     after: { client_name: client.client_name, redirect_uris: client.redirect_uris },
     ip: peer.address,

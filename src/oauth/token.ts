@@ -85,7 +85,7 @@ async function refuse(
   ctx.deps.oauth.count(how.event, how.outcome ?? (revoked ? "revoked" : "refused"));
   await ctx.deps.oauth.audit({
     who: whoOf(grant),
-    action: revoked ? "oauth.grant.revoke" : "oauth.refused",
+    action: revoked ? "oauth_grant.revoke" : "oauth.refused",
     target: grant.id,
     before: revoked ? grantView(revoked) : null,
     after: { step: "token", reason: err.message, client_name: grant.client_name },
@@ -139,7 +139,7 @@ async function redeem(req: Request, ctx: RequestContext, form: URLSearchParams):
   deps.oauth.count("token", "ok");
   await deps.oauth.audit({
     who: whoOf(grant),
-    action: "oauth.grant.create",
+    action: "oauth_grant.create",
     target: grant.id,
     after: grantView(tokens.grant, group),
     ...from(req, ctx),
@@ -179,7 +179,7 @@ async function refresh(req: Request, ctx: RequestContext, form: URLSearchParams)
     deps.oauth.count("refresh", "reused");
     await deps.oauth.audit({
       who: whoOf(refreshed.grant),
-      action: "oauth.grant.revoke",
+      action: "oauth_grant.revoke",
       target: refreshed.grant.id,
       before: grantView(refreshed.grant),
       after: {
@@ -194,7 +194,7 @@ async function refresh(req: Request, ctx: RequestContext, form: URLSearchParams)
   deps.oauth.count("refresh", "ok");
   await deps.oauth.audit({
     who: whoOf(refreshed.tokens.grant),
-    action: "oauth.token.refresh",
+    action: "oauth_grant.refresh",
     target: refreshed.tokens.grant.id,
     before: grantView(refreshed.before),
     after: grantView(refreshed.tokens.grant, group),
@@ -226,7 +226,7 @@ export async function revokeEndpoint(req: Request, ctx: RequestContext): Promise
       deps.oauth.count("revoke", "ok");
       await deps.oauth.audit({
         who: whoOf(grant),
-        action: "oauth.grant.revoke",
+        action: "oauth_grant.revoke",
         target: grant.id,
         before: grantView(revoked),
         after: { step: "revoke", reason: "the client revoked it", client_name: grant.client_name },

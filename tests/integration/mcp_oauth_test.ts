@@ -98,7 +98,7 @@ Deno.test("an MCP client signs in with OAuth through the SDK, lists and calls a 
   assert.match(call.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
   await call.body?.cancel();
   const audit = await (await mcp.gateway.admin("GET", "/admin/audit?limit=50", undefined, {})).text();
-  for (const action of ["oauth.client.register", "oauth.grant.create", "oauth.token.refresh", "oauth.grant.revoke"]) {
+  for (const action of ["oauth_client.register", "oauth_grant.create", "oauth_grant.refresh", "oauth_grant.revoke"]) {
     assert.ok(audit.includes(action), `the audit trail has ${action}`);
   }
   for (const secret of [tokens.access_token, tokens.refresh_token!, next.access_token, next.refresh_token]) {
