@@ -48,6 +48,7 @@ async function listPage(c: ConsoleRequest): Promise<Response> {
   const [grants, clients] = await Promise.all([c.service.listOAuthGrants(), c.service.listOAuthClients()]);
   const base = `${new URL(c.req.url).origin}/mcp`;
   const body = html`
+    <p><a href="/ui/mcp">MCP servers</a> · MCP sign-ins</p>
     <p class="muted">MCP clients that cannot be given a token (Claude's and ChatGPT's connectors, VS Code, Cursor) are
       added by the URL <code>${base}</code> alone and sign the person in. Each holds a grant of that person: it acts in
       their first token group, for at most an hour per access token, and ends when it is revoked here, when they are
@@ -67,7 +68,8 @@ async function listPage(c: ConsoleRequest): Promise<Response> {
       "clients",
     )}
   `;
-  return pageResponse({ title: "MCP sign-ins", nav: "/ui/oauth", body, notice: doneNotice(c.url) });
+  // Under the MCP entry of the navigation, which links here.
+  return pageResponse({ title: "MCP sign-ins", nav: "/ui/mcp", body, notice: doneNotice(c.url) });
 }
 
 async function revoke(c: ConsoleRequest): Promise<Response> {
