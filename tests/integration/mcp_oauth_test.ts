@@ -101,6 +101,21 @@ Deno.test("an MCP client signs in with OAuth through the SDK, lists and calls a 
   for (const action of ["oauth_client.register", "oauth_grant.create", "oauth_grant.refresh", "oauth_grant.revoke"]) {
     assert.ok(audit.includes(action), `the audit trail has ${action}`);
   }
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  for (
+    const line of [
+      'modelgate_oauth_events_total{event="register",outcome="ok"} 1',
+      'modelgate_oauth_events_total{event="token",outcome="ok"} 1',
+      'modelgate_oauth_events_total{event="refresh",outcome="ok"} 1',
+      'modelgate_oauth_events_total{event="refresh",outcome="reused"} 1',
+      'modelgate_oauth_events_total{event="access",outcome="refused"} 1',
+    ]
+  ) {
+    assert.ok(
+      metrics.includes(line),
+      `${line} in ${metrics.split("\n").filter((l) => l.includes("oauth")).join("\n")}`,
+    );
+  }
   for (const secret of [tokens.access_token, tokens.refresh_token!, next.access_token, next.refresh_token]) {
     assert.ok(!audit.includes(secret), "no secret in the audit trail");
     assert.ok(!JSON.stringify(mcp.gateway.logs).includes(secret), "no secret in the log");
