@@ -162,7 +162,8 @@ export async function refreshGrant(
   return await store.writes.write("oauth_grant", async (): Promise<Refreshed | typeof RETRY> => {
     const entry = await store.kv.get<OAuthGrant>(key.grant(record.grant_id));
     const grant = entry.value;
-    if (!grant) return { status: "unknown" };
+    // KV drops an expired record a while after its time; the grant's own deadline is what counts.
+    if (!grant || Date.parse(grant.expires_at) <= options.now) return { status: "unknown" };
     if (grant.generation !== record.generation) {
       await revokeGrant(store, grant.id);
       return { status: "reused", grant };

@@ -148,6 +148,15 @@ Deno.test("two instances on one KV: a code from one is redeemed on the other, on
     assert.equal(onB.status, 200, JSON.stringify(onB.body));
     const again = await exchange!();
     assert.equal(again.body.error_description, "code: used already");
+    // The audience: a token for one gateway's /mcp is refused by another's (here, another port).
+    const other = await signIn(a.gateway.url, provider, "ada");
+    const tokens = await other.exchange!();
+    const init = { jsonrpc: "2.0", id: 1, method: "ping" };
+    const elsewhere = await postMcp(b.url, init, { authorization: `Bearer ${tokens.body.access_token}` });
+    assert.equal(elsewhere.status, 401);
+    assert.match(elsewhere.body.error.message, new RegExp(`is for ${a.gateway.url}/mcp, not ${b.url}/mcp`));
+    const here = await postMcp(a.gateway.url, init, { authorization: `Bearer ${tokens.body.access_token}` });
+    assert.notEqual(here.status, 401, "and taken by its own");
   } finally {
     kv.close();
   }

@@ -116,6 +116,14 @@ Deno.test("an MCP client signs in with OAuth through the SDK, lists and calls a 
       `${line} in ${metrics.split("\n").filter((l) => l.includes("oauth")).join("\n")}`,
     );
   }
+  const stored: string[] = [];
+  for await (const entry of mcp.gateway.store.kv.list({ prefix: [] })) {
+    stored.push(JSON.stringify([entry.key, entry.value], (_k, v) => typeof v === "bigint" ? String(v) : v));
+  }
+  const code = walked.redirect.searchParams.get("code")!;
+  for (const secret of [code, tokens.access_token, tokens.refresh_token!, next.access_token, next.refresh_token]) {
+    assert.ok(!stored.some((text) => text.includes(secret)), "KV keeps no secret, only hashes");
+  }
   for (const secret of [tokens.access_token, tokens.refresh_token!, next.access_token, next.refresh_token]) {
     assert.ok(!audit.includes(secret), "no secret in the audit trail");
     assert.ok(!JSON.stringify(mcp.gateway.logs).includes(secret), "no secret in the log");
