@@ -217,6 +217,10 @@ Deno.test("the consent is this browser's, from the gateway's own page; a person 
   assert.equal(signed.status, 303);
   const stranger = await browse(new CookieJar(), signed.location!);
   assert.equal(stranger.status, 400, "another browser cannot open this consent");
+  const other = new CookieJar();
+  await browse(other, await authorizeUrl(url, client));
+  assert.ok(other.header().includes("modelgate_oauth="), "a browser with a sign-in of its own");
+  assert.equal((await browse(other, signed.location!)).status, 400, "cannot open another's either");
   const noOrigin = await fetch(`${url}/oauth/consent`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded", cookie: jar.header() },
@@ -228,8 +232,10 @@ Deno.test("the consent is this browser's, from the gateway's own page; a person 
   const page = await browse(jar, signed.location!);
   assert.match(page.page, /the token/);
   assert.match(page.res.headers.get("content-security-policy") ?? "", /form-action 'self' http:\/\/127\.0\.0\.1:40123/);
-  const allowed = await browse(jar, `${url}/oauth/consent`, { request, decision: "allow" });
-  assert.ok(allowed.location?.searchParams.get("code"));
-  const twice = await browse(jar, `${url}/oauth/consent`, { request, decision: "allow" });
-  assert.equal(twice.status, 400, "a decision is taken once");
+  // Several answers at once (a double click, a replay): one decision, one code.
+  const answers = await Promise.all(
+    Array.from({ length: 5 }, () => browse(jar, `${url}/oauth/consent`, { request, decision: "allow" })),
+  );
+  assert.equal(answers.filter((answer) => answer.location?.searchParams.get("code")).length, 1);
+  assert.equal(answers.filter((answer) => answer.status === 400).length, 4, "a decision is taken once");
 });

@@ -41,6 +41,7 @@ Deno.test("an MCP client signs in with OAuth through the SDK, lists and calls a 
 
   const walked = await walkSignIn(provider.authorizationUrl, { token: mcp.tokens.tools });
   assert.match(walked.consent ?? "", /Test &lt;agent&gt;/, "the consent page names the client, escaped");
+  assert.ok(!walked.consent?.includes("<agent>"), "and nowhere as markup");
   assert.equal(walked.redirect.origin + walked.redirect.pathname, callback.url);
   assert.equal(walked.redirect.searchParams.get("state"), provider.authorizationUrl.searchParams.get("state"));
   await first.transport.finishAuth(walked.redirect.searchParams.get("code")!);
