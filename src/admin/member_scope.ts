@@ -71,7 +71,6 @@ const REFUSED: Record<string, string> = {
   listOAuthGrants: "list the OAuth grants of /mcp",
   listOAuthClients: "list the OAuth clients of /mcp",
   revokeOAuthGrant: "revoke OAuth grants",
-  revokeOAuthGrantsOf: "revoke OAuth grants",
 };
 
 /** The views of usage that can be counted over one person's tokens alone. */

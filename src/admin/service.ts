@@ -114,11 +114,12 @@ export function adminService(ctx: AdminContext) {
     return { by: query.by, since, until, currency: ctx.config.currency, data };
   }
 
-  const oauth = oauthOps({ ctx, mayChange, record });
+  // Revoking all of a person's grants is a part of removing them, not an operation of its own.
+  const { revokeOAuthGrantsOf, ...oauth } = oauthOps({ ctx, mayChange, record });
   const service = {
     mayChange,
     ...operatorOps({ ctx, mayChange, record }),
-    ...peopleOps({ ctx, mayChange, record }, oauth.revokeOAuthGrantsOf),
+    ...peopleOps({ ctx, mayChange, record }, revokeOAuthGrantsOf),
     ...groupOps({ ctx, mayChange, record }),
     ...oauth,
     async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {

@@ -3,15 +3,10 @@
  * under /oauth, answered only for the gateway's own host names, and loaded on first use (./routes.ts).
  */
 import type { Endpoint } from "../handlers/context.ts";
+import { RESOURCE_METADATA_PATHS, SERVER_METADATA_PATHS } from "./metadata.ts";
 
-/** The well-known paths of discovery (./metadata.ts lists them with their documents). */
-const WELL_KNOWN = [
-  "/.well-known/oauth-protected-resource/mcp",
-  "/.well-known/oauth-protected-resource",
-  "/.well-known/oauth-authorization-server",
-  "/.well-known/oauth-authorization-server/mcp",
-  "/mcp/.well-known/oauth-authorization-server",
-];
+/** The well-known paths of discovery. */
+const WELL_KNOWN = [...RESOURCE_METADATA_PATHS, ...SERVER_METADATA_PATHS];
 
 /** One entry: every method, its errors in OAuth's own shape (the handler renders them), the rest as OpenAI's. */
 function entry(path: string): Endpoint {
