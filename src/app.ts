@@ -17,6 +17,7 @@ import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { GEMINI_ENDPOINTS } from "./handlers/gemini.ts";
 import { MCP_ENDPOINT } from "./handlers/mcp.ts";
+import { OAUTH_ENDPOINTS } from "./oauth/endpoint.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
@@ -58,6 +59,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
   ...GEMINI_ENDPOINTS,
   MCP_ENDPOINT,
+  ...OAUTH_ENDPOINTS,
   ...ADMIN_ENDPOINTS,
   ...AUTH_ENDPOINTS,
   CONSOLE_ENDPOINT,

@@ -14,3 +14,6 @@ export { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 export { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 export { ElicitResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+// @ts-types="@modelcontextprotocol/sdk/client/auth"
+export { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+export type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth";

@@ -5,6 +5,7 @@
 import { GatewayError } from "../core/errors.ts";
 import type { Group, Principal, TokenRecord } from "../core/principal.ts";
 import type { AuthGuard } from "./guard.ts";
+import { isAccessToken } from "./oauth_rules.ts";
 import type { Suspension } from "./people.ts";
 import { hashToken, type Store } from "./store.ts";
 
@@ -104,11 +105,20 @@ export async function authenticate(
   if (!credential) {
     throw new GatewayError("authentication", "Missing API key: send it as x-api-key or Authorization: Bearer");
   }
+  // An OAuth access token of /mcp is bound to it (docs/mcp.md, "Signing in with OAuth"): named, never looked up here.
+  if (isAccessToken(credential)) {
+    throw new GatewayError("authentication", "OAuth access tokens of this gateway are accepted on /mcp only");
+  }
   const found = !credential.startsWith("sk-")
     ? null
     : credentials.bySecret
     ? await credentials.bySecret(credential)
     : await credentials.byHash(await hashToken(credential));
+  return checkResolved(found, now);
+}
+
+/** The principal of a token as found, or the 401 (403 for a deleted group) that says why it may not be used now. */
+export function checkResolved(found: Resolved | null, now: Date): Principal {
   if (!found) throw new GatewayError("authentication", "Invalid API key", { cause: UNKNOWN_CREDENTIAL });
   const { token, group } = found;
   if (token.disabled) throw new GatewayError("authentication", "API key is disabled");

@@ -9,9 +9,10 @@ import { GatewayError } from "../core/errors.ts";
 /**
  * What is being guessed or flooded: the admin key (admin API, console sign-in), a client token (the /v1 routes), a
  * sign-in through the identity provider (the console's OIDC callback: a forged state, code or id_token), or the CLI's
- * sign-in (each grant started at the identity provider, and polls with unknown or too early codes).
+ * sign-in (each grant started at the identity provider, and polls with unknown or too early codes), or an MCP client's
+ * registration with the OAuth server of /mcp (each one, since anyone may register).
  */
-export type CredentialKind = "admin_key" | "token" | "sign_in" | "device";
+export type CredentialKind = "admin_key" | "token" | "sign_in" | "device" | "oauth_client";
 
 /** How many wrong attempts an address may make at once, and how fast it earns another. */
 export interface Allowance {
@@ -30,6 +31,8 @@ export const ALLOWANCES: Record<CredentialKind, Allowance> = {
   sign_in: { burst: 10, refillMs: 6_000 },
   // A team may onboard together from one office address; past that, ten CLI sign-ins a minute.
   device: { burst: 20, refillMs: 6_000 },
+  // Each MCP client's registration (anyone may register one): a team connecting together, then ten a minute.
+  oauth_client: { burst: 20, refillMs: 6_000 },
 };
 
 /** Addresses tracked at most per kind; past it, full buckets go first, then those that owe nothing, then the rest. */
@@ -81,6 +84,7 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
     token: new Map(),
     sign_in: new Map(),
     device: new Map(),
+    oauth_client: new Map(),
   };
   const refusals = new Map<CredentialKind, number>();
 
@@ -122,6 +126,7 @@ export function createAuthGuard(options: AuthGuardOptions): AuthGuard {
       token: "wrong API keys",
       sign_in: "wrong sign-ins",
       device: "sign-in requests",
+      oauth_client: "client registrations",
     }[kind];
     return new GatewayError("rate_limit", `Too many ${what} from this address; retry in ${retryAfter} s`, {
       headers: { "retry-after": String(retryAfter) },

@@ -22,7 +22,8 @@ export interface Actor {
   token_groups?: string[];
   /** The operator key the change was made with, when one was. */
   key_id?: string;
-  via: "api" | "console" | "cli";
+  /** `oauth` for what the authorization server of /mcp did on a person's or a client's request. */
+  via: "api" | "console" | "cli" | "oauth";
   ip?: string;
   user_agent?: string;
 }
@@ -57,6 +58,11 @@ export const AUDIT_ACTIONS = [
   "operator_key.revoke",
   "person.update",
   "person.remove",
+  "oauth_client.register",
+  "oauth_grant.create",
+  "oauth_grant.refresh",
+  "oauth_grant.revoke",
+  "oauth.refused",
 ] as const;
 
 /** What a read of the trail asks for. */

@@ -68,6 +68,9 @@ const REFUSED: Record<string, string> = {
   getPerson: "read people's roles",
   setPersonRole: "change people's roles",
   removePerson: "remove people's roles",
+  listOAuthGrants: "list the OAuth grants of /mcp",
+  listOAuthClients: "list the OAuth clients of /mcp",
+  revokeOAuthGrant: "revoke OAuth grants",
 };
 
 /** The views of usage that can be counted over one person's tokens alone. */

@@ -49,8 +49,11 @@ function view(email: string, seen: PersonSeen | null, override: RoleOverride | n
   };
 }
 
-/** The people operations, spread into the admin service. */
-export function peopleOps({ ctx, mayChange, record }: OperatorOpsContext) {
+/** The people operations, spread into the admin service; `revokeGrantsOf` ends a person's OAuth grants of /mcp. */
+export function peopleOps(
+  { ctx, mayChange, record }: OperatorOpsContext,
+  revokeGrantsOf: (email: string, reason: string) => Promise<number>,
+) {
   const { kv } = ctx.store;
   const { actor } = ctx;
   const rules = ctx.config.auth.oidc?.roles ?? [];
@@ -91,6 +94,11 @@ export function peopleOps({ ctx, mayChange, record }: OperatorOpsContext) {
     const after = (await read(email)).view;
     await record(role === null ? "person.remove" : "person.update", email, before, after);
     if (role === null) await revokeTokensOf(email);
+    // An MCP client's grant acts in the person's first token group: with none left, it has nothing to act in.
+    if (tokenGroups.length === 0) {
+      const why = role === null ? `${email} was removed by ${actor.name}` : `${email} was left without token groups`;
+      await revokeGrantsOf(email, why);
+    }
     return after;
   }
 

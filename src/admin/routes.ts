@@ -103,4 +103,7 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
   admin("GET", "/admin/people/:id", (s, _req, ctx) => s.getPerson(ctx.params.id)),
   admin("PUT", "/admin/people/:id", async (s, req, ctx) => s.setPersonRole(ctx.params.id, await bodyOf(req, ctx))),
   admin("DELETE", "/admin/people/:id", (s, _req, ctx) => s.removePerson(ctx.params.id)),
+  admin("GET", "/admin/mcp/grants", async (s) => ({ data: await s.listOAuthGrants() })),
+  admin("DELETE", "/admin/mcp/grants/:id", (s, _req, ctx) => s.revokeOAuthGrant(ctx.params.id)),
+  admin("GET", "/admin/mcp/clients", async (s) => ({ data: await s.listOAuthClients() })),
 ];

@@ -4,8 +4,8 @@
  * JSON. Every change is refused to a viewer and recorded in the audit trail, with its actor and the values before and
  * after; a member gets the service scoped to their own tokens (see member_scope.ts). Tokens, stored Responses (one
  * by one or a token's all at once, whether or not the gateway still keeps new ones), usage, the audit trail and the
- * request log are here; groups (group_ops.ts), operators' keys (operator_ops.ts) and people (people_ops.ts) are
- * operations of their own, spread into the service.
+ * request log are here; groups (group_ops.ts), operators' keys (operator_ops.ts), people (people_ops.ts) and the
+ * OAuth grants of /mcp (oauth_ops.ts) are operations of their own, spread into the service.
  */
 import type { Store, TokenPatch } from "../access/store.ts";
 import { responseStore } from "../conversations/store.ts";
@@ -20,6 +20,7 @@ import { type RequestLogEntry } from "../usage/log_entry.ts";
 import { type Actor, type AuditRecord, auditTrail } from "./audit.ts";
 import { groupOps } from "./group_ops.ts";
 import { memberOf, scopeToMember } from "./member_scope.ts";
+import { oauthOps } from "./oauth_ops.ts";
 import { operatorOps } from "./operator_ops.ts";
 import { peopleOps } from "./people_ops.ts";
 import { notFound } from "./refusals.ts";
@@ -113,11 +114,14 @@ export function adminService(ctx: AdminContext) {
     return { by: query.by, since, until, currency: ctx.config.currency, data };
   }
 
+  // Revoking all of a person's grants is a part of removing them, not an operation of its own.
+  const { revokeOAuthGrantsOf, ...oauth } = oauthOps({ ctx, mayChange, record });
   const service = {
     mayChange,
     ...operatorOps({ ctx, mayChange, record }),
-    ...peopleOps({ ctx, mayChange, record }),
+    ...peopleOps({ ctx, mayChange, record }, revokeOAuthGrantsOf),
     ...groupOps({ ctx, mayChange, record }),
+    ...oauth,
     async createToken(input: unknown): Promise<{ token: TokenRecord; secret: string }> {
       mayChange();
       const body = parseInput(TokenCreate, input);

@@ -5,6 +5,7 @@ import { groupCommand, responseCommand, tokenCommand } from "./admin_commands.ts
 import type { Args, Io } from "./args.ts";
 import { auditCommand } from "./audit_command.ts";
 import { loginCommand, logoutCommand } from "./login.ts";
+import { mcpCommand } from "./mcp_commands.ts";
 import { operatorKeyCommand } from "./operator_key_commands.ts";
 import { runCommand } from "./run.ts";
 import { usageCommand } from "./usage_commands.ts";
@@ -31,6 +32,7 @@ Commands:
   response delete|purge       delete stored Responses: one by id, or all of a token's
   operator-key create|list|revoke  personal admin API keys with a role (owner, admin, viewer)
   audit [--actor A] [--since 7d]  who changed what, newest first
+  mcp grants list|revoke      the OAuth grants MCP clients hold on /mcp
 
 Every command takes --config PATH (else $MODELGATE_CONFIG_YAML, the whole config; else $MODELGATE_CONFIG; else
 config/gateway.yaml; else the example), --help, and --json where it prints data.
@@ -103,6 +105,13 @@ Each call made with a key to the admin API is recorded in the audit trail under 
 Every change made through the admin API, the console or the CLI: when, who ("admin key", "cli", or an operator
 key's name), from where, the action, its target and the fields it changed. Kept audit.days days (default 365).
 Changes made with this CLI are recorded as actor "cli".`,
+  mcp: `Usage: modelgate mcp grants <list|revoke> [options]
+
+  mcp grants list [--json]         id, client, person (or token), group it acts in now, created, refreshed, ends
+  mcp grants revoke ID             its tokens answer 401 from the next call on, on every instance
+
+An MCP client that signs in with OAuth (Claude's connectors, ChatGPT, VS Code, Cursor) holds a grant of the person
+who allowed it; it acts in their first token group and ends when they are removed (see docs/mcp.md).`,
   usage: `Usage: modelgate usage [--by token|owner|group|model|session|server|tool|day] [--since 7d|YYYY-MM-DD]
                       [--until YYYY-MM-DD] [--name KEY] [--json]
        modelgate usage log [--token ID] [--owner EMAIL] [--group G] [--model M] [--session S] [--status N]
@@ -152,6 +161,7 @@ export async function runCli(args: Args, io: Io): Promise<number> {
   if (command === "response") return await responseCommand(args, io, HELP.response);
   if (command === "audit") return await auditCommand(args, io);
   if (command === "operator-key") return await operatorKeyCommand(args, io, HELP["operator-key"]);
+  if (command === "mcp") return await mcpCommand(args, io, HELP.mcp);
   io.err(`Unknown command "${command}"\n\n${HELP[""]}`);
   return 2;
 }

@@ -38,6 +38,7 @@ export const DONE: Record<string, string> = {
   saved: "Saved.",
   revoked: "Revoked: the token answers 401 from now on.",
   "revoked-key": "Revoked: the key answers 401 from now on.",
+  "revoked-grant": "Revoked: the client's tokens answer 401 from its next call on.",
   restored: "Restored: the token works again.",
   created: "Created.",
   deleted: "Deleted.",

@@ -131,7 +131,8 @@ async function mcpPage(c: ConsoleRequest): Promise<Response> {
   clearTimeout(timer);
   const groups = await c.service.listGroups();
   const body = html`<p class="muted">Served to tokens at <code>/mcp</code> as each group's grant allows. From the config
-this instance started with; states are this instance's own view, as of ${moment(c.now.toISOString())}.</p>
+this instance started with; states are this instance's own view, as of ${moment(c.now.toISOString())}. The clients
+people signed in with OAuth are on <a href="/ui/oauth">MCP sign-ins</a>.</p>
 <h2>Servers</h2>${serversTable(c, hub.views())}<h2>Tools</h2>${toolsTable(c, groups)}<h2>Grants</h2>${
     grantsTable(groups)
   }`;

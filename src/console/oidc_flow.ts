@@ -20,6 +20,8 @@ export interface Flow {
   verifier: string;
   redirect: string;
   next: string;
+  /** Set when the sign-in is an MCP client's authorization request's (docs/mcp.md): its id, to go back to. */
+  oauth?: string;
   expires_at: number;
 }
 

@@ -6,6 +6,7 @@
  * callbacks are charged to the address (the guard's `sign_in`), never answered with a 500.
  */
 import { type OidcClient, randomToken, type SignedIn } from "../access/oidc.ts";
+import { attachSubject } from "../access/oauth_pending.ts";
 import { grantNow, overrideKey, personTag, recordSignIn, type RoleOverride } from "../access/people.ts";
 import type { Store } from "../access/store.ts";
 import type { OidcConfig } from "../core/config.ts";
@@ -28,12 +29,16 @@ function refusedPage(status: number, text: string, headers?: HeadersInit): Respo
   return pageResponse({ title: "Not signed in", body, notice: { text, tone: "bad" } }, status, headers);
 }
 
-/** `GET /ui/auth/oidc`: sends the browser to the provider, then back to `next` once signed in. */
+/**
+ * `GET /ui/auth/oidc`: sends the browser to the provider, then back to `next` once signed in; with `oauth`, the id of
+ * an MCP client's authorization request, the person signs in for that request and starts no console session.
+ */
 export async function startOidc(
   ctx: RequestContext,
   oidc: OidcClient,
   adminKey: string,
   next: string,
+  oauth?: string,
 ): Promise<Response> {
   const config = ctx.deps.config.auth.oidc!;
   const flow: Flow = {
@@ -42,6 +47,7 @@ export async function startOidc(
     verifier: randomToken(),
     redirect: redirectUri(config, ctx),
     next,
+    ...oauth === undefined ? {} : { oauth },
     expires_at: ctx.deps.now().getTime() + FLOW_MS,
   };
   let url: URL;
@@ -121,6 +127,16 @@ export async function finishOidc(
     deps.log({ level: "warn", event: "console_sign_in_no_role", client: peer.address, email: person.email });
     const text = `${person.email} has no role on this gateway. An owner or admin can give you one.`;
     return refusedPage(403, text, { "set-cookie": clear });
+  }
+  if (flow!.oauth !== undefined) {
+    // An MCP client's sign-in: the person is noted on its request, whose consent page comes next (see docs/mcp.md).
+    const subject = { kind: "person", email: person.email } as const;
+    const noted = await attachSubject(store, flow!.oauth, subject, now.getTime());
+    deps.log({ event: "oauth_sign_in", client: peer.address, email: person.email, role: grant.role });
+    if (!noted) {
+      return refusedPage(410, "This sign-in took too long; start again from your app.", { "set-cookie": clear });
+    }
+    return redirect(`/oauth/consent?request=${encodeURIComponent(flow!.oauth)}`, { "set-cookie": clear });
   }
   // A role removed while this sign-in ran is not undone by it: the session is written only if the override read is
   // still the one in KV.

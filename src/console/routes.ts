@@ -19,6 +19,7 @@ import { pageResponse, redirect, secure, withSignedIn } from "./page.ts";
 import { MEMBER_NAV, MY_TOKENS } from "./member_nav.ts";
 import { MEMBER_TOKEN_ROUTES } from "./member_tokens.ts";
 import { MCP_ROUTES } from "./mcp.ts";
+import { OAUTH_GRANT_ROUTES } from "./oauth_grants.ts";
 import { MEMBER_USAGE_ROUTES } from "./member_usage.ts";
 import { REQUEST_ROUTES } from "./requests.ts";
 import { finishOidc, startOidc } from "./oidc_signin.ts";
@@ -39,6 +40,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
   ...MCP_ROUTES,
+  ...OAUTH_GRANT_ROUTES,
   ...OPERATOR_ROUTES,
   ...PEOPLE_ROUTES,
   ...AUDIT_ROUTES,

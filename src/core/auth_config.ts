@@ -63,9 +63,20 @@ const PersonalTokens = z.strictObject({
   path: ["default_days"],
 }).transform((tokens) => ({ ...tokens, default_days: tokens.default_days ?? Math.min(90, tokens.max_days) }));
 
+/**
+ * The gateway as OAuth authorization server for its own /mcp (docs/mcp.md, "Signing in with OAuth"): on unless turned
+ * off; how long an access token works (at most an hour) and how long a grant lasts without being refreshed.
+ */
+const McpOAuth = z.strictObject({
+  enabled: z.boolean().default(true),
+  access_token_minutes: z.number().int().min(1).max(60).default(60),
+  refresh_token_days: z.number().int().min(1).max(365).default(30),
+});
+
 /** The `auth` section: how people sign in and the tokens they make for themselves. */
 export const AuthSchema = z.strictObject({
   /** Sign-in to the console through the team's OpenID Connect provider. */
   oidc: Oidc.optional(),
   personal_tokens: PersonalTokens.default(PersonalTokens.parse({})),
+  mcp_oauth: McpOAuth.default(McpOAuth.parse({})),
 });

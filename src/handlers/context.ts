@@ -3,6 +3,7 @@
  * share with the app's error path, and the shape of one endpoint in the app's table.
  */
 import type { DeviceBroker } from "../access/device_grant.ts";
+import type { OAuthServer } from "../access/oauth_server.ts";
 import type { Operator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
 import type { Sealer } from "../conversations/seal.ts";
@@ -64,6 +65,8 @@ export interface Deps {
   device?: DeviceBroker;
   /** The team's MCP servers behind /mcp: their links, what they offer, and clients' sessions. */
   mcp: McpHub;
+  /** The OAuth authorization server of /mcp: its settings, its fetch, its audit sink and counts. */
+  oauth: OAuthServer;
   /** True when the runtime records each request's URL in a trace (OTEL_DENO on): no credential may ride in it. */
   urlTraced?: boolean;
 }

@@ -13,6 +13,7 @@ import { CLIENT_VERSIONS, initialize } from "../mcp/methods.ts";
 import { rpcReply } from "../mcp/reply.ts";
 import type { ClientSession } from "../mcp/sessions.ts";
 import type { Endpoint, RequestContext } from "./context.ts";
+import { authenticateMcp } from "./mcp_auth.ts";
 import { answerRequest } from "./mcp_request.ts";
 
 /** A transport-level refusal: a JSON-RPC error without an id, with its HTTP status. */
@@ -40,7 +41,7 @@ function checkOrigin(req: Request, ctx: RequestContext): void {
 /** Serves one request to /mcp. */
 async function serveMcp(req: Request, ctx: RequestContext): Promise<Response> {
   checkOrigin(req, ctx);
-  const principal = await ctx.authenticate();
+  const principal = await authenticateMcp(req, ctx);
   if (req.method === "DELETE") return await endSession(req, ctx, principal);
   if (req.method !== "POST") {
     if (req.body) await req.body.cancel();

@@ -33,6 +33,8 @@ export interface MetricsScope {
   mcpServers?: Iterable<string>;
   /** Whether each MCP server answers its listings (true), does not (false), or was not asked yet (absent). */
   mcpHealth?(): ReadonlyMap<string, boolean>;
+  /** What the OAuth authorization server of /mcp did, keyed `event outcome` (both from fixed sets). */
+  oauthEvents?(): ReadonlyMap<string, number>;
 }
 
 /** A per-app metrics set: an observer that feeds it and the page it renders. */
@@ -189,9 +191,24 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     registry.collect(
       "modelgate_auth_throttled_total",
       "Requests refused with 429 because their address sent too many wrong credentials or sign-ins, by credential " +
-        "(admin_key, token, sign_in, device)",
+        "(admin_key, token, sign_in, device, oauth_client)",
       "counter",
       () => [...authThrottled()].map(([credential, count]) => [{ credential }, count]),
+    );
+  }
+
+  const oauthEvents = scope.oauthEvents;
+  if (oauthEvents) {
+    registry.collect(
+      "modelgate_oauth_events_total",
+      "What the OAuth authorization server of /mcp did, by event (register, authorize, consent, token, refresh, " +
+        "revoke, access) and outcome (ok, refused, denied, reused, revoked)",
+      "counter",
+      () =>
+        [...oauthEvents()].map(([key, count]) => {
+          const [event, outcome] = key.split(" ");
+          return [{ event, outcome }, count];
+        }),
     );
   }
 

@@ -4,6 +4,8 @@
  * order. `serve` builds them once; tests and benches build them around a store of their own.
  */
 import { deviceBroker } from "../access/device_grant.ts";
+import { oauthServer } from "../access/oauth_server.ts";
+import { auditTrail } from "../admin/audit.ts";
 import { createOperator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
 import { memoryPool } from "../conversations/memory_pool.ts";
@@ -103,6 +105,15 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     writes: store.writes,
     closing: options.closing,
   });
+  const audit = auditTrail(store.kv, { days: config.audit.days, writes: store.writes });
+  // The authorization server of /mcp writes to the admin audit trail, which sits above it: handed in here.
+  const oauth = oauthServer(config, {
+    fetch: options.fetch ?? globalThis.fetch,
+    async audit({ who, action, target, before, after, ip, user_agent }) {
+      const actor = { name: who, role: "member" as const, via: "oauth" as const, ip, user_agent };
+      await audit.record(actor, { time: now(), action, target, before, after });
+    },
+  });
   const metrics = createMetrics({
     openSockets: () => sockets.count(),
     models: table.models.keys(),
@@ -115,6 +126,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     authThrottled: () => operator.guard.refusals(),
     mcpServers: config.mcp_servers.map((server) => server.name),
     mcpHealth: () => mcpHealth(mcp),
+    oauthEvents: () => oauth.counts(),
   });
   const deps: Deps = {
     config,
@@ -158,6 +170,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     }),
     sockets,
     mcp,
+    oauth,
   };
   const oidc = config.auth.oidc;
   if (oidc && operator.oidc) {

@@ -94,7 +94,7 @@ Deno.test("a resource link in a tool's result names the resource as the gateway 
   assert.deepEqual((await client.readResource({ uri: link.uri })).contents, [{ uri: link.uri, text: "# Readme" }]);
 });
 
-Deno.test("/mcp refuses a request without a valid token with 401, and no OAuth challenge", async () => {
+Deno.test("/mcp refuses a request without a valid token with 401 and a JSON-RPC error", async () => {
   await using mcp = await startMcpGateway();
   const init = {
     jsonrpc: "2.0",
@@ -105,7 +105,9 @@ Deno.test("/mcp refuses a request without a valid token with 401, and no OAuth c
   for (const authorization of [undefined, "Bearer sk-wrong"]) {
     const { status, headers, body } = await postMcp(mcp.gateway.url, init, authorization ? { authorization } : {});
     assert.equal(status, 401);
-    assert.equal(headers.get("www-authenticate"), null);
+    // No token: the way to sign in (docs/mcp.md, "The 401"); a wrong key: only that it is invalid.
+    const challenge = headers.get("www-authenticate") ?? "";
+    assert.equal(challenge.includes("resource_metadata"), authorization === undefined, challenge);
     assert.equal(body.jsonrpc, "2.0");
     assert.equal(typeof body.error.message, "string");
   }

@@ -85,6 +85,9 @@ Deno.test("a member's service answers for their own tokens and usage, and refuse
     ["getPerson", (s) => s.getPerson("bob@example.com"), /may not read people's roles/],
     ["setPersonRole", (s) => s.setPersonRole("bob@example.com", { role: "admin" }), /may not change people's roles/],
     ["removePerson", (s) => s.removePerson("bob@example.com"), /may not remove people's roles/],
+    ["listOAuthGrants", (s) => s.listOAuthGrants(), /may not list the OAuth grants of \/mcp/],
+    ["listOAuthClients", (s) => s.listOAuthClients(), /may not list the OAuth clients of \/mcp/],
+    ["revokeOAuthGrant", (s) => s.revokeOAuthGrant("oag_0000000000000000"), /may not revoke OAuth grants/],
   ];
   // Every operation of the service has a row, so one added later must say what a member may do with it.
   assert.deepEqual(rows.map(([name]) => name).sort(), Object.keys(service).sort());

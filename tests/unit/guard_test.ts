@@ -9,6 +9,7 @@ const ALLOWANCES = {
   token: { burst: 2, refillMs: 1_000 },
   sign_in: { burst: 2, refillMs: 1_000 },
   device: { burst: 2, refillMs: 1_000 },
+  oauth_client: { burst: 2, refillMs: 1_000 },
 };
 
 function guard(options: { maxAddresses?: number } = {}) {

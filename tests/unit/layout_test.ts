@@ -26,9 +26,10 @@ const LAYERS: Record<string, number> = {
   observe: 4,
   admin: 5,
   console: 6,
-  ".": 7,
-  serve: 8,
-  cli: 9,
+  oauth: 7,
+  ".": 8,
+  serve: 9,
+  cli: 10,
 };
 const ROOT_FILES = new Set(["app.ts"]);
 /** What a pure translator must not touch: the network and Deno's APIs (KV, files, environment). */
