@@ -81,6 +81,18 @@ export function mcpCommands(config: Config, env: (name: string) => string | unde
   return stdio.length > 0;
 }
 
+/**
+ * The start's line for each demo upstream (see docs/configuration.md, "The demo upstream"): it is on, its models answer
+ * with no provider, and it is not for real traffic.
+ */
+export function demoNotices(config: Config): string[] {
+  return config.upstreams.filter((upstream) => upstream.protocol === "demo").map((upstream) => {
+    const models = upstream.models.map((model) => typeof model === "string" ? model : model.id).join(", ");
+    return `demo: upstream "${upstream.name}" is on (protocol: demo): its models (${models}) answer by themselves, with no ` +
+      "provider and no key; it is not for real traffic (a config with production: true refuses it)";
+  });
+}
+
 /** Runs the gateway until SIGINT/SIGTERM (or its supervisor's stop, as a worker); returns the exit code. */
 export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
   const { worker } = io;
@@ -118,6 +130,7 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
   for (const [name, { problem }] of transports) {
     if (problem) warn(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
+  for (const notice of demoNotices(config)) warn(notice);
   for (const warning of mcpWarnings(config, io.env)) warn(warning);
   // Off, no observer is made, no request sees a trace and the tracing code is never loaded.
   const tracing = await loadTracing(io.env, config.currency);
