@@ -31,9 +31,7 @@ async function withDemo(
     await using gw = await startGateway("", { configYaml });
     await run(dir, gw);
     // The loop went through the gateway: a turn that called the tool, and one that had its result.
-    const bodies = gw.exchanges.filter((e) =>
-      e.model === MODEL && e.status === 200
-    );
+    const bodies = gw.exchanges.filter((e) => e.model === MODEL && e.status === 200);
     assert.ok(
       bodies.length >= 2,
       `the demo model answered ${bodies.length} requests`,

@@ -11,8 +11,7 @@ type Lock = {
   npm: Record<string, unknown>;
 };
 
-const readJson = async (path: string) =>
-  JSON.parse(await Deno.readTextFile(`${ROOT}${path}`));
+const readJson = async (path: string) => JSON.parse(await Deno.readTextFile(`${ROOT}${path}`));
 const gateway = await readJson("deno.json") as {
   imports: Record<string, string>;
   tasks: Record<string, string>;
@@ -26,9 +25,7 @@ function bareImports(text: string): string[] {
   const found = text.matchAll(
     /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^".][^"]*)"|import\("([^".][^"]*)"\)/g,
   );
-  return [...found].map((m) => m[1] ?? m[2]).filter((s) =>
-    !s.startsWith("node:")
-  );
+  return [...found].map((m) => m[1] ?? m[2]).filter((s) => !s.startsWith("node:"));
 }
 
 /** The import map entry a bare specifier resolves through (an exact key, or a key ending in / that prefixes it). */
@@ -37,9 +34,7 @@ function entryOf(
   specifier: string,
 ): string | undefined {
   if (specifier in imports) return specifier;
-  return Object.keys(imports).find((key) =>
-    key.endsWith("/") && specifier.startsWith(key)
-  );
+  return Object.keys(imports).find((key) => key.endsWith("/") && specifier.startsWith(key));
 }
 
 Deno.test("src/ and main.ts import only the packages the gateway's deno.json names", async () => {
@@ -105,4 +100,11 @@ Deno.test("the gateway's tasks run under its own config; test, check and bench u
       `${name}: ${command}`,
     );
   }
+});
+
+Deno.test("tests/deno.json formats and lints as the gateway's deno.json does", async () => {
+  // `deno fmt` given a file under tests/ reads tests/deno.json; CI's `deno fmt --check` reads the gateway's.
+  const own = await readJson("deno.json");
+  const theirs = await readJson("tests/deno.json");
+  assert.deepEqual([theirs.fmt, theirs.lint], [own.fmt, own.lint]);
 });
