@@ -182,7 +182,7 @@ export async function startMcpServer(processes: ProcessSet, root: string): Promi
       "--allow-env",
       "--allow-read",
       "--config",
-      `${root}deno.json`,
+      `${root}tests/deno.json`,
       `${root}bench/mcp_server.ts`,
     ],
     { core: 0 },

@@ -189,5 +189,7 @@ export function startMcpHttpServer(): FakeMcpServer {
 /** The stdio test server's command line, for a config's `command`. */
 export function stdioCommand(): string[] {
   const script = new URL("./_mcp_stdio_server.ts", import.meta.url).pathname;
-  return [Deno.execPath(), "run", "--quiet", "--no-prompt", "--allow-env", "--allow-read", script];
+  // The MCP SDK it imports is a test package: tests/deno.json names it, the gateway's deno.json does not.
+  const config = new URL("./deno.json", import.meta.url).pathname;
+  return [Deno.execPath(), "run", "--quiet", "--no-prompt", "--config", config, "--allow-env", "--allow-read", script];
 }

@@ -14,8 +14,10 @@ const TASK_AGENT = /^deno\//;
 export function invokedAs(env: (name: string) => string | undefined, execPath: string, denoVersion: string): string {
   const executable = execPath.split(/[\\/]/).pop()?.replace(/\.exe$/i, "") ?? "";
   if (executable !== "deno" && executable !== "") return executable;
-  if (!TASK_AGENT.test(env("npm_config_user_agent") ?? "")) return "modelgate";
-  return /[\\/]_npx[\\/]/.test(execPath) ? `npx -y deno@${denoVersion} task cli` : "deno task cli";
+  // Deno from npx runs only in a checkout, where the task works. Its path says so: `deno task` under npx keeps npm's
+  // user agent in the environment, so that cannot.
+  if (/[\\/]_npx[\\/]/.test(execPath)) return `npx -y deno@${denoVersion} task cli`;
+  return TASK_AGENT.test(env("npm_config_user_agent") ?? "") ? "deno task cli" : "modelgate";
 }
 
 /** {@linkcode invokedAs} for this process; `modelgate` when the executable's path may not be read. */

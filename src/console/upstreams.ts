@@ -69,6 +69,8 @@ function credentialsOf(up: UpstreamConfig): string[] {
       return [up.credentials_file_env];
     case "azure-openai":
       return up.entra ? [up.entra.client_secret_env] : [up.api_key_env!];
+    case "demo":
+      return [];
     default:
       return [up.api_key_env];
   }
@@ -90,12 +92,16 @@ function upstreamsTable(c: ConsoleRequest, report: Record<string, UpstreamReport
       <tr>
         <td><strong>${up.name}</strong></td>
         <td>${up.protocol}</td>
-        <td><code>${safeAddress(up.base_url)}</code></td>
+        <td>${up.protocol === "demo" ? "built in, no network" : html`<code>${safeAddress(up.base_url)}</code>`}</td>
         <td>${credentialsOf(up).map((name) =>
           html`
             <code>${name}</code>
           `
-        )}${health?.has_key ? badge("set", "ok") : badge("not set", "bad")}</td>
+        )}${up.protocol === "demo"
+          ? badge("none needed", "ok")
+          : health?.has_key
+          ? badge("set", "ok")
+          : badge("not set", "bad")}</td>
         <td class="num">${up.priority}</td>
         <td class="num">${up.weight}</td>
         <td>${span(up.timeout_ms)} / ${span(up.idle_timeout_ms)}</td>

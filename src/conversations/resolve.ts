@@ -159,10 +159,13 @@ export async function resolveConversation(body: JsonObject, options: ResolveOpti
   if (size > options.maxBytes) {
     throw madeWholeTooLarge(size, options.maxBytes, previous ? "previous_response_id" : "input");
   }
+  const pending = keep ? { token, chain, chainHeads, input: own } : undefined;
+  // Nothing to bring back: the body goes on as the client sent it (a string input stays a string), bytes and all.
+  if (!previous && !referenced) return { body, size, pending };
   for (const item of own) context.push(item);
   const resolved: JsonObject = { ...body, input: context };
   delete resolved.previous_response_id;
-  return { body: resolved, size, pending: keep ? { token, chain, chainHeads, input: own } : undefined };
+  return { body: resolved, size, pending };
 }
 
 /** Id prefixes of the items the gateway names, after the API's own. */

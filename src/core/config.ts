@@ -144,6 +144,8 @@ const Metrics = z.strictObject({
 
 /** The whole config file. */
 export const ConfigSchema = z.strictObject({
+  /** The operator's word that this config serves real traffic: the start then refuses the demo upstream. */
+  production: z.boolean().default(false),
   listen: z.strictObject({
     host: z.string().min(1).default("127.0.0.1"),
     port: z.number().int().min(0).max(65535).default(8787),

@@ -1,7 +1,8 @@
 /**
  * @module Loading the config: where it comes from (`--config`, the environment, the default files), its YAML parsed
  * against the schema, the cross-checks the schema cannot make (names unique, every group's models served, MCP grants
- * naming real servers), and errors that name the file, the YAML path and the problem.
+ * naming real servers, no demo upstream in a production config), and errors that name the file, the YAML path and
+ * the problem.
  */
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
@@ -55,6 +56,13 @@ function crossCheck(config: Config, file: string): void {
       throw new ConfigError(file, `upstreams[${i}].name: duplicate upstream "${upstream.name}"`);
     }
     upstreamNames.add(upstream.name);
+    if (config.production && upstream.protocol === "demo") {
+      throw new ConfigError(
+        file,
+        `upstreams[${i}].protocol: upstream "${upstream.name}" is the built-in demo, which a config with ` +
+          "production: true refuses; remove it, and its models from the groups",
+      );
+    }
     for (const model of upstream.models) served.add(typeof model === "string" ? model : model.id);
   });
   const groupNames = new Set<string>();

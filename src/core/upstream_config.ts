@@ -1,7 +1,8 @@
 /**
  * @module One upstream's config, per kind: an API with a key (Anthropic, OpenAI or compatible, Gemini), Azure OpenAI
- * (a key or Microsoft Entra ID), Claude on Amazon Bedrock, or Claude or Gemini on Google Vertex AI. Every kind shares
- * the routing, timeout and model keys; a cloud's base URL follows from its region when the config gives none.
+ * (a key or Microsoft Entra ID), Claude on Amazon Bedrock, Claude or Gemini on Google Vertex AI, or the built-in
+ * demo. Every kind shares the routing, timeout and model keys; a cloud's base URL follows from its region when the
+ * config gives none.
  */
 import { z } from "zod";
 import { PriceSchema } from "./money.ts";
@@ -142,6 +143,26 @@ const AzureUpstream = z.strictObject({
   }
 });
 
+/** What marks a demo model's id, so a listing or a log line never passes one off as a provider's model. */
+export const DEMO_MODEL_PREFIX = "demo-";
+
+/**
+ * The demo upstream built into the gateway: it answers by itself, with no network and no key (see
+ * docs/configuration.md, "The demo upstream"). Its models' ids start with "demo-".
+ */
+const DemoUpstream = z.strictObject({ ...COMMON, protocol: z.literal("demo") }).superRefine((upstream, ctx) => {
+  upstream.models.forEach((model, i) => {
+    const id = typeof model === "string" ? model : model.id;
+    if (id.startsWith(DEMO_MODEL_PREFIX)) return;
+    const path = typeof model === "string" ? ["models", i] : ["models", i, "id"];
+    ctx.addIssue({
+      code: "custom",
+      path,
+      message: `must start with "${DEMO_MODEL_PREFIX}": a demo model says it is one`,
+    });
+  });
+}).transform((upstream) => ({ ...upstream, base_url: "builtin:demo" }));
+
 /** One upstream, by the protocol it is reached with. */
 export const UpstreamSchema = z.discriminatedUnion("protocol", [
   KeyedUpstream,
@@ -149,6 +170,7 @@ export const UpstreamSchema = z.discriminatedUnion("protocol", [
   BedrockUpstream,
   VertexUpstream,
   GeminiVertexUpstream,
+  DemoUpstream,
 ]);
 
 /** One upstream as configured, with defaults applied and its base URL known. */

@@ -27,6 +27,7 @@ const PROVIDERS: Record<UpstreamConfig["protocol"], string> = {
   "anthropic-bedrock": "aws.bedrock",
   "anthropic-vertex": "gcp.vertex_ai",
   "gemini-vertex": "gcp.vertex_ai",
+  demo: "modelgate.demo",
 };
 
 /** An integer attribute. */
@@ -38,6 +39,8 @@ export function int(value: number): bigint {
 export function serverOf(baseUrl: string): TraceAttributes {
   try {
     const url = new URL(baseUrl);
+    // The demo upstream's address names no host: it is in the gateway.
+    if (!url.hostname) return {};
     const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
     return { "server.address": url.hostname, "server.port": int(port) };
   } catch {

@@ -1,11 +1,13 @@
 /**
  * @module The registry of transports by upstream kind, built once per upstream from its config and the credentials
  * its environment variables name: an API key (Anthropic, OpenAI, Gemini, Azure OpenAI), an Entra ID client secret
- * (Azure OpenAI), AWS credentials or a Bedrock API key, or a Google service-account key file. An upstream whose credentials are missing or unusable gets no transport, and a reason that names only
+ * (Azure OpenAI), AWS credentials or a Bedrock API key, or a Google service-account key file (the demo upstream
+ * needs none). An upstream whose credentials are missing or unusable gets no transport, and a reason that names only
  * the variables and files (never a value).
  */
 import type { UpstreamConfig } from "../core/config.ts";
 import { azureTransport } from "./azure.ts";
+import { demoTransport } from "./demo.ts";
 import { BEDROCK_BETAS, bedrockTransport } from "./bedrock.ts";
 import { entraTokens } from "./entra_token.ts";
 import { parseServiceAccount, serviceAccountTokens } from "./google_token.ts";
@@ -75,6 +77,8 @@ function createTransport(upstream: UpstreamConfig, io: TransportIo): Credentiale
     case "anthropic-vertex":
     case "gemini-vertex":
       return vertexFrom(upstream, io);
+    case "demo":
+      return { transport: demoTransport() };
   }
 }
 

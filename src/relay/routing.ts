@@ -65,6 +65,7 @@ const UPSTREAM_PROTOCOL: Record<Exclude<UpstreamConfig["protocol"], "azure-opena
   "anthropic-bedrock": "anthropic",
   "anthropic-vertex": "anthropic",
   "gemini-vertex": "gemini",
+  demo: "anthropic",
 };
 
 /** The protocol one upstream speaks: its kind's, or for Azure OpenAI the API its config chose. */

@@ -9,9 +9,12 @@ import type { LogSettings } from "../observe/log.ts";
 
 type Env = (name: string) => string | undefined;
 
-/** True on Deno Deploy, which sets DENO_DEPLOYMENT_ID for every deployment. */
+/**
+ * True on Deno Deploy: the platform sets DENO_DEPLOY=1 in every context, and DENO_DEPLOYMENT_ID for every deployment
+ * (as Deploy Classic did); see docs/operating.md, "Deno Deploy".
+ */
 export function onDeploy(env: Env): boolean {
-  return Boolean(env("DENO_DEPLOYMENT_ID"));
+  return env("DENO_DEPLOY") === "1" || Boolean(env("DENO_DEPLOYMENT_ID"));
 }
 
 /**

@@ -31,6 +31,15 @@ import {
 /** How long connections cut at the end of the grace period may take to close before the gateway stops anyway. */
 const CUT_WAIT_MS = 1000;
 
+/**
+ * The grace period after SIGINT/SIGTERM and the waits after the cut. On Deno Deploy, which kills the process 5 s after
+ * its SIGINT (docs/operating.md, "Deno Deploy"), they take at most 3 s, so the usage flush, the leased shares' return
+ * and KV's close have the last 2 s.
+ */
+export function stopTimes(graceMs: number, deploy: boolean): { graceMs: number; cutMs: number } {
+  return deploy ? { graceMs: Math.min(graceMs, 2000), cutMs: 500 } : { graceMs, cutMs: CUT_WAIT_MS };
+}
+
 /** Output channels and environment of the process. */
 export interface ServeIo extends KvOpenIo {
   err(text: string): void;
@@ -68,17 +77,23 @@ export function publicHostsWarning(config: Config, adminKey: string | undefined)
 }
 
 /**
- * True when the config has stdio MCP servers, which the gateway starts as programs; throws on Deno Deploy, which runs
- * no programs: such a server must be given a `url` there.
+ * True when the config has stdio MCP servers, which the gateway starts as programs (Deno Deploy runs them too, see
+ * docs/mcp.md); the process keeps its permission to start programs only then.
  */
-export function mcpCommands(config: Config, env: (name: string) => string | undefined): boolean {
-  const stdio = config.mcp_servers.filter((server) => server.command);
-  if (stdio.length > 0 && onDeploy(env)) {
-    throw new Error(
-      `mcp_servers "${stdio[0].name}" is a stdio server (command), which cannot run on Deno Deploy: give it a url`,
-    );
-  }
-  return stdio.length > 0;
+export function mcpCommands(config: Config): boolean {
+  return config.mcp_servers.some((server) => server.command);
+}
+
+/**
+ * The start's line for each demo upstream (see docs/configuration.md, "The demo upstream"): it is on, its models answer
+ * with no provider, and it is not for real traffic.
+ */
+export function demoNotices(config: Config): string[] {
+  return config.upstreams.filter((upstream) => upstream.protocol === "demo").map((upstream) => {
+    const models = upstream.models.map((model) => typeof model === "string" ? model : model.id).join(", ");
+    return `demo: upstream "${upstream.name}" is on (protocol: demo): its models (${models}) answer by themselves, with no ` +
+      "provider and no key; it is not for real traffic (a config with production: true refuses it)";
+  });
 }
 
 /** Runs the gateway until SIGINT/SIGTERM (or its supervisor's stop, as a worker); returns the exit code. */
@@ -100,7 +115,7 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
   const logger = createLogger(logSettings(config.log, io.env), { write: lines.write, now: () => new Date() });
   const log = worker ? (line: Record<string, unknown>) => logger({ worker: worker.index, ...line }) : logger;
   // A stdio MCP server is a program the gateway starts: the process keeps the permission to start programs only then.
-  const needs: ProcessNeeds = { run: mcpCommands(config, io.env) };
+  const needs: ProcessNeeds = { run: mcpCommands(config) };
   const store = await openKvStore(config.kv_path, source, { ...io, log, onKvOpen: () => io.onKvOpen?.(needs) });
   await seedGroups(store, config.groups);
   const firstServed = await recordFirstServed(store.kv, undatedModels(config), new Date(), { writes: store.writes });
@@ -118,6 +133,7 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
   for (const [name, { problem }] of transports) {
     if (problem) warn(`warning: upstream "${name}" has no key: ${problem}; its models answer 503`);
   }
+  for (const notice of demoNotices(config)) warn(notice);
   for (const warning of mcpWarnings(config, io.env)) warn(warning);
   // Off, no observer is made, no request sees a trace and the tracing code is never loaded.
   const tracing = await loadTracing(io.env, config.currency);
@@ -162,12 +178,13 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
     await closeAll();
     throw listenError(address, err);
   }
+  const times = stopTimes(config.shutdown_grace_ms, onDeploy(io.env));
   let graceTimer: ReturnType<typeof setTimeout> | undefined;
   let cutTimer: ReturnType<typeof setTimeout> | undefined;
   const pastGrace = Promise.withResolvers<void>();
   const stop = () => {
     if (graceTimer !== undefined) return;
-    warn(`modelgate stopping: finishing in-flight requests for up to ${config.shutdown_grace_ms} ms`);
+    warn(`modelgate stopping: finishing in-flight requests for up to ${times.graceMs} ms`);
     // The runtime closes idle keep-alive connections at once; answers still to come say the connection ends.
     stopping.abort();
     let shut = false;
@@ -182,9 +199,9 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
       // and one whose client reads nothing (not even a close) would hold it for as long as that client stays.
       cutTimer = setTimeout(() => {
         shutdown();
-        cutTimer = setTimeout(pastGrace.resolve, CUT_WAIT_MS);
-      }, CUT_WAIT_MS);
-    }, config.shutdown_grace_ms);
+        cutTimer = setTimeout(pastGrace.resolve, times.cutMs);
+      }, times.cutMs);
+    }, times.graceMs);
     // The runtime's shutdown closes upgraded sockets at once: Responses sockets finish their running responses (within
     // the grace period) and close themselves first.
     void deps.sockets.drained().then(shutdown);
@@ -197,7 +214,7 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
         Deno.addSignalListener(signal, stop);
         signals.push(signal);
       } catch {
-        // A platform without signal listeners (Deno Deploy) stops the process itself.
+        // A platform without signal listeners stops the process itself.
       }
     }
   }

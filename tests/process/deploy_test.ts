@@ -1,5 +1,5 @@
 /**
- * @module The entry point as Deno Deploy runs it: no arguments, DENO_DEPLOYMENT_ID set, the config from
+ * @module The entry point as Deno Deploy runs it: no arguments, DENO_DEPLOY=1 set, the config from
  * MODELGATE_CONFIG_YAML, and no file system permission at all, so any read or write of a local file would fail.
  */
 import assert from "node:assert/strict";
@@ -9,7 +9,7 @@ Deno.test("main.ts serves with no arguments, config from MODELGATE_CONFIG_YAML a
   await using gateway = await startProcess({
     command: [Deno.execPath(), "run", "--allow-net=127.0.0.1", "--allow-env", "--deny-read", "--deny-write", "main.ts"],
     env: {
-      DENO_DEPLOYMENT_ID: "local-test",
+      DENO_DEPLOY: "1",
       MODELGATE_CONFIG_YAML: processConfigYaml(),
       // Locally the managed KV stands in as memory; on Deploy this variable is simply not set.
       MODELGATE_KV: ":memory:",

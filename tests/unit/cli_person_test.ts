@@ -139,10 +139,13 @@ for (const c of WARNINGS) {
 
 Deno.test("invokedAs() names the command that starts the CLI again from where the person is", () => {
   const task = "deno/2.9.6 npm/? deno/2.9.6 linux x86_64";
+  const NPX = "npm/11.19.1 node/v20.20.2 linux x64 workspaces/false";
   const cases: [Record<string, string>, string, string][] = [
     [{}, "/home/ada/.deno/bin/deno", "modelgate"],
     [{ npm_config_user_agent: task }, "/usr/local/bin/deno", "deno task cli"],
     [{ npm_config_user_agent: task }, "/home/ada/.npm/_npx/1a2b/node_modules/deno/deno", "npx -y deno@2.9.6 task cli"],
+    // Under npx, deno task keeps the user agent npx set: the path alone says where Deno came from.
+    [{ npm_config_user_agent: NPX }, "/home/ada/.npm/_npx/1a2b/node_modules/deno/deno", "npx -y deno@2.9.6 task cli"],
     // npm alone (not deno task) is not a checkout's task.
     [{ npm_config_user_agent: "npm/10.9.2 node/v22.12.0 linux x64" }, "/usr/bin/deno", "modelgate"],
     [{}, "/home/ada/.local/bin/modelgate", "modelgate"],
