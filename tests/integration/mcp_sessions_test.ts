@@ -46,3 +46,33 @@ Deno.test("a session opened on one instance goes on on another, on the same sess
     kv.close();
   }
 });
+
+Deno.test("a session ended on one instance is forgotten by another's copy of it within 2 s", async () => {
+  await using docs = startMcpHttpServer();
+  const kv = await Deno.openKv(":memory:");
+  let now = Date.parse("2026-05-04T10:00:00Z");
+  try {
+    const options = {
+      kv,
+      now: () => new Date(now),
+      extraYaml: mcpServersYaml(docs.url),
+      extraGroups: MCP_GROUPS,
+      env: mcpEnv(),
+    };
+    await using first = await startGateway("http://127.0.0.1:9", options);
+    await using second = await startGateway("http://127.0.0.1:9", options);
+    const token = (await first.store.createToken({ group: "all" })).secret;
+    const client = await connectMcp(first.url, token);
+    const call = () => client.callTool({ name: "docs_search", arguments: { query: "q" } });
+    assert.equal(textOf(await call()), "found: q");
+    const resumed = await connectMcp(second.url, token, { sessionId: client.transport.sessionId });
+    await resumed.transport.terminateSession();
+    now += 2000;
+    const err = await call().then(() => undefined, (err) => err);
+    assert.match(String(err?.message), /404|Session not found/, "the first instance no longer serves it");
+    await client.close();
+    await resumed.close();
+  } finally {
+    kv.close();
+  }
+});
