@@ -111,6 +111,7 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): 
       session: call.session.id,
       transport,
       params: route.request.params ?? {},
+      redact: hub.redact,
     } as const;
     return trace.mcp(span, sent);
   };
