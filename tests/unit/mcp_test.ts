@@ -9,7 +9,7 @@ import { CODES, RpcError, toMessage } from "../../src/mcp/jsonrpc.ts";
 import { backoffMs, lineSplitter } from "../../src/mcp/stdio_lines.ts";
 import { serverEnvironment } from "../../src/mcp/stdio_link.ts";
 import { mcpCommands } from "../../src/serve/server.ts";
-import { mcpSecrets, mcpWarnings } from "../../src/mcp/secrets.ts";
+import { mcpSecrets, mcpWarnings, urlSecrets } from "../../src/mcp/secrets.ts";
 
 const BASE = `upstreams:
   - { name: a, protocol: anthropic, base_url: "https://api.example.test/v1", api_key_env: KEY, models: [m] }
@@ -201,4 +201,21 @@ Deno.test("lineSplitter() splits lines across chunks, and of a line too long kee
 
 Deno.test("backoffMs() restarts at once the first time, then waits 1 s doubling up to a minute", () => {
   assert.deepEqual([1, 2, 3, 4, 8, 20].map(backoffMs), [0, 1000, 2000, 4000, 60_000, 60_000]);
+});
+
+Deno.test("urlSecrets() takes a URL's password (or token user) and long query values, written and decoded", () => {
+  assert.deepEqual(urlSecrets("https://user:p%40ss-word@h.example/mcp?key=abcdefghijkl%2Bmn&v=2&flag"), [
+    "p%40ss-word",
+    "p@ss-word",
+    "abcdefghijkl%2Bmn",
+    "abcdefghijkl+mn",
+  ]);
+  assert.deepEqual(urlSecrets("https://ghp_tokentoken@h.example/mcp"), ["ghp_tokentoken"]);
+  assert.deepEqual(urlSecrets("https://a:b@h.example/mcp?mode=readonly"), []);
+  assert.deepEqual(urlSecrets("https://h.example/mcp"), []);
+  const config = parseConfig(
+    BASE.replace("https://mcp.example.test/mcp", "https://u:hunter22@mcp.example.test/mcp"),
+    "c",
+  );
+  assert.ok(mcpSecrets(config, () => undefined).includes("hunter22"));
 });
