@@ -32,8 +32,8 @@ export interface FakeMcpServer extends AsyncDisposable {
   forgetSessions(): void;
 }
 
-/** The SDK server behind one session: its tools, prompts and resources. */
-function docsServer(seen: string[]): McpServer {
+/** The docs server behind one session: its tools, prompts and resources. */
+export function docsServer(seen: string[]): McpServer {
   const server = new McpServer({ name: "docs", version: "1.0.0" });
   const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
   server.registerTool("search", { description: "Search the docs", inputSchema: { query: z.string() } }, ({ query }) => {
