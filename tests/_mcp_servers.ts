@@ -1,7 +1,8 @@
 /**
  * @module MCP servers for the tests, made with the official SDK: one over Streamable HTTP on 127.0.0.1 port 0 that
- * records every request it gets (so a test can see a refused call never reached it) and can be made to fail, and the
- * command line of the stdio server in ./_mcp_stdio_server.ts.
+ * records every request and notification it gets (so a test can see a refused call never reached it) and can be made to
+ * fail, serving the docs server's tools or those a test gives it, and the command line of the stdio server in
+ * ./_mcp_stdio_server.ts.
  */
 import { z } from "zod";
 import {
@@ -19,6 +20,8 @@ export interface FakeMcpServer extends AsyncDisposable {
   url: string;
   /** Every request it got: the method, and the tool, prompt or URI it named (`tools/call search`). */
   seen: string[];
+  /** Every notification it got, as sent (`notifications/cancelled` with its `requestId`, ...). */
+  notices: { method: string; params?: Record<string, unknown> }[];
   /** The headers of every HTTP request it got. */
   headers: Headers[];
   /** Sessions it opened, and those a client ended with DELETE. */
@@ -29,8 +32,8 @@ export interface FakeMcpServer extends AsyncDisposable {
   forgetSessions(): void;
 }
 
-/** The SDK server behind one session: its tools, prompts and resources. */
-function docsServer(seen: string[]): McpServer {
+/** The docs server behind one session: its tools, prompts and resources. */
+export function docsServer(seen: string[]): McpServer {
   const server = new McpServer({ name: "docs", version: "1.0.0" });
   const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
   server.registerTool("search", { description: "Search the docs", inputSchema: { query: z.string() } }, ({ query }) => {
@@ -98,6 +101,7 @@ function docsServer(seen: string[]): McpServer {
         const timer = setTimeout(resolve, ms);
         extra.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
       });
+      if (extra.signal.aborted) seen.push("cancelled slow");
       return text(extra.signal.aborted ? "cancelled" : "slept");
     },
   );
@@ -124,9 +128,13 @@ function docsServer(seen: string[]): McpServer {
   return server;
 }
 
-/** Starts the HTTP test server; its sessions live in it, as the SDK keeps them. */
-export function startMcpHttpServer(): FakeMcpServer {
+/**
+ * Starts the HTTP test server; its sessions live in it, as the SDK keeps them, each on a server `build` makes (the docs
+ * server's tools unless given).
+ */
+export function startMcpHttpServer(build: (seen: string[]) => McpServer = docsServer): FakeMcpServer {
   const seen: string[] = [];
+  const notices: FakeMcpServer["notices"] = [];
   const headers: Headers[] = [];
   const counts = { opened: 0, deleted: 0 };
   let transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
@@ -156,18 +164,20 @@ export function startMcpHttpServer(): FakeMcpServer {
           transports.set(sessionId, made);
         },
       });
-      await docsServer(seen).connect(made);
+      await build(seen).connect(made);
       transport = made;
     }
     const body = req.method === "POST" ? await req.clone().json().catch(() => undefined) : undefined;
     if (body?.method && body.id !== undefined && !String(body.method).startsWith("tools/call")) {
       seen.push(String(body.method));
     }
+    if (body?.method && body.id === undefined) notices.push({ method: String(body.method), params: body.params });
     return await transport.handleRequest(req);
   });
   return {
     url: `http://127.0.0.1:${server.addr.port}/mcp`,
     seen,
+    notices,
     headers,
     sessions: counts,
     get mode() {

@@ -64,6 +64,9 @@ export interface LimiterOptions {
 /** What a request reserves on each kind of counter. */
 type Amounts = Record<Unit, bigint>;
 
+/** The units only requests to /mcp count in. */
+const MCP_UNITS: ReadonlySet<Unit> = new Set(["tool_calls", "mcp_requests"]);
+
 /** The counters one request counts against, from its token's and its group's limits. */
 function slotsFor(
   scopes: { scope: "token" | "group"; id: string; limits?: Limits }[],
@@ -129,14 +132,21 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
     const { token, group } = principal;
     // Most tokens have no limits; they cost neither an estimate of the body nor a KV call.
     if (!hasLimits(token.limits) && !hasLimits(group.limits)) return;
-    // A call of an MCP tool counts against the tool-call limits only, and a model call against all the others.
-    const toolCall = exchange.mcp?.method === "tools/call";
-    const tokens = toolCall ? { prompt: 0, output: 0 } : estimateRequest(body);
+    // A request to /mcp is admitted on arrival against the /mcp request limits, and a tool call once more when it is
+    // routed to its server (its exchange names the server then) against the tool-call limits; a model call counts
+    // against all the others.
+    const mcp: Unit | undefined = exchange.protocol !== "mcp"
+      ? undefined
+      : exchange.mcp?.method === "tools/call" && exchange.mcp.server !== undefined
+      ? "tool_calls"
+      : "mcp_requests";
+    const tokens = mcp ? { prompt: 0, output: 0 } : estimateRequest(body);
     const estimate: Amounts = {
       requests: 1n,
       tokens: BigInt(tokens.prompt + tokens.output),
-      cost: toolCall ? 0n : estimateCost(tokens, exchange.model ? options.prices?.get(exchange.model) : undefined),
+      cost: mcp ? 0n : estimateCost(tokens, exchange.model ? options.prices?.get(exchange.model) : undefined),
       tool_calls: 1n,
+      mcp_requests: 1n,
     };
     const slots = slotsFor(
       [
@@ -145,7 +155,7 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       ],
       estimate,
       options.now(),
-    ).filter((slot) => (slot.unit === "tool_calls") === toolCall);
+    ).filter((slot) => mcp ? slot.unit === mcp : !MCP_UNITS.has(slot.unit));
     if (slots.length === 0) return;
     let refused: NoRoom | undefined;
     try {
@@ -160,8 +170,8 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
     if (refused) {
       throw refusal(slots[refused.index], refused.used, exchange, options);
     }
-    // Requests and tool calls are counted as they are admitted; tokens and cost are settled once they are known.
-    const held = slots.filter((slot) => slot.unit !== "requests" && slot.unit !== "tool_calls");
+    // Requests of both kinds and tool calls are counted as they are admitted; tokens and cost are settled once known.
+    const held = slots.filter((slot) => slot.unit === "tokens" || slot.unit === "cost");
     if (held.length > 0) reserved.set(exchange, { slots: held, estimate });
   }
 
@@ -180,10 +190,16 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
       // a failed one gives it back. Cost is priced at the deployment that answered.
       const { usage } = exchange;
       const used: Amounts = usage
-        ? { requests: 1n, tokens: BigInt(totalTokens(usage)), cost: costOf(usage, exchange.price), tool_calls: 1n }
+        ? {
+          requests: 1n,
+          tokens: BigInt(totalTokens(usage)),
+          cost: costOf(usage, exchange.price),
+          tool_calls: 1n,
+          mcp_requests: 1n,
+        }
         : exchange.status < 400
         ? held.estimate
-        : { requests: 1n, tokens: 0n, cost: 0n, tool_calls: 1n };
+        : { requests: 1n, tokens: 0n, cost: 0n, tool_calls: 1n, mcp_requests: 1n };
       for (const slot of held.slots) shares.settle(slot.counter, slot.amount - used[slot.unit]);
     },
     settled,

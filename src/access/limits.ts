@@ -11,8 +11,8 @@ import type { TokenEstimate } from "../usage/cost.ts";
 /** A counting window; every window is aligned to UTC. */
 export type Window = "minute" | "day" | "month";
 
-/** What a limit counts: requests, tokens, cost in the config's currency, or calls of MCP tools. */
-export type Unit = "requests" | "tokens" | "cost" | "tool_calls";
+/** What a limit counts: model requests, tokens, cost in the config's currency, calls of MCP tools, requests to /mcp. */
+export type Unit = "requests" | "tokens" | "cost" | "tool_calls" | "mcp_requests";
 
 /** What one limit counts and over which window, keyed by its field name. */
 export const LIMIT_FIELDS: Record<keyof Limits, { unit: Unit; window: Window }> = {
@@ -23,6 +23,7 @@ export const LIMIT_FIELDS: Record<keyof Limits, { unit: Unit; window: Window }> 
   cost_per_day: { unit: "cost", window: "day" },
   cost_per_month: { unit: "cost", window: "month" },
   tool_calls_per_minute: { unit: "tool_calls", window: "minute" },
+  mcp_requests_per_minute: { unit: "mcp_requests", window: "minute" },
 };
 
 /** The window containing `at`: its id (part of a KV key) and its start and end in epoch milliseconds. */

@@ -75,6 +75,7 @@ function formatLimits(limits: Limits | undefined): string {
     cost_per_day: "cost/day",
     cost_per_month: "cost/month",
     tool_calls_per_minute: "tools/min",
+    mcp_requests_per_minute: "mcp/min",
   };
   const parts = Object.entries(limits ?? {}).map(([field, value]) => `${short[field as keyof Limits]}=${value}`);
   return parts.join(" ") || "-";

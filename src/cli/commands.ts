@@ -13,7 +13,8 @@ import { usageCommand } from "./usage_commands.ts";
 const LIMIT_FLAGS = `Limit flags (each optional; a token and its group are both enforced):
   --requests-per-minute N  --tokens-per-minute N  --tokens-per-day N  --tokens-per-month N
   --cost-per-day AMOUNT  --cost-per-month AMOUNT   budgets in the config's currency, e.g. 12.50
-  --tool-calls-per-minute N                        calls of MCP tools through /mcp`;
+  --tool-calls-per-minute N                        calls of MCP tools through /mcp
+  --mcp-requests-per-minute N                      every request to /mcp (sessions, listings, calls)`;
 
 const HELP: Record<string, string> = {
   "": `modelgate: a model-access gateway

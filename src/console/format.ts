@@ -61,7 +61,8 @@ export function moment(iso: string | null | undefined, fallback = "never", recen
 /** A limit's unit: `tokens/day`, or for a budget in money `USD/day` in the config's currency. */
 export function limitUnit(field: keyof Limits, currency: string): string {
   const { unit, window } = LIMITS[field];
-  const what = unit === "cost" ? currency : unit === "tool_calls" ? "tool calls" : unit;
+  const words: Partial<Record<typeof unit, string>> = { tool_calls: "tool calls", mcp_requests: "MCP requests" };
+  const what = unit === "cost" ? currency : words[unit] ?? unit;
   return `${what}/${window === "minute" ? "min" : window}`;
 }
 

@@ -6,7 +6,7 @@ import type { McpServerConfig } from "../core/mcp_config.ts";
 import type { Group } from "../core/principal.ts";
 import type { Health } from "../mcp/catalog.ts";
 import type { ServerView } from "../mcp/hub.ts";
-import { allows, exposedName } from "../mcp/names.ts";
+import { allows } from "../mcp/names.ts";
 import type { ConsoleRequest, ConsoleRoute } from "./context.ts";
 import { badge, count, moment, span } from "./format.ts";
 import { type Html, html } from "./html.ts";
@@ -75,17 +75,16 @@ function serversTable(c: ConsoleRequest, views: ServerView[]): Html {
 }
 
 function toolsTable(c: ConsoleRequest, groups: Group[]): Html {
-  const maxLength = c.deps.config.mcp.name_max_length;
   // What a server lists is its own text, which may quote the credential the gateway sends it.
   const redact = c.deps.mcp.redact;
   const rows = c.deps.mcp.servers.flatMap((server) => {
-    const tools = c.deps.mcp.catalog.last(server.name)?.tools ?? [];
-    return tools.filter((tool) => typeof tool.name === "string").map((tool) => {
+    const listing = c.deps.mcp.catalog.last(server.name);
+    return (listing?.tools ?? []).map((tool) => {
       const name = tool.name as string;
       const may = groups.filter((group) => allows(group.mcp, server.name, "tools", name)).map((group) => group.name);
       return html`
         <tr>
-          <td><code>${redact(exposedName(server.name, name, maxLength))}</code></td>
+          <td><code>${redact(listing!.names.tools.exposed.get(name) ?? name)}</code></td>
           <td>${server.name}</td>
           <td class="wrap">${typeof tool.description === "string" ? redact(tool.description).slice(0, 200) : ""}</td>
           <td class="wrap">${may.join(", ") || html`<span class="muted">no group</span>`}</td>

@@ -23,6 +23,8 @@ export const LimitsSchema = z.strictObject({
   cost_per_month: BudgetSchema.optional(),
   /** Calls of MCP tools (tools/call through /mcp) per UTC minute. */
   tool_calls_per_minute: Positive.optional(),
+  /** Requests to /mcp of every kind (sessions, listings, calls, notifications) per UTC minute. */
+  mcp_requests_per_minute: Positive.optional(),
 });
 
 /** Limits as stored on a token or a group. */

@@ -135,6 +135,8 @@ export interface McpCallTrace {
   transport: "http" | "stdio";
   /** The request's params (a tool's arguments among them), read only when content is captured. */
   params: JsonObject;
+  /** Takes the servers' credentials out of content put on the span, as out of what reaches a client. */
+  redact(text: string): string;
 }
 
 /** What a server answered a call with, as the span reads it. */

@@ -88,8 +88,12 @@ export type McpGrant = z.infer<typeof McpGrantSchema>;
 
 /** The `mcp` section: how the /mcp endpoint keeps sessions and names things. */
 export const McpSettingsSchema = z.strictObject({
-  /** A client's session ends after this long without a request (its upstream sessions are left to expire there). */
+  /** A client's session ends after this long without a request, and the sessions it opened with servers with it. */
   session_idle_ms: z.number().int().min(60_000).max(30 * 86_400_000).default(86_400_000),
+  /** The most sessions one token keeps open; opening one more ends its oldest. */
+  max_sessions_per_token: z.number().int().min(1).max(10_000).default(100),
+  /** The most JSON one page of a merged listing holds (nextCursor leads on). */
+  list_page_bytes: z.number().int().min(4096).max(64 * 1024 * 1024).default(1024 * 1024),
   /** How long a server's listing (tools, prompts, resources) is reused before it is asked again. */
   list_ttl_ms: z.number().int().min(0).max(86_400_000).default(60_000),
   /**

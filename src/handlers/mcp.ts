@@ -8,13 +8,23 @@ import { GatewayError } from "../core/errors.ts";
 import { deeperThan, MAX_JSON_DEPTH, tooDeep } from "../core/json_depth.ts";
 import { readBodyBytes } from "../core/request_body.ts";
 import type { Principal } from "../core/principal.ts";
-import { CODES, errorOf, isNotification, isRequest, RpcError, toMessage } from "../mcp/jsonrpc.ts";
+import {
+  CODES,
+  errorOf,
+  isNotification,
+  isRequest,
+  resultOf,
+  RpcError,
+  type RpcRequest,
+  toMessage,
+} from "../mcp/jsonrpc.ts";
+import { grantedHere } from "../mcp/listings.ts";
 import { CLIENT_VERSIONS, initialize } from "../mcp/methods.ts";
 import { rpcReply } from "../mcp/reply.ts";
 import type { ClientSession } from "../mcp/sessions.ts";
 import type { Endpoint, RequestContext } from "./context.ts";
 import { authenticateMcp } from "./mcp_auth.ts";
-import { answerRequest } from "./mcp_request.ts";
+import { admitted, answered, answerRequest } from "./mcp_request.ts";
 
 /** A transport-level refusal: a JSON-RPC error without an id, with its HTTP status. */
 function refusal(status: number, code: number, message: string, headers?: HeadersInit): Response {
@@ -108,29 +118,45 @@ async function post(req: Request, ctx: RequestContext, principal: Principal): Pr
   // A response from the client would answer a request of the gateway's, and the gateway makes none.
   if (!("method" in message)) return new Response(null, { status: 202 });
   ctx.exchange.mcp.method = message.method;
-  if (isRequest(message) && message.method === "initialize") {
-    let agreed: ReturnType<typeof initialize>;
-    try {
-      agreed = initialize(message);
-    } catch (err) {
-      return rpcReply(200, errorOf(message.id, err as RpcError));
-    }
-    const session = await ctx.deps.mcp.sessions.create(principal.token.id, agreed.version);
-    ctx.exchange.mcp.session = session.id;
-    return rpcReply(200, { jsonrpc: "2.0", id: message.id, result: agreed.result }, { "mcp-session-id": session.id });
-  }
+  const refused = await admitted(ctx, principal, isRequest(message) ? message.id : null);
+  if (refused) return refused;
+  if (isRequest(message) && message.method === "initialize") return await open(ctx, principal, message);
   const session = await sessionOf(req, ctx, principal);
   if (session instanceof Response) return session;
   if (isNotification(message)) {
-    if (message.method === "notifications/cancelled") await ctx.deps.mcp.cancel(session, message);
+    if (message.method === "notifications/cancelled") ctx.deps.mcp.cancel(session, message);
     return new Response(null, { status: 202 });
   }
   return await answerRequest(req, ctx, { principal, session, request: message });
 }
 
+/**
+ * `initialize`: a session for a token whose group may use an MCP server (another would cost a session and have nothing
+ * to use in it), on the version agreed.
+ */
+async function open(ctx: RequestContext, principal: Principal, request: RpcRequest): Promise<Response> {
+  let agreed: ReturnType<typeof initialize>;
+  try {
+    agreed = initialize(request);
+  } catch (err) {
+    return answered(ctx, 200, errorOf(request.id, err as RpcError));
+  }
+  if (grantedHere(ctx.deps.mcp, principal.group.mcp).length === 0) {
+    ctx.exchange.mcp!.outcome = "refused";
+    const why =
+      `Forbidden: the group "${principal.group.name}" of this token may use no MCP server (it has no mcp grant)`;
+    return answered(ctx, 403, errorOf(request.id, new RpcError(CODES.server, why)));
+  }
+  const session = await ctx.deps.mcp.open(principal.token.id, agreed.version);
+  ctx.exchange.mcp!.session = session.id;
+  return answered(ctx, 200, resultOf(request.id, agreed.result), { "mcp-session-id": session.id });
+}
+
 /** DELETE /mcp: ends the client's session and the sessions it opened with servers. */
 async function endSession(req: Request, ctx: RequestContext, principal: Principal): Promise<Response> {
   ctx.exchange.mcp = { method: "session/delete" };
+  const refused = await admitted(ctx, principal, null);
+  if (refused) return refused;
   const session = await sessionOf(req, ctx, principal);
   if (session instanceof Response) return session;
   const ended = await ctx.deps.mcp.sessions.delete(session.id);

@@ -8,9 +8,19 @@ import { jsonRpcErrorBody } from "../protocols/mcp.ts";
 import type { McpFacts } from "../core/exchange.ts";
 import type { Principal } from "../core/principal.ts";
 import { isObject } from "../core/types.ts";
-import { CODES, errorOf, type Outcome, resultOf, RpcError, type RpcRequest, type RpcResponse } from "../mcp/jsonrpc.ts";
+import {
+  CODES,
+  errorOf,
+  type Outcome,
+  resultOf,
+  RpcError,
+  type RpcId,
+  type RpcRequest,
+  type RpcResponse,
+} from "../mcp/jsonrpc.ts";
 import type { CallOptions } from "../mcp/hub.ts";
-import { listAnswer, type Route, routeOf } from "../mcp/methods.ts";
+import { listAnswer } from "../mcp/listings.ts";
+import { type Route, routeOf } from "../mcp/methods.ts";
 import { reply, rpcReply } from "../mcp/reply.ts";
 import type { ClientSession } from "../mcp/sessions.ts";
 import type { RequestContext } from "./context.ts";
@@ -28,38 +38,55 @@ function outcomeOf(response: RpcResponse): Outcome {
   return isObject(response.result) && response.result.isError === true ? "tool_error" : "ok";
 }
 
+/** A JSON reply the gateway makes itself, its size and how it ended left for the record. */
+export function answered(ctx: RequestContext, status: number, message: RpcResponse, headers?: HeadersInit): Response {
+  const facts = ctx.exchange.mcp!;
+  const response = rpcReply(status, message, headers, ctx.deps.mcp.redact);
+  facts.outcome ??= message.error ? "invalid" : "ok";
+  facts.response_bytes = Number(response.headers.get("content-length"));
+  return response;
+}
+
+/** Counts the request against its limits (see docs/mcp.md, "Limits"); the reply refusing it when over one. */
+export async function admitted(ctx: RequestContext, principal: Principal, id: RpcId | null) {
+  try {
+    for (const observer of ctx.deps.observers) await observer.admit?.(ctx.exchange, {}, principal);
+    return undefined;
+  } catch (err) {
+    const error = toGatewayError(err);
+    if (error.kind !== "rate_limit" && error.kind !== "unavailable") throw err;
+    // A limit (429) or a limit that cannot be checked (503): the status says so, the body is the request's error.
+    ctx.exchange.mcp!.outcome = error.kind === "rate_limit" ? "rate_limited" : "unavailable";
+    ctx.exchange.error = error.kind;
+    return answered(ctx, error.status, jsonRpcErrorBody(error, id) as unknown as RpcResponse, error.headers);
+  }
+}
+
 /** The answer to one request on a known session. */
 export async function answerRequest(req: Request, ctx: RequestContext, call: McpCall): Promise<Response> {
   const { request, principal } = call;
   const facts = ctx.exchange.mcp!;
   const hub = ctx.deps.mcp;
   const grant = principal.group.mcp;
-  const maxLength = ctx.deps.config.mcp.name_max_length;
   try {
-    if (request.method === "ping") return rpcReply(200, resultOf(request.id, {}));
-    const listed = await listAnswer(hub, grant, request.method, maxLength);
-    if (listed) return rpcReply(200, resultOf(request.id, listed), {}, ctx.deps.mcp.redact);
-    const route = await routeOf(hub, grant, request, maxLength);
+    if (request.method === "ping") return answered(ctx, 200, resultOf(request.id, {}));
+    const listed = await listAnswer(hub, grant, request, ctx.deps.config.mcp.list_page_bytes);
+    if (listed) return answered(ctx, 200, resultOf(request.id, listed));
+    const route = await routeOf(hub, grant, request);
     if (!route) {
       throw new RpcError(CODES.methodNotFound, `Method not found: ${request.method}`);
     }
     facts.server = route.server;
     if (request.method !== "resources/read") facts.name = route.name;
     if (request.method === "tools/call") {
-      for (const observer of ctx.deps.observers) await observer.admit?.(ctx.exchange, {}, principal);
+      const refused = await admitted(ctx, principal, request.id);
+      if (refused) return refused;
     }
     return await relay(req, ctx, call, route);
   } catch (err) {
-    if (err instanceof RpcError) {
-      facts.outcome = err.outcome;
-      return rpcReply(200, errorOf(request.id, err), {}, ctx.deps.mcp.redact);
-    }
-    const error = toGatewayError(err);
-    if (error.kind === "internal" || error.kind === "client_closed") throw err;
-    // A limit (429) or a limit that cannot be checked (503): the status says so, the body is the request's error.
-    facts.outcome = error.kind === "rate_limit" ? "rate_limited" : "unavailable";
-    ctx.exchange.error = error.kind;
-    return rpcReply(error.status, jsonRpcErrorBody(error, request.id) as unknown as RpcResponse, error.headers);
+    if (!(err instanceof RpcError)) throw err;
+    facts.outcome = err.outcome;
+    return answered(ctx, 200, errorOf(request.id, err));
   }
 }
 
@@ -85,6 +112,7 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): 
       session: call.session.id,
       transport,
       params: route.request.params ?? {},
+      redact: hub.redact,
     } as const;
     return trace.mcp(span, sent);
   };

@@ -6,13 +6,16 @@
  */
 import { isObject, type JsonObject } from "../core/types.ts";
 import { RpcError } from "./jsonrpc.ts";
+import { type NameTable, nameTable } from "./names.ts";
 
-/** What one server offers, as it listed it. */
+/** What one server offers, as it listed it: each item once, by its name (or URI), those without one left out. */
 export interface Listing {
   tools: JsonObject[];
   prompts: JsonObject[];
   resources: JsonObject[];
   templates: JsonObject[];
+  /** The names its tools and prompts are given (see docs/mcp.md, "Names"). */
+  names: { tools: NameTable; prompts: NameTable };
   /** Epoch milliseconds when it was listed. */
   at: number;
 }
@@ -47,10 +50,16 @@ export interface Catalog {
 
 /** Each kind of listing: the capability it needs, its method, and the result field holding its items. */
 const KINDS = [
-  { capability: "tools", method: "tools/list", field: "tools", into: "tools" },
-  { capability: "prompts", method: "prompts/list", field: "prompts", into: "prompts" },
-  { capability: "resources", method: "resources/list", field: "resources", into: "resources" },
-  { capability: "resources", method: "resources/templates/list", field: "resourceTemplates", into: "templates" },
+  { capability: "tools", method: "tools/list", field: "tools", into: "tools", key: "name" },
+  { capability: "prompts", method: "prompts/list", field: "prompts", into: "prompts", key: "name" },
+  { capability: "resources", method: "resources/list", field: "resources", into: "resources", key: "uri" },
+  {
+    capability: "resources",
+    method: "resources/templates/list",
+    field: "resourceTemplates",
+    into: "templates",
+    key: "uriTemplate",
+  },
 ] as const;
 
 /** The most pages one listing follows: a server that pages on forever is cut off there. */
@@ -72,7 +81,14 @@ interface Entry {
 /** The catalog over `sources`; `closing` aborts listings under way when the gateway stops. */
 export function createCatalog(
   sources: ReadonlyMap<string, CatalogSource>,
-  options: { now(): number; ttlMs: number; closing?: AbortSignal; log(line: Record<string, unknown>): void },
+  options: {
+    now(): number;
+    ttlMs: number;
+    /** `mcp.name_max_length`: how long a name the tools and prompts are given. */
+    maxLength: number;
+    closing?: AbortSignal;
+    log(line: Record<string, unknown>): void;
+  },
 ): Catalog {
   const entries = new Map<string, Entry>();
   const entry = (server: string) => {
@@ -81,15 +97,16 @@ export function createCatalog(
     return found;
   };
 
-  async function list(source: CatalogSource): Promise<Listing> {
+  async function list(server: string, source: CatalogSource): Promise<Listing> {
     const signal = AbortSignal.any([
       AbortSignal.timeout(source.listTimeoutMs),
       ...options.closing ? [options.closing] : [],
     ]);
     const capabilities = await source.capabilities(signal);
-    const listing: Listing = { tools: [], prompts: [], resources: [], templates: [], at: options.now() };
+    const found: Omit<Listing, "names" | "at"> = { tools: [], prompts: [], resources: [], templates: [] };
     for (const kind of KINDS) {
       if (!isObject(capabilities[kind.capability])) continue;
+      const listed = new Set<string>();
       let cursor: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
         let result: JsonObject;
@@ -101,18 +118,26 @@ export function createCatalog(
           throw err;
         }
         const items = result[kind.field];
-        if (Array.isArray(items)) listing[kind.into].push(...items.filter(isObject));
+        // Names must be unique in a listing: an item without its name, or under one already listed, is left out.
+        for (const item of Array.isArray(items) ? items : []) {
+          const name = isObject(item) ? item[kind.key] : undefined;
+          if (typeof name !== "string" || listed.has(name)) continue;
+          listed.add(name);
+          found[kind.into].push(item as JsonObject);
+        }
         cursor = typeof result.nextCursor === "string" && result.nextCursor !== "" ? result.nextCursor : undefined;
         if (!cursor) break;
       }
     }
-    return listing;
+    const names = (items: JsonObject[]) =>
+      nameTable(server, items.map((item) => item.name as string), options.maxLength);
+    return { ...found, names: { tools: names(found.tools), prompts: names(found.prompts) }, at: options.now() };
   }
 
   function refresh(server: string, found: Entry): Promise<Listing> {
     const source = sources.get(server);
     if (!source) return Promise.reject(new RpcError(-32602, `Unknown MCP server "${server}"`));
-    found.refreshing ??= list(source).then((listing) => {
+    found.refreshing ??= list(server, source).then((listing) => {
       found.listing = listing;
       found.failures = 0;
       if (found.health.state !== "up") found.health = { state: "up", since: options.now() };

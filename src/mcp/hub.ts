@@ -1,19 +1,27 @@
 /**
  * @module The gateway's MCP servers, built from `mcp_servers`: a link to each (HTTP or stdio), the catalog of what they
  * offer, the clients' sessions, and one call on a server for a client session within the server's time limit. An HTTP
- * server gets a session of its own per client session, opened at its first call and kept in the client's record; a stdio
- * server is one process shared by all. Nothing is started or opened before it is first needed.
+ * server gets a session of its own per client session, opened at its first call, kept in the client's record and ended
+ * when the client's session ends, is evicted or expires; a stdio server is one process shared by all. Nothing is
+ * started or opened before it is first needed.
  */
 import type { Config, McpServerConfig } from "../core/config.ts";
 import type { KvWriter } from "../core/kv_write.ts";
 import { textRedactor } from "../core/redact.ts";
 import type { JsonObject } from "../core/types.ts";
 import { type Catalog, type CatalogSource, createCatalog, type Health } from "./catalog.ts";
-import { type HttpLink, httpLink, SessionGone, type UpstreamSession } from "./http_link.ts";
+import { catalogSource, type Link } from "./catalog_source.ts";
+import { type HttpLink, httpLink, SessionGone } from "./http_link.ts";
 import { CODES, RpcError, type RpcNotification, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
-import { type ClientSession, type SessionStore, sessionStore, type UpstreamRef } from "./sessions.ts";
+import {
+  type ClientSession,
+  type EndedSession,
+  type SessionStore,
+  sessionStore,
+  type UpstreamRef,
+} from "./sessions.ts";
 import { mcpSecrets } from "./secrets.ts";
-import { type LinkState, type StdioLink, stdioLink } from "./stdio_link.ts";
+import { type LinkState, stdioLink } from "./stdio_link.ts";
 
 /** How one call is made. */
 export interface CallOptions {
@@ -39,12 +47,19 @@ export interface McpHub {
   readonly catalog: Catalog;
   /** Sends `request` to `server` for `session`; throws an {@linkcode RpcError} the client can be told. */
   call(server: string, session: ClientSession, request: RpcRequest, options: CallOptions): Promise<RpcResponse>;
+  /** Opens a client session for a token; the token's oldest ends when it has its most already. */
+  open(tokenId: string, version: string): Promise<ClientSession>;
   /** Remembers a call running here, so a cancellation that reaches this instance stops it; returns the forgetting. */
   track(session: ClientSession, id: RpcRequest["id"], stop: AbortController): () => void;
-  /** Stops the named call if it runs here, and passes the cancellation on to the HTTP servers the session opened. */
-  cancel(session: ClientSession, notification: RpcNotification): Promise<void>;
+  /**
+   * Stops the named call when it runs here, which tells its server (and only it); a cancellation of any other id is
+   * dropped. True when it stopped one.
+   */
+  cancel(session: ClientSession, notification: RpcNotification): boolean;
   /** Ends the sessions a client session opened with servers. */
-  end(session: ClientSession): Promise<void>;
+  end(session: EndedSession): Promise<void>;
+  /** Ends the servers' sessions of client sessions that expired (a timer does it every 10 s); how many it ended. */
+  sweep(): Promise<number>;
   views(): ServerView[];
   /** Stops the stdio servers. */
   close(): Promise<void>;
@@ -64,7 +79,12 @@ export interface McpHubOptions {
   closing?: AbortSignal;
 }
 
-type Link = { kind: "http"; link: HttpLink; own?: Promise<UpstreamSession> } | { kind: "stdio"; link: StdioLink };
+/** How often an instance looks for expired sessions, and how many it takes at a time. */
+const SWEEP_MS = 10_000;
+const SWEEP_BATCH = 100;
+
+/** How long the end of a server's session may take: a server that does not answer forgets it on its own. */
+const END_MS = 5000;
 
 /** The error for a call that ran out of time. */
 function timedOut(config: McpServerConfig): RpcError {
@@ -94,56 +114,37 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
   const catalog = createCatalog(sources, {
     now: options.now,
     ttlMs: config.mcp.list_ttl_ms,
+    maxLength: config.mcp.name_max_length,
     closing: options.closing,
     log: options.log,
   });
   const secretsRedactor = textRedactor(mcpSecrets(config, options.env));
   // Keyed by session and request id as JSON: both are the client's, so no separator could be trusted.
-  const running = new Map<string, AbortController>();
+  const calls = new Map<string, AbortController>();
   const sessions = sessionStore(options.kv, {
     idleMs: config.mcp.session_idle_ms,
+    maxPerToken: config.mcp.max_sessions_per_token,
     now: options.now,
     writes: options.writes,
   });
 
-  /** How the catalog lists a server: on the gateway's own session (an HTTP server's opened once and kept). */
-  function catalogSource(server: McpServerConfig, link: Link): CatalogSource {
-    const own = async (signal: AbortSignal): Promise<UpstreamSession> => {
-      if (link.kind === "stdio") return await link.link.session(signal);
-      link.own ??= link.link.open(signal);
-      return await link.own.catch((err) => {
-        link.own = undefined;
-        throw err;
-      });
-    };
-    let nextId = 0;
-    const page = async (method: string, cursor: string | undefined, signal: AbortSignal, again = true) => {
-      const request: RpcRequest = {
-        jsonrpc: "2.0",
-        id: `modelgate-list-${nextId++}`,
-        method,
-        ...cursor ? { params: { cursor } } : {},
-      };
-      let response: RpcResponse;
-      try {
-        const session = await own(signal);
-        response = link.kind === "http"
-          ? await link.link.send(request, { session, signal })
-          : await link.link.send(request, { signal });
-      } catch (err) {
-        if (!(err instanceof SessionGone) || link.kind !== "http" || !again) throw err;
-        link.own = undefined;
-        return await page(method, cursor, signal, false);
-      }
-      if (response.error) throw new RpcError(response.error.code, response.error.message);
-      return response.result ?? {};
-    };
-    return {
-      capabilities: async (signal) => (await own(signal)).capabilities,
-      page,
-      listTimeoutMs: server.list_timeout_ms,
-    };
+  async function end(session: EndedSession): Promise<void> {
+    await Promise.all(
+      Object.entries(session.upstream).map(([name, ref]) => {
+        const link = links.get(name);
+        return link?.kind === "http" ? link.link.end(ref, AbortSignal.timeout(END_MS)) : undefined;
+      }),
+    );
   }
+
+  async function sweep(): Promise<number> {
+    const expired = await sessions.expired(SWEEP_BATCH);
+    await Promise.all(expired.map(end));
+    return expired.length;
+  }
+  // A sweep that fails (KV closing, busy) is the next one's to do again.
+  const sweeper = setInterval(() => void sweep().catch(() => {}), SWEEP_MS);
+  Deno.unrefTimer(sweeper);
 
   /** The session `session` has with HTTP server `name`, opened now when it has none (or the server forgot it). */
   async function upstreamOf(
@@ -158,11 +159,12 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
     const opened = await link.open(signal);
     const ref: UpstreamRef = { version: opened.version, ...opened.id ? { id: opened.id } : {} };
     const kept = await sessions.setUpstream(session.id, name, ref, gone);
-    // Another request of the same client opened one first: that one is used, and this one ended.
-    if (kept && kept !== ref && kept.id !== ref.id) void link.end(opened, AbortSignal.timeout(5000));
-    const inForce = kept ?? ref;
-    session.upstream[name] = inForce;
-    return inForce;
+    // Another request of the same client opened one first: that one is used, and this one ended. A client session that
+    // ended meanwhile keeps none.
+    if (kept?.id !== ref.id || kept === null) await link.end(opened, AbortSignal.timeout(END_MS));
+    if (kept === null) throw new RpcError(CODES.sessionNotFound, "Session not found: it ended during this call");
+    session.upstream[name] = kept;
+    return kept;
   }
 
   async function call(name: string, session: ClientSession, request: RpcRequest, call: CallOptions) {
@@ -199,7 +201,7 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
           method: "notifications/cancelled",
           params: { requestId: request.id, reason: timer.aborted ? "timeout" : "cancelled" },
         };
-        void link.link.notify(cancelled, { session: ref, signal: AbortSignal.timeout(5000) });
+        void link.link.notify(cancelled, { session: ref, signal: AbortSignal.timeout(END_MS) });
       }
       if (timer.aborted && !call.signal.aborted) throw timedOut(server);
       throw call.signal.reason ?? err;
@@ -213,29 +215,24 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
     call,
     track(session, id, stop) {
       const key = JSON.stringify([session.id, id]);
-      running.set(key, stop);
-      return () => running.get(key) === stop && running.delete(key);
+      calls.set(key, stop);
+      return () => calls.get(key) === stop && calls.delete(key);
     },
-    async cancel(session, notification) {
+    cancel(session, notification) {
       const id = notification.params?.requestId;
-      if (typeof id === "string" || typeof id === "number") running.get(JSON.stringify([session.id, id]))?.abort();
-      await Promise.all(
-        Object.entries(session.upstream).map(([name, ref]) => {
-          const link = links.get(name);
-          return link?.kind === "http"
-            ? link.link.notify(notification, { session: ref, signal: AbortSignal.timeout(5000) })
-            : undefined;
-        }),
-      );
+      const running = typeof id === "string" || typeof id === "number"
+        ? calls.get(JSON.stringify([session.id, id]))
+        : undefined;
+      running?.abort();
+      return running !== undefined;
     },
-    async end(session) {
-      await Promise.all(
-        Object.entries(session.upstream).map(([name, ref]) => {
-          const link = links.get(name);
-          return link?.kind === "http" ? link.link.end(ref, AbortSignal.timeout(5000)) : undefined;
-        }),
-      );
+    async open(tokenId, version) {
+      const { session, evicted } = await sessions.create(tokenId, version);
+      await Promise.all(evicted.map(end));
+      return session;
     },
+    end,
+    sweep,
     views: () =>
       config.mcp_servers.map((server) => {
         const link = links.get(server.name)!;
@@ -249,6 +246,7 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
       }),
     redact: secretsRedactor.text,
     async close() {
+      clearInterval(sweeper);
       await Promise.all([...links.values()].map((link) => link.kind === "stdio" ? link.link.close() : undefined));
     },
   };

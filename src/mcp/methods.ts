@@ -1,24 +1,14 @@
 /**
- * @module The MCP methods the gateway answers for a client: initialize, ping, the listings merged over the servers its
- * group may use (filtered and renamed), and the calls (tools/call, prompts/get, resources/read) planned as a route to one
- * server under the thing's own name. Anything the group may not use is refused here, as an unknown name, and never
+ * @module The MCP methods the gateway answers for a client besides the listings (./listings.ts): initialize, and the
+ * calls (tools/call, prompts/get, resources/read) planned as a route to one server under the thing's own name. Anything the group may not use is refused here, as an unknown name, and never
  * reaches a server.
  */
 import type { McpGrant } from "../core/mcp_config.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import type { Listing } from "./catalog.ts";
 import type { McpHub } from "./hub.ts";
 import { CODES, paramsOf, RpcError, type RpcRequest, stringParam } from "./jsonrpc.ts";
-import {
-  allows,
-  allowsAll,
-  exposedName,
-  exposedUri,
-  grantedServers,
-  type Kind,
-  originalUri,
-  serverOf,
-} from "./names.ts";
+import { grantedHere } from "./listings.ts";
+import { allows, exposedUri, originalUri, serverOf } from "./names.ts";
 
 /** The protocol versions a client may agree with the gateway, newest first (see docs/mcp.md, "Protocol versions"). */
 export const CLIENT_VERSIONS = ["2025-11-25", "2025-06-18"];
@@ -53,56 +43,6 @@ export function initialize(request: RpcRequest): { version: string; result: Json
   };
 }
 
-/** The servers of `grant` that are configured, in the grant's order. */
-function servers(hub: McpHub, grant: McpGrant | undefined): string[] {
-  const configured = new Set(hub.servers.map((server) => server.name));
-  return grantedServers(grant).filter((name) => configured.has(name));
-}
-
-/** Each granted server's listing; a server that cannot be listed is left out (its health says why). */
-async function listings(hub: McpHub, grant: McpGrant | undefined): Promise<[string, Listing][]> {
-  const names = servers(hub, grant);
-  const settled = await Promise.allSettled(names.map((name) => hub.catalog.listing(name)));
-  const out: [string, Listing][] = [];
-  settled.forEach((result, i) => result.status === "fulfilled" && out.push([names[i], result.value]));
-  return out;
-}
-
-/** The answer to a listing method, merged over the granted servers; undefined for any other method. */
-export async function listAnswer(
-  hub: McpHub,
-  grant: McpGrant | undefined,
-  method: string,
-  maxLength: number,
-): Promise<JsonObject | undefined> {
-  const named = (kind: Kind, field: "tools" | "prompts") => async () => {
-    const items = (await listings(hub, grant)).flatMap(([server, listing]) =>
-      listing[field].filter((item) => typeof item.name === "string" && allows(grant, server, kind, item.name))
-        .map((item) => ({ ...item, name: exposedName(server, item.name as string, maxLength) }))
-    );
-    return { [field]: items };
-  };
-  const lists: Record<string, () => Promise<JsonObject>> = {
-    "tools/list": named("tools", "tools"),
-    "prompts/list": named("prompts", "prompts"),
-    "resources/list": async () => ({
-      resources: (await listings(hub, grant)).flatMap(([server, listing]) =>
-        listing.resources.filter((item) => typeof item.uri === "string" && allows(grant, server, "resources", item.uri))
-          .map((item) => ({ ...item, uri: exposedUri(server, item.uri as string) }))
-      ),
-    }),
-    "resources/templates/list": async () => ({
-      resourceTemplates: (await listings(hub, grant)).flatMap(([server, listing]) =>
-        allowsAll(grant, server, "resources")
-          ? listing.templates.filter((item) => typeof item.uriTemplate === "string")
-            .map((item) => ({ ...item, uriTemplate: exposedUri(server, item.uriTemplate as string) }))
-          : []
-      ),
-    }),
-  };
-  return await lists[method]?.();
-}
-
 /** A content item (of a tool result or a prompt message) with its resource URI made the gateway's. */
 function exposeContent(server: string, item: unknown): unknown {
   if (!isObject(item)) return item;
@@ -121,7 +61,6 @@ async function namedRoute(
   grant: McpGrant | undefined,
   request: RpcRequest,
   kind: "tools" | "prompts",
-  maxLength: number,
 ): Promise<Route> {
   const params = paramsOf(request);
   const exposed = stringParam(params, "name");
@@ -129,12 +68,8 @@ async function namedRoute(
   // Made only when thrown: an Error captures its stack, which every call would pay for.
   const unknown = () => new RpcError(CODES.invalidParams, `Unknown ${what}: ${exposed}`, { outcome: "refused" });
   const server = serverOf(exposed);
-  if (!server || !servers(hub, grant).includes(server)) throw unknown();
-  const listing = await hub.catalog.listing(server);
-  const found = listing[kind].find((item) =>
-    typeof item.name === "string" && exposedName(server, item.name, maxLength) === exposed
-  );
-  const name = found?.name as string | undefined;
+  if (!server || !grantedHere(hub, grant).includes(server)) throw unknown();
+  const name = (await hub.catalog.listing(server)).names[kind].own.get(exposed);
   if (name === undefined || !allows(grant, server, kind, name)) throw unknown();
   return {
     server,
@@ -162,7 +97,9 @@ function resourceRoute(hub: McpHub, grant: McpGrant | undefined, request: RpcReq
   const params = paramsOf(request);
   const exposed = stringParam(params, "uri");
   const found = originalUri(exposed);
-  if (!found || !servers(hub, grant).includes(found.server) || !allows(grant, found.server, "resources", found.uri)) {
+  if (
+    !found || !grantedHere(hub, grant).includes(found.server) || !allows(grant, found.server, "resources", found.uri)
+  ) {
     throw new RpcError(CODES.resourceNotFound, `Resource not found: ${exposed}`, { outcome: "refused" });
   }
   const { server, uri } = found;
@@ -187,10 +124,9 @@ export async function routeOf(
   hub: McpHub,
   grant: McpGrant | undefined,
   request: RpcRequest,
-  maxLength: number,
 ): Promise<Route | undefined> {
-  if (request.method === "tools/call") return await namedRoute(hub, grant, request, "tools", maxLength);
-  if (request.method === "prompts/get") return await namedRoute(hub, grant, request, "prompts", maxLength);
+  if (request.method === "tools/call") return await namedRoute(hub, grant, request, "tools");
+  if (request.method === "prompts/get") return await namedRoute(hub, grant, request, "prompts");
   if (request.method === "resources/read") return resourceRoute(hub, grant, request);
   return undefined;
 }

@@ -21,16 +21,53 @@ function tag(text: string): string {
   return hash.toString(16).padStart(8, "0");
 }
 
+/** True when `name` of `server` is shown as it is, `<server>_<name>`: short enough and of plain characters only. */
+function isPlain(server: string, name: string, maxLength: number): boolean {
+  return server.length + 1 + name.length <= maxLength && PLAIN.test(name);
+}
+
+/** `<server>_<the name's start, other characters as '_'>_<8 hex digits>`: the tag hashes the name (and `salt`). */
+function shortened(server: string, name: string, maxLength: number, salt = 0): string {
+  const room = Math.max(0, maxLength - server.length - 10);
+  const head = name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, room);
+  return `${server}_${head}_${tag(salt === 0 ? name : `${name}\u0000${salt}`)}`;
+}
+
 /**
  * The name a client sees for tool or prompt `name` of `server`: `<server>_<name>` when that fits `maxLength` and has only
  * letters, digits, '_' and '-'; else `<server>_<the name's start, other characters as '_'>_<8 hex digits of its hash>`.
+ * Within one server's listing {@linkcode nameTable} makes them unique.
  */
 export function exposedName(server: string, name: string, maxLength: number): string {
-  const plain = `${server}_${name}`;
-  if (plain.length <= maxLength && PLAIN.test(name)) return plain;
-  const room = Math.max(0, maxLength - server.length - 10);
-  const head = name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, room);
-  return `${server}_${head}_${tag(name)}`;
+  return isPlain(server, name, maxLength) ? `${server}_${name}` : shortened(server, name, maxLength);
+}
+
+/** The names one server's tools (or prompts) are listed under, both ways. */
+export interface NameTable {
+  /** Per own name, the name a client sees. */
+  exposed: ReadonlyMap<string, string>;
+  /** Per name a client sees, the server's own. */
+  own: ReadonlyMap<string, string>;
+}
+
+/**
+ * The names of `names` (one server's, in its listing's order) as {@linkcode exposedName} gives them, made unique: a
+ * plain name keeps its own, and a shortened one that would be taken (by a plain name that happens to read the same, or
+ * by another shortened one) gets its tag from its name and a count instead. A name listed twice is listed once.
+ */
+export function nameTable(server: string, names: Iterable<string>, maxLength: number): NameTable {
+  const own = [...new Set(names)];
+  const exposed = new Map<string, string>();
+  const taken = new Map<string, string>();
+  const give = (name: string, as: string) => void (exposed.set(name, as), taken.set(as, name));
+  for (const name of own) if (isPlain(server, name, maxLength)) give(name, `${server}_${name}`);
+  for (const name of own) {
+    if (exposed.has(name)) continue;
+    let as = shortened(server, name, maxLength);
+    for (let salt = 1; taken.has(as); salt++) as = shortened(server, name, maxLength, salt);
+    give(name, as);
+  }
+  return { exposed, own: taken };
 }
 
 /** The server part of an exposed tool or prompt name, or undefined when it has none. */
@@ -72,8 +109,19 @@ export function allows(grant: McpGrant | undefined, server: string, kind: Kind, 
   const allowed = allowance(grant, server, kind);
   if (allowed === "*") return true;
   return allowed.some((entry) =>
-    kind === "resources" && entry.endsWith("*") ? name.startsWith(entry.slice(0, -1)) : entry === name
+    kind === "resources" && entry.endsWith("*")
+      ? name.startsWith(entry.slice(0, -1)) && !leavesPrefix(name)
+      : entry === name
   );
+}
+
+/**
+ * True when a server could read `uri` as another URI than it spells, one outside a prefix it starts with: a `.` or `..`
+ * segment (between `/` or `\`), or a `.`, `/` or `\` percent-encoded (once, or again as `%25...`). Such a URI matches no
+ * prefix grant (see docs/mcp.md, "Configuring servers and groups").
+ */
+export function leavesPrefix(uri: string): boolean {
+  return /(?:^|[/\\])\.{1,2}(?:[/\\?#]|$)/.test(uri) || /%(?:25)*(?:2e|2f|5c)/i.test(uri);
 }
 
 /** True when the grant gives everything of `kind` on `server` (resource templates are listed only then). */

@@ -10,16 +10,20 @@ export type Redact = (text: string) => string;
 
 const asIs: Redact = (text) => text;
 
-/** A JSON-RPC message as an HTTP response. */
+const encoder = new TextEncoder();
+
+/** A JSON-RPC message as an HTTP response, its `content-length` set. */
 export function rpcReply(
   status: number,
   message: RpcResponse,
   headers: HeadersInit = {},
   redact: Redact = asIs,
 ): Response {
+  const body = encoder.encode(redact(JSON.stringify(message)));
   const out = new Headers(headers);
   out.set("content-type", "application/json");
-  return new Response(redact(JSON.stringify(message)), { status, headers: out });
+  out.set("content-length", String(body.byteLength));
+  return new Response(body, { status, headers: out });
 }
 
 /** How a reply ended: the response sent and the bytes of the body. */
@@ -28,8 +32,6 @@ export interface ReplyEnd {
   bytes: number;
   streamed: boolean;
 }
-
-const encoder = new TextEncoder();
 
 /** One SSE event carrying a message. */
 function event(message: RpcNotification | RpcResponse, redact: Redact): Uint8Array {

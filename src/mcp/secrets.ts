@@ -16,8 +16,8 @@ export function mcpWarnings(config: Config, env: (name: string) => string | unde
 }
 
 /**
- * The credentials the config hands the servers: every header value, the token of a `Bearer` one, and the values of a
- * stdio server's environment long enough to be secrets (12 characters or more: a flag such as `1` or `production`
+ * The credentials the config hands the servers: what an HTTP server's URL holds (see {@linkcode urlSecrets}), every
+ * header value, the token of a `Bearer` one, and the values of a stdio server's environment long enough to be secrets (12 characters or more: a flag such as `1` or `production`
  * would otherwise be taken out of every text) unless they are file paths (`HOME`, `PATH`: taking a home folder out of
  * every text would break the answers of a server that works on files under it) under a name that does not say key,
  * token, secret, pass, credential or auth. Like the upstreams' keys, they are
@@ -26,6 +26,7 @@ export function mcpWarnings(config: Config, env: (name: string) => string | unde
 export function mcpSecrets(config: Config, env: (name: string) => string | undefined): string[] {
   const secrets: string[] = [];
   for (const server of config.mcp_servers) {
+    if (server.url) secrets.push(...urlSecrets(server.url));
     for (const variable of Object.values(server.headers ?? {})) {
       const value = env(variable);
       if (!value) continue;
@@ -40,6 +41,32 @@ export function mcpSecrets(config: Config, env: (name: string) => string | undef
     }
   }
   return secrets;
+}
+
+/**
+ * The credentials a server's URL may hold, as written and decoded: its userinfo's password (or its user name when it
+ * has no password: a token given as the user), of 4 characters or more, and every query value of 12 or more (a shorter
+ * one, such as `v=2` or `mode=ro`, would be taken out of every text).
+ */
+export function urlSecrets(url: string): string[] {
+  const parsed = new URL(url);
+  const out: string[] = [];
+  const add = (raw: string, min: number) => {
+    if (raw.length < min) return;
+    out.push(raw);
+    let decoded = raw;
+    try {
+      decoded = decodeURIComponent(raw.replace(/\+/g, " "));
+    } catch {
+      // Not valid percent-encoding: only the form written can be quoted.
+    }
+    if (decoded !== raw && decoded.length >= min) out.push(decoded);
+  };
+  add(parsed.password || parsed.username, 4);
+  for (const pair of parsed.search.slice(1).split("&")) {
+    if (pair.includes("=")) add(pair.slice(pair.indexOf("=") + 1), 12);
+  }
+  return out;
 }
 
 /** A name that says its value is a credential, whatever the value looks like. */

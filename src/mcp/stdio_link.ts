@@ -74,7 +74,8 @@ export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): S
   let session: UpstreamSession | undefined;
   let state: LinkState = { state: "idle", restarts: 0 };
   let failures = 0;
-  let upAt = 0;
+  /** When the process running (or the last one) was started. */
+  let startedAt = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
   /** Why the last start failed, when it did: what the state says rather than the exit that followed. */
@@ -160,8 +161,9 @@ export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): S
     pending.clear();
     progress.clear();
     if (closed) return;
-    // A server that ran for a while before it exited starts over at once; one that keeps exiting waits longer each time.
-    failures = options.now() - upAt > 30_000 ? 1 : failures + 1;
+    // A server that ran for a while before it exited starts over at once; one that keeps exiting (before its handshake
+    // too) waits longer each time: the run is counted from its start.
+    failures = options.now() - startedAt > 30_000 ? 1 : failures + 1;
     const delay = backoffMs(failures);
     const retryAt = options.now() + delay;
     const error = startError ?? `exited with code ${code}`;
@@ -195,9 +197,11 @@ export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): S
     starting ??= (async () => {
       const restart = state.state !== "idle";
       state = { ...state, state: "starting", restarts: state.restarts + (restart ? 1 : 0) };
+      startedAt = options.now();
+      let process: Deno.ChildProcess | undefined;
       try {
         const [program, ...args] = config.command!;
-        const process = new Deno.Command(program, {
+        process = new Deno.Command(program, {
           args,
           cwd: config.cwd,
           env: serverEnvironment(config, options.env),
@@ -210,16 +214,22 @@ export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): S
         writer = process.stdin.getWriter();
         void read(process.stdout);
         void drainErrors(process.stderr);
-        void process.status.then((status) => exited(status.code));
+        const started = process;
+        void started.status.then((status) => exited(status.code));
         session = await handshake(AbortSignal.timeout(config.list_timeout_ms));
-        upAt = options.now();
-        state = { state: "up", since: upAt, restarts: state.restarts };
+        state = { state: "up", since: options.now(), restarts: state.restarts };
         return session;
       } catch (err) {
         const message = err instanceof RpcError ? err.message : `cannot start: ${(err as Error)?.name ?? "error"}`;
-        startError = message;
-        if (child) child.kill("SIGKILL");
-        else exited(-1);
+        // One exit per start: a process that never ran is gone now; one still running is stopped, and its exit says
+        // why; one that exited already has been handled.
+        if (!process) {
+          startError = message;
+          exited(-1);
+        } else if (child === process) {
+          startError = message;
+          process.kill("SIGKILL");
+        }
         throw new RpcError(CODES.server, `MCP server "${server}" is unavailable: ${message}`);
       } finally {
         starting = undefined;

@@ -1,7 +1,8 @@
 /**
  * @module The span of one call through /mcp, as the OpenTelemetry conventions for MCP describe a client's: named
  * `{mcp.method.name} {target}`, with the method, the tool or prompt, the session, the request id and the transport;
- * a tool's arguments and result only when the operator opted in to content; and the conventions' duration metric.
+ * a tool's arguments and result only when the operator opted in to content, the servers' credentials taken out of them
+ * as out of a client's answer; and the conventions' duration metric.
  */
 import {
   type Context,
@@ -64,7 +65,7 @@ export async function mcpSpan<T extends McpAnswer>(
   if (span.isRecording()) {
     span.setAttributes(attributes);
     if (options.captureContent && call.method === "tools/call") {
-      span.setAttribute("gen_ai.tool.call.arguments", JSON.stringify(call.params.arguments ?? {}));
+      span.setAttribute("gen_ai.tool.call.arguments", call.redact(JSON.stringify(call.params.arguments ?? {})));
     }
   }
   let errorType: string | undefined;
@@ -74,7 +75,7 @@ export async function mcpSpan<T extends McpAnswer>(
     errorType = answerErrorType(answer);
     if (answer.error) span.setAttribute("rpc.response.status_code", String(answer.error.code));
     if (options.captureContent && call.method === "tools/call" && answer.result) {
-      span.setAttribute("gen_ai.tool.call.result", JSON.stringify(resultContent(answer.result)));
+      span.setAttribute("gen_ai.tool.call.result", call.redact(JSON.stringify(resultContent(answer.result))));
     }
     return answer;
   } catch (err) {

@@ -74,15 +74,25 @@ Deno.test("a group sees and calls only what its grant names; a refused call neve
   assert.ok(!mcp.docs.seen.some((seen) => /secret|hidden|nothing/.test(seen)), mcp.docs.seen.join(", "));
 });
 
-Deno.test("a tool list's grant gives its tools and no prompts or resources; no grant gives nothing", async () => {
+Deno.test("a tool list's grant gives its tools and no prompts or resources; no grant gives no session", async () => {
   await using mcp = await startMcpGateway();
   const searcher = await mcp.connect(mcp.tokens.searchers);
   assert.deepEqual((await searcher.listTools()).tools.map((tool) => tool.name), ["docs_search"]);
   assert.deepEqual((await searcher.listPrompts()).prompts, []);
   assert.deepEqual((await searcher.listResources()).resources, []);
-  const none = await mcp.connect(mcp.tokens.none);
-  assert.deepEqual((await none.listTools()).tools, []);
-  assert.equal(await codeOf(none.callTool({ name: "docs_search", arguments: { query: "x" } })), -32602);
+  // A group without a grant would have nothing to use: its token gets no session, and is told why.
+  const refused = await mcp.connect(mcp.tokens.none).then(() => undefined, (err) => err as Error);
+  assert.match(String(refused?.message), /Forbidden: the group \\?"default\\?" of this token may use no MCP server/);
+  const raw = await postMcp(mcp.gateway.url, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  }, { authorization: `Bearer ${mcp.tokens.none}` });
+  assert.equal(raw.status, 403);
+  assert.equal(raw.headers.get("mcp-session-id"), null);
+  assert.match(raw.body.error.message, /group "default" of this token may use no MCP server \(it has no mcp grant\)/);
+  assert.equal((await Array.fromAsync(mcp.gateway.store.kv.list({ prefix: ["mcp_session"] }))).length, 1);
 });
 
 Deno.test("a resource link in a tool's result names the resource as the gateway serves it", async () => {

@@ -173,3 +173,20 @@ Deno.test("a session is its token's alone, and DELETE ends it with the sessions 
   assert.equal(after.status, 404);
   assert.equal(after.body.error.code, -32001);
 });
+
+Deno.test("a method named like a property every object has is Method not found, as any other unknown one", async () => {
+  await using mcp = await startMcpGateway();
+  const auth = { authorization: `Bearer ${mcp.tokens.all}` };
+  const opened = await postMcp(mcp.gateway.url, initialize("2025-11-25"), auth);
+  const session = { ...auth, "mcp-session-id": opened.headers.get("mcp-session-id")! };
+  const names = ["constructor", "toString", "valueOf", "hasOwnProperty", "__proto__", "__defineGetter__"];
+  for (const [i, method] of names.entries()) {
+    const res = await postMcp(mcp.gateway.url, { jsonrpc: "2.0", id: i, method }, session);
+    assert.equal(res.status, 200, method);
+    assert.deepEqual(res.body, {
+      jsonrpc: "2.0",
+      id: i,
+      error: { code: -32601, message: `Method not found: ${method}` },
+    });
+  }
+});

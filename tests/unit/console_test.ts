@@ -193,5 +193,6 @@ Deno.test("every limit field has its unit, budgets in the config's currency", ()
     "USD/day",
     "USD/month",
     "tool calls/min",
+    "MCP requests/min",
   ]);
 });

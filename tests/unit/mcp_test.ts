@@ -1,16 +1,15 @@
 /**
- * @module The pure parts of /mcp: the config of servers and grants (errors naming the YAML path), the names the gateway
- * gives (short, unique, back to their server), grants, JSON-RPC messages told apart, a stdio server's lines and restart
- * backoff, and stdio servers refused on Deno Deploy.
+ * @module The pure parts of /mcp: the config of servers and grants (errors naming the YAML path), the credentials among
+ * the values it hands the servers, JSON-RPC messages told apart, a stdio server's lines and restart backoff, and stdio
+ * servers refused on Deno Deploy. The names and grants are in ./mcp_names_test.ts.
  */
 import assert from "node:assert/strict";
 import { ConfigError, parseConfig } from "../../src/core/config_load.ts";
 import { CODES, RpcError, toMessage } from "../../src/mcp/jsonrpc.ts";
-import { allows, allowsAll, exposedName, exposedUri, originalUri, serverOf } from "../../src/mcp/names.ts";
 import { backoffMs, lineSplitter } from "../../src/mcp/stdio_lines.ts";
 import { serverEnvironment } from "../../src/mcp/stdio_link.ts";
 import { mcpCommands } from "../../src/serve/server.ts";
-import { mcpSecrets, mcpWarnings } from "../../src/mcp/secrets.ts";
+import { mcpSecrets, mcpWarnings, urlSecrets } from "../../src/mcp/secrets.ts";
 
 const BASE = `upstreams:
   - { name: a, protocol: anthropic, base_url: "https://api.example.test/v1", api_key_env: KEY, models: [m] }
@@ -68,6 +67,21 @@ const CONFIG_CASES = [
     want: /groups\[0\]\.mcp\.docs/,
   },
   {
+    name: "a limit of /mcp requests that is not a count",
+    yaml: BASE.replace("models: [m], mcp", "models: [m], limits: { mcp_requests_per_minute: 1.5 }, mcp"),
+    want: /groups\[0\]\.limits\.mcp_requests_per_minute/,
+  },
+  {
+    name: "a page of listings too small for a tool",
+    yaml: BASE + "mcp: { list_page_bytes: 100 }\n",
+    want: /mcp\.list_page_bytes/,
+  },
+  {
+    name: "a token kept to no session",
+    yaml: BASE + "mcp: { max_sessions_per_token: 0 }\n",
+    want: /mcp\.max_sessions_per_token/,
+  },
+  {
     name: "a limit of tool calls that is not a count",
     yaml: BASE.replace("models: [m], mcp", "models: [m], limits: { tool_calls_per_minute: 0 }, mcp"),
     want: /groups\[0\]\.limits\.tool_calls_per_minute/,
@@ -89,6 +103,8 @@ Deno.test("parseConfig() takes servers and grants, with their defaults", () => {
   assert.equal(config.mcp_servers[1].max_answer_bytes, 4 * 1024 * 1024);
   assert.deepEqual(config.groups[0].mcp, { docs: "*" });
   assert.equal(config.mcp.name_max_length, 48);
+  assert.equal(config.mcp.max_sessions_per_token, 100);
+  assert.equal(config.mcp.list_page_bytes, 1024 * 1024);
   assert.deepEqual(
     parseConfig(BASE.replace(/mcp_servers:[\s\S]*/, "").replace(', mcp: { docs: "*" }', ""), "c")
       .mcp_servers,
@@ -145,55 +161,6 @@ Deno.test("mcpSecrets() holds header values, a Bearer's token and long environme
   ]);
 });
 
-Deno.test("exposedName() prefixes the server, and shortens a long or odd name with a tag that keeps it unique", () => {
-  assert.equal(exposedName("docs", "search", 48), "docs_search");
-  const long = "summarize_the_whole_knowledge_base_with_every_detail_included";
-  const short = exposedName("docs", long, 48);
-  assert.equal(short.length, 48);
-  assert.match(short, /^docs_summarize_the_whole_know[a-z_]*_[0-9a-f]{8}$/);
-  assert.notEqual(short, exposedName("docs", `${long}_too`, 48));
-  assert.match(exposedName("docs", "pages.read", 48), /^docs_pages_read_[0-9a-f]{8}$/);
-  assert.notEqual(exposedName("docs", "pages.read", 48), exposedName("docs", "pages/read", 48));
-  assert.equal(serverOf("docs_pages_read_0abc"), "docs");
-  assert.equal(serverOf("_x"), undefined);
-  assert.equal(serverOf("nounderscore"), undefined);
-});
-
-Deno.test("a resource URI goes out with its server and comes back to it", () => {
-  assert.equal(exposedUri("docs", "file:///a b"), "mcp+docs:file:///a b");
-  assert.deepEqual(originalUri("mcp+docs:file:///a b"), { server: "docs", uri: "file:///a b" });
-  assert.equal(originalUri("file:///a"), undefined);
-  assert.equal(originalUri("mcp+:x"), undefined);
-});
-
-Deno.test("allows() reads a grant: everything, a list of tools, or each kind apart", () => {
-  const grant = {
-    all: "*" as const,
-    some: ["search"],
-    mixed: { tools: "*" as const, prompts: ["greet"], resources: ["docs://pages/*", "docs://readme"] },
-  };
-  const cases: [string, "tools" | "prompts" | "resources", string, boolean][] = [
-    ["all", "tools", "anything", true],
-    ["all", "resources", "x://y", true],
-    ["some", "tools", "search", true],
-    ["some", "tools", "secret", false],
-    ["some", "prompts", "search", false],
-    ["mixed", "tools", "x", true],
-    ["mixed", "prompts", "greet", true],
-    ["mixed", "prompts", "other", false],
-    ["mixed", "resources", "docs://pages/intro", true],
-    ["mixed", "resources", "docs://readme", true],
-    ["mixed", "resources", "docs://readme2", false],
-    ["none", "tools", "search", false],
-  ];
-  for (const [server, kind, name, want] of cases) {
-    assert.equal(allows(grant, server, kind, name), want, `${server} ${name}`);
-  }
-  assert.equal(allows(undefined, "all", "tools", "x"), false);
-  assert.equal(allowsAll(grant, "mixed", "resources"), false);
-  assert.equal(allowsAll(grant, "all", "resources"), true);
-});
-
 Deno.test("toMessage() tells requests, notifications and responses apart and names what is wrong", () => {
   assert.ok(!(toMessage({ jsonrpc: "2.0", id: 1, method: "ping" }) instanceof RpcError));
   assert.ok(!(toMessage({ jsonrpc: "2.0", method: "notifications/initialized" }) instanceof RpcError));
@@ -229,4 +196,21 @@ Deno.test("lineSplitter() splits lines across chunks, and of a line too long kee
 
 Deno.test("backoffMs() restarts at once the first time, then waits 1 s doubling up to a minute", () => {
   assert.deepEqual([1, 2, 3, 4, 8, 20].map(backoffMs), [0, 1000, 2000, 4000, 60_000, 60_000]);
+});
+
+Deno.test("urlSecrets() takes a URL's password (or token user) and long query values, written and decoded", () => {
+  assert.deepEqual(urlSecrets("https://user:p%40ss-word@h.example/mcp?key=abcdefghijkl%2Bmn&v=2&flag"), [
+    "p%40ss-word",
+    "p@ss-word",
+    "abcdefghijkl%2Bmn",
+    "abcdefghijkl+mn",
+  ]);
+  assert.deepEqual(urlSecrets("https://ghp_tokentoken@h.example/mcp"), ["ghp_tokentoken"]);
+  assert.deepEqual(urlSecrets("https://a:b@h.example/mcp?mode=readonly"), []);
+  assert.deepEqual(urlSecrets("https://h.example/mcp"), []);
+  const config = parseConfig(
+    BASE.replace("https://mcp.example.test/mcp", "https://u:hunter22@mcp.example.test/mcp"),
+    "c",
+  );
+  assert.ok(mcpSecrets(config, () => undefined).includes("hunter22"));
 });
