@@ -8,6 +8,7 @@ import { pickTranslator, type TranslateContext, type Translation } from "../tran
 import { finishJson, streamResponse } from "./answer.ts";
 import { answerRefused, type AttemptPlan, type AttemptResult, failed } from "./outcome.ts";
 import { upstreamRequestId } from "./upstream_headers.ts";
+import { type AnswerBytes, readAnswerBytes } from "./answer_body.ts";
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
@@ -178,15 +179,18 @@ async function sendOnce(
         fail: () => response,
       });
     }
-    let text: string;
+    let read: AnswerBytes;
     try {
-      text = await res.text();
+      read = await readAnswerBytes(res, route.upstream.max_answer_bytes, name);
     } catch (err) {
       release();
-      return named(upstreamFailed(err, "body"));
+      if (!(err instanceof GatewayError)) return named(upstreamFailed(err, "body"));
+      // An answer past its limit is the request's (the next deployment would answer as much), not the upstream's.
+      plan.report("answered");
+      return named(failed(route, err, { retryable: false, status: res.status }));
     }
     release();
-    return await finishJson(deps, call, plan, { res, text, translation, passthrough });
+    return await finishJson(deps, call, plan, { res, read, translation, passthrough });
   } finally {
     deps.watchdog.unwatch(waiting);
   }
