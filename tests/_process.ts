@@ -1,4 +1,4 @@
-/** @module Processes for tests: `main.ts` run as a child with its own permissions, stopped by pid, and measuring children. */
+/** @module Processes for tests: `main.ts` run as a child with its own permissions, stopped by pid; measuring runs. */
 
 /** The repository root, where deno.json (imports, unstable KV) is found. */
 export const ROOT = new URL("../", import.meta.url).pathname;
