@@ -21,15 +21,28 @@ import { startGateway, type StartOptions, type TestGateway } from "./_helpers.ts
 /** The variables the gateway reads its Azure credentials from. */
 const AZURE_ENV = { AZURE_OPENAI_API_KEY: AZURE_KEY, AZURE_CLIENT_SECRET: ENTRA.clientSecret };
 
-/** The gateway's config in front of the fakes at `url`; `authority` is where the Entra upstream signs in. */
-function azureConfig(url: string, authority = url): string {
-  const common = "timeout_ms: 5000";
+/** What a rig may change of the gateway's config. */
+export interface AzureConfigOptions {
+  /** Where the Entra upstream signs in (the fake endpoint by default). */
+  authority?: string;
+  /** Each upstream's `timeout_ms` (5 s by default). */
+  timeoutMs?: number;
+  /** The `routing` section (no retries, no affinity by default). */
+  routing?: string;
+}
+
+/** The gateway's config in front of the fakes at `url`. */
+function azureConfig(url: string, options: AzureConfigOptions): string {
+  const { authority = url, timeoutMs = 5000 } = options;
+  const routing = options.routing ??
+    "{ deadline_ms: 5000, affinity: { enabled: false }, retry_budget: { ratio: 0, min_retries: 0 } }";
+  const common = `timeout_ms: ${timeoutMs}`;
   const entra = `{ tenant_id: "${ENTRA.tenant}", client_id: "${ENTRA.clientId}", ` +
     `client_secret_env: AZURE_CLIENT_SECRET, authority: "${authority}" }`;
   return `
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
-routing: { deadline_ms: 5000, affinity: { enabled: false }, retry_budget: { ratio: 0, min_retries: 0 } }
+routing: ${routing}
 upstreams:
   - { name: az-key, protocol: azure-openai, base_url: "${url}/az-key/openai/v1/", api_key_env: AZURE_OPENAI_API_KEY,
       ${common}, models: [{ id: codex, upstream_id: my-codex }] }
@@ -58,7 +71,7 @@ export interface AzureRig extends AsyncDisposable {
 }
 
 /** Starts the fakes and a gateway in front of them. */
-export async function azureRig(options: { authority?: string; gateway?: StartOptions } = {}): Promise<AzureRig> {
+export async function azureRig(options: AzureConfigOptions & { gateway?: StartOptions } = {}): Promise<AzureRig> {
   const clock = { now: Date.UTC(2026, 0, 1) };
   const now = () => clock.now;
   const upstream = fakeUpstream();
@@ -75,7 +88,7 @@ export async function azureRig(options: { authority?: string; gateway?: StartOpt
     "az-entra": mountAzureResource(upstream, "/az-entra", { entra, now, script }),
   };
   const gw = await startGateway(upstream.url, {
-    configYaml: azureConfig(upstream.url, options.authority),
+    configYaml: azureConfig(upstream.url, options),
     env: AZURE_ENV,
     now: () => new Date(clock.now),
     ...options.gateway,

@@ -39,6 +39,8 @@ export interface FakeEntra {
   issued: Map<string, number>;
   /** A failure to give instead of a token, while set. */
   failure?: EntraFailure;
+  /** While set, each token request waits for it before it is answered (an endpoint that hangs). */
+  hold?: Promise<unknown>;
   /** Lifetime of the tokens it issues, in seconds. */
   expiresIn: number;
   /** Makes an issued token invalid before its expiry, as a revoked one is. */
@@ -65,7 +67,8 @@ export function mountEntra(upstream: FakeUpstream, now: () => number): FakeEntra
       correlation_id: "3c4d",
     }, { status });
   };
-  upstream.routes.set(`POST /${ENTRA.tenant}/oauth2/v2.0/token`, (seen) => {
+  upstream.routes.set(`POST /${ENTRA.tenant}/oauth2/v2.0/token`, async (seen) => {
+    if (entra.hold) await entra.hold;
     if (seen.headers.get("content-type") !== "application/x-www-form-urlencoded") {
       return refuse(400, "invalid_request", 900144, "The request body must contain grant_type");
     }
@@ -116,6 +119,8 @@ export interface AzureResourceOptions {
 export interface FakeAzureResource extends ResponsesApiState {
   /** Requests it refused for their credentials. */
   unauthorized: number;
+  /** While true, it refuses every credential with a 401 (a role not granted, a token for another resource). */
+  refuseAll: boolean;
 }
 
 /** Mounts a resource's v1 API under `{prefix}/openai/v1`. */
@@ -133,13 +138,13 @@ export function mountAzureResource(
       responsesOnly: options.responsesOnly,
       script: options.script,
     }),
-    { unauthorized: 0 },
+    { unauthorized: 0, refuseAll: false },
   );
   function authorized(headers: Headers): boolean {
     const key = headers.get("api-key");
     const bearer = /^Bearer (.+)$/.exec(headers.get("authorization") ?? "")?.[1];
-    const ok = options.apiKey !== undefined && key === options.apiKey ||
-      bearer !== undefined && (options.entra?.issued.get(bearer) ?? 0) > now();
+    const ok = !resource.refuseAll && (options.apiKey !== undefined && key === options.apiKey ||
+      bearer !== undefined && (options.entra?.issued.get(bearer) ?? 0) > now());
     if (!ok) resource.unauthorized++;
     return ok;
   }

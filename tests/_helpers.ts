@@ -34,7 +34,9 @@ upstreams:
     protocol: anthropic
     base_url: ${upstreamUrl}/anth/v1
     api_key_env: TEST_ANTHROPIC_KEY
-    timeout_ms: ${options.timeoutMs ?? 5000}
+    timeout_ms: ${options.timeoutMs ?? 5000}${
+    options.maxAnswerBytes ? `\n    max_answer_bytes: ${options.maxAnswerBytes}` : ""
+  }
     models:
       - claude-test
       - { id: alias, upstream_id: claude-test, display_name: "Alias of claude-test", created_at: "2026-01-02T03:04:05Z" }
@@ -42,7 +44,9 @@ upstreams:
     protocol: openai
     base_url: ${upstreamUrl}/oai/v1
     api_key_env: TEST_OPENAI_KEY
-    timeout_ms: ${options.timeoutMs ?? 5000}
+    timeout_ms: ${options.timeoutMs ?? 5000}${
+    options.maxAnswerBytes ? `\n    max_answer_bytes: ${options.maxAnswerBytes}` : ""
+  }
     max_output_tokens: 8192
     models: [gpt-test]
   - name: nokey
@@ -95,6 +99,8 @@ usage: { flush_ms: ${options.flushMs ?? 60000}, auth_refresh_ms: 100 }
 /** Knobs of the test config. */
 export interface GatewayOptions {
   timeoutMs?: number;
+  /** `max_answer_bytes` of the anth and oai upstreams. */
+  maxAnswerBytes?: number;
   idleTimeoutMs?: number;
   maxBodyBytes?: number;
   failureThreshold?: number;

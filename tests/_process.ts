@@ -1,4 +1,4 @@
-/** @module Gateway processes for tests: `main.ts` run as a child with its own permissions, stopped by pid. */
+/** @module Processes for tests: `main.ts` run as a child with its own permissions, stopped by pid; measuring runs. */
 
 /** The repository root, where deno.json (imports, unstable KV) is found. */
 export const ROOT = new URL("../", import.meta.url).pathname;
@@ -183,4 +183,29 @@ export function optIn(
 ): { name: string; ignore: boolean } {
   const ignore = !on(Deno.env.get(variable));
   return { name: ignore ? `${name} (skipped: set ${variable} to ${what} to run it)` : name, ignore };
+}
+
+/**
+ * Runs `script` (a test's measuring child) with the collector exposed and `args`, within two minutes; fails with its
+ * stderr when it fails, and answers the JSON of the last line it printed.
+ */
+export async function measuringChild(script: URL, args: string[] = []): Promise<Record<string, unknown>> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--v8-flags=--expose-gc",
+      "--allow-net=127.0.0.1",
+      "--allow-env",
+      "--allow-read",
+      script.pathname,
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(120_000),
+  });
+  const output = await child.output();
+  if (!output.success) throw new Error(`${script.pathname} failed:\n${new TextDecoder().decode(output.stderr)}`);
+  return JSON.parse(new TextDecoder().decode(output.stdout).trim().split("\n").at(-1)!);
 }

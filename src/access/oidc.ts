@@ -9,6 +9,7 @@ import type { JWTPayload } from "jose";
 
 type Jose = typeof import("jose");
 import type { OidcConfig } from "../core/config.ts";
+import { emailAddress } from "../core/email.ts";
 import { GatewayError } from "../core/errors.ts";
 import type { Person } from "./roles.ts";
 
@@ -190,15 +191,19 @@ export function oidcClient(config: OidcConfig, options: OidcClientOptions) {
       if (expect.nonce !== undefined && payload.nonce !== expect.nonce) {
         throw refused("The id_token is not for this sign-in (nonce); sign in again");
       }
-      if (typeof payload.email !== "string" || !payload.email.includes("@")) {
+      if (typeof payload.email !== "string" || payload.email.trim() === "") {
         throw refused("The identity provider sent no email for this person (is the email scope granted?)");
       }
+      // One person is one address: an email with two @ (whose last part could pass for an allowed domain) or spaces
+      // inside is none, and one with spaces around it is the same person as without them.
+      const email = emailAddress(payload.email);
+      if (email === undefined) throw refused("The identity provider's email for this person is not one address");
       if (!emailVerified(payload.email_verified, config.require_email_verified)) {
         throw refused("The identity provider has not verified this email");
       }
       const groups = Array.isArray(payload.groups) ? payload.groups.filter((g) => typeof g === "string") : [];
       return {
-        email: payload.email.toLowerCase(),
+        email,
         ...typeof payload.name === "string" ? { name: payload.name } : {},
         groups,
         groupsClaim: Array.isArray(payload.groups),

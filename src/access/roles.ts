@@ -5,13 +5,14 @@
  */
 import type { PERSON_ROLES } from "../core/auth_config.ts";
 import type { RoleRule } from "../core/config.ts";
+import { emailAddress, emailDomain } from "../core/email.ts";
 
 /** owner: everything, operators included; admin: all but owners' things; viewer: read only; member: their own. */
 export type PersonRole = typeof PERSON_ROLES[number];
 
 /** A person as the id_token describes them. */
 export interface Person {
-  /** Lower-cased. */
+  /** One address, trimmed and lower-cased (see core/email.ts). */
   email: string;
   name?: string;
   /** The values of the `groups` claim; empty when the provider sends none. */
@@ -24,17 +25,14 @@ export interface Grant {
   token_groups: string[];
 }
 
-/** The domain part of an email, lower-cased; empty when there is no @. */
-function domainOf(email: string): string {
-  const at = email.lastIndexOf("@");
-  return at < 0 ? "" : email.slice(at + 1).toLowerCase();
-}
-
-/** True when `rule` matches `person`: the group exactly, the email and the domain without regard to case. */
+/**
+ * True when `rule` matches `person`: the group exactly, the email and the domain (the text after the email's one @)
+ * without regard to case. An email that is not one address (two @, spaces inside) matches no email or domain rule.
+ */
 export function matches(rule: RoleRule, person: Person): boolean {
   if (rule.group !== undefined) return person.groups.includes(rule.group);
-  if (rule.email !== undefined) return person.email.toLowerCase() === rule.email.toLowerCase();
-  if (rule.domain !== undefined) return domainOf(person.email) === rule.domain.toLowerCase();
+  if (rule.email !== undefined) return emailAddress(person.email) === emailAddress(rule.email);
+  if (rule.domain !== undefined) return emailDomain(person.email) === rule.domain.trim().toLowerCase();
   return false;
 }
 

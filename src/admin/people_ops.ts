@@ -7,6 +7,7 @@
 import { overrideKey, type PersonSeen, personTag, type RoleOverride, seenKey } from "../access/people.ts";
 import { grantFor, type PersonRole } from "../access/roles.ts";
 import type { RoleRule } from "../core/config.ts";
+import { emailAddress } from "../core/email.ts";
 import { GatewayError } from "../core/errors.ts";
 import { invalidField } from "../core/validation.ts";
 import type { OperatorOpsContext } from "./operator_ops.ts";
@@ -27,10 +28,10 @@ export interface PersonView {
   updated_by: string | null;
 }
 
-/** An email as the path names it, lower-cased; a 400 when it is none. */
+/** An email as the path names it, as sign-in reads one (see core/email.ts); a 400 when it is none. */
 function emailOf(value: string): string {
-  const email = value.trim().toLowerCase();
-  if (!/^[^@\s]{1,200}@[^@\s]{1,200}$/.test(email)) throw invalidField("email", "must be an email address");
+  const email = emailAddress(value);
+  if (email === undefined) throw invalidField("email", "must be one email address (one @, no spaces)");
   return email;
 }
 

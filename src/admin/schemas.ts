@@ -6,6 +6,7 @@ import { z } from "zod";
 import { PERSON_ROLES } from "../core/auth_config.ts";
 import { LimitsSchema } from "../core/config.ts";
 import { McpGrantSchema } from "../core/mcp_config.ts";
+import { EmailText } from "../core/email.ts";
 import { KeyText } from "../core/key_text.ts";
 import { firstProblem, invalidField } from "../core/validation.ts";
 
@@ -13,10 +14,8 @@ const Name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 letters
 const Label = z.string().min(1).max(100);
 const Listing = z.enum(["anthropic", "openai", "auto"]);
 const Models = z.array(z.string().min(1)).max(1000);
-/** A person's email, as a token's owner; lower-cased so one person is one owner. */
-export const Email = z.string().max(254).regex(/^[^\s@]+@[^\s@]+$/, "must be an email address").transform((text) =>
-  text.toLowerCase()
-);
+/** A person's email, as a token's owner, read as sign-in reads it (see core/email.ts), so one person is one owner. */
+export const Email = z.string().max(254).pipe(EmailText);
 
 /** POST /admin/tokens */
 export const TokenCreate = z.strictObject({

@@ -29,13 +29,27 @@ function healthBadge(state: HealthState): Html {
   return html`${badge(state.state.replace("_", " "), TONES[state.state])}${detail}`;
 }
 
+/** Whether the upstream's credential is set and, once used, what the upstream made of it. */
+function credentialBadge(up: UpstreamReport): Html {
+  if (up.credential === "not_set") return badge("not set", "bad");
+  if (up.credential === "refused") return badge("refused", "bad");
+  if (up.credential === "unavailable") return badge("no token", "warn");
+  return badge("set", "ok");
+}
+
+/** A refused or unobtainable credential, beside the upstream's state; nothing otherwise. */
+function credentialTrouble(up: UpstreamReport): Html | "" {
+  if (up.credential === "refused") return badge("credential refused", "bad");
+  return up.credential === "unavailable" ? badge("no token", "warn") : "";
+}
+
 /** Every deployment's health, one row per upstream: the board the overview shows. */
 export function healthBoard(upstreams: Record<string, UpstreamReport>): Html {
   const rows = Object.entries(upstreams).map(([name, up]) =>
     html`
       <tr>
         <td><strong>${name}</strong></td>
-        <td>${up.has_key ? healthBadge(up) : badge("no key", "bad")}</td>
+        <td>${up.has_key ? healthBadge(up) : badge("no key", "bad")}${credentialTrouble(up)}</td>
         <td class="wrap">${Object.entries(up.models).map(([model, state]) =>
           html`<div class="deployment"><span class="model">${model}</span> ${healthBadge(state)}</div>`
         )}</td>
@@ -99,8 +113,8 @@ function upstreamsTable(c: ConsoleRequest, report: Record<string, UpstreamReport
           `
         )}${up.protocol === "demo"
           ? badge("none needed", "ok")
-          : health?.has_key
-          ? badge("set", "ok")
+          : health
+          ? credentialBadge(health)
           : badge("not set", "bad")}</td>
         <td class="num">${up.priority}</td>
         <td class="num">${up.weight}</td>

@@ -5,6 +5,7 @@
  * environment variable.
  */
 import { z } from "zod";
+import { EmailText } from "./email.ts";
 
 /** The roles a person signed in through the identity provider can have; see src/access/roles.ts. */
 export const PERSON_ROLES = ["owner", "admin", "viewer", "member"] as const;
@@ -13,12 +14,11 @@ export const PERSON_ROLES = ["owner", "admin", "viewer", "member"] as const;
 const RoleRule = z.strictObject({
   /** A value of the id_token's `groups` claim, matched exactly. */
   group: z.string().min(1).optional(),
-  /** A person's email, matched without regard to case. */
-  email: z.string().regex(/^[^@\s]+@[^@\s]+$/, "must be an email address").transform((e) => e.toLowerCase())
-    .optional(),
-  /** The part of the email after its @, matched without regard to case. */
-  domain: z.string().regex(/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/, "must be a domain such as example.com")
-    .transform((d) => d.toLowerCase()).optional(),
+  /** A person's email, matched without regard to case (see core/email.ts). */
+  email: EmailText.optional(),
+  /** The part of a person's email after its one @, exactly, without regard to case. */
+  domain: z.string().transform((d) => d.trim().toLowerCase())
+    .pipe(z.string().regex(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/, "must be a domain such as example.com")).optional(),
   role: z.enum(PERSON_ROLES),
   /** The token groups a person matched by this rule may mint their own tokens in. */
   token_groups: z.array(z.string().min(1)).default([]),

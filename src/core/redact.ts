@@ -31,7 +31,7 @@ export interface TextRedactor {
 }
 
 /** JSON's two-character escapes, by the character they stand for. */
-const SHORT_ESCAPES: Record<string, string> = {
+export const SHORT_ESCAPES: Record<string, string> = {
   '"': '"',
   "\\": "\\",
   "/": "/",
@@ -42,19 +42,46 @@ const SHORT_ESCAPES: Record<string, string> = {
   "\t": "t",
 };
 
+/** How a search reads its input: as text, or as bytes seen one character per byte (windows-1252, never decoded). */
+export type EscapedInput = "text" | "bytes";
+
+const BYTE_VIEW = new TextDecoder("windows-1252");
+const UTF8 = new TextEncoder();
+
+/** `\uXXXX` for one UTF-16 unit, its hex digits in either case, behind `backslashes`. */
+function unitEscape(code: number, backslashes: string): string {
+  const hex = code.toString(16).padStart(4, "0");
+  return `${backslashes}u${[...hex].map((d) => /[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d).join("")}`;
+}
+
 /**
- * A pattern for one UTF-16 unit: itself, or any JSON escape of it behind one or more backslashes (JSON in JSON). A
- * secret's first unit takes its backslashes only from the start of a run of them: tried from inside a long run, each
- * position would scan the rest of it again, and the search would take time quadratic in the run's length.
+ * A pattern for one character of a secret: itself (as text, or as its UTF-8 bytes), or any JSON escape of it behind
+ * one or more backslashes (JSON in JSON). A secret's first character takes its backslashes only from the start of a
+ * run of them: tried from inside a long run, each position would scan the rest of it again, and the search would take
+ * time quadratic in the run's length.
  */
-function unitPattern(unit: string, first: boolean): string {
-  const hex = unit.charCodeAt(0).toString(16).padStart(4, "0");
-  const digits = [...hex].map((digit) => /[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit).join("");
+function characterPattern(character: string, first: boolean, input: EscapedInput): string {
   const backslashes = first ? "(?<!\\\\)\\\\+" : "\\\\+";
-  const forms = [unit.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&"), `${backslashes}u${digits}`];
-  const short = SHORT_ESCAPES[unit];
+  const literal = input === "text" ? character : BYTE_VIEW.decode(UTF8.encode(character));
+  // A character past the first plane is two units, each escaped (the second behind a run of its own).
+  const units = [...Array(character.length).keys()].map((i) =>
+    unitEscape(character.charCodeAt(i), i ? "\\\\+" : backslashes)
+  );
+  const forms = [literal.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&"), units.join("")];
+  const short = SHORT_ESCAPES[character];
   if (short !== undefined) forms.push(`${backslashes}${short.replace(/[\\/]/g, "\\$&")}`);
   return `(?:${forms.join("|")})`;
+}
+
+/**
+ * One search for every secret written with any mix of JSON escapes, in text or in bytes (see {@linkcode EscapedInput});
+ * undefined when there is no secret. Only worth running on an input that {@linkcode mayHideSecret}.
+ */
+export function escapedSecretPattern(secrets: readonly string[], input: EscapedInput): RegExp | undefined {
+  const raw = secrets.filter((secret) => secret !== "");
+  if (raw.length === 0) return undefined;
+  const one = (secret: string) => [...secret].map((c, i) => characterPattern(c, i === 0, input)).join("");
+  return new RegExp(raw.map(one).join("|"), "g");
 }
 
 /** True when `text` holds an escape that could spell part of a secret: `\u` or `\/`. */
@@ -65,17 +92,14 @@ function mayHideSecret(text: string): boolean {
 /** A redactor for `secrets` (empty values are ignored). */
 export function textRedactor(secrets: readonly string[]): TextRedactor {
   const forms = secretForms(secrets);
-  const raw = secrets.filter((secret) => secret !== "");
+  const any = forms.length > 0;
   // Built only for a text that holds an escape, which most never do.
   let escaped: RegExp | undefined;
   function text(input: string): string {
     let out = input;
     for (const form of forms) if (out.includes(form)) out = out.replaceAll(form, REDACTED);
-    if (raw.length > 0 && mayHideSecret(out)) {
-      escaped ??= new RegExp(
-        raw.map((secret) => [...secret].map((unit, i) => unitPattern(unit, i === 0)).join("")).join("|"),
-        "g",
-      );
+    if (any && mayHideSecret(out)) {
+      escaped ??= escapedSecretPattern(secrets, "text")!;
       out = out.replace(escaped, REDACTED);
     }
     return out;

@@ -42,6 +42,8 @@ const COMMON = {
   idle_timeout_ms: z.number().int().positive().default(300_000),
   /** Longest whole exchange with the upstream, stream included. */
   total_timeout_ms: z.number().int().positive().default(1_800_000),
+  /** Largest non-streamed answer taken from the upstream, in bytes; a larger one is a 502 (docs/operating.md). */
+  max_answer_bytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(32 * 1024 * 1024),
   /** `max_tokens` sent to an Anthropic upstream when an OpenAI client omits it. */
   default_max_tokens: z.number().int().positive().default(4096),
   /** Largest `max_tokens` the upstream's models accept; translated requests asking more are lowered to it. */

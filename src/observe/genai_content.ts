@@ -4,6 +4,7 @@
  * type, never copied). Pure.
  */
 import { isObject, type JsonObject, type Protocol } from "../core/types.ts";
+import { reasoningText } from "../translate/responses_reasoning.ts";
 
 /** One part of a message: `{type, ...}` as the conventions name them. */
 type Part = Record<string, unknown>;
@@ -120,10 +121,40 @@ export function inputContent(protocol: Protocol, body: JsonObject): Record<strin
 }
 
 /**
- * A whole answer in the upstream's protocol (an Anthropic message, a chat completion or a Gemini answer), as output
- * messages.
+ * A Responses output item's parts: a message's text and refusals, a reasoning item's summary (or its reasoning text),
+ * a function or custom tool's call; any other item (a built-in tool's call) is named by its type.
+ */
+function outputItemParts(item: JsonObject): Part[] {
+  if (item.type === "message") {
+    return list(item.content).filter(isObject).map((part) =>
+      typeof part.refusal === "string" ? text(part.refusal) : blockPart(part)
+    ).filter((part) => part !== undefined);
+  }
+  if (item.type === "reasoning") {
+    const content = reasoningText(item);
+    return content ? [{ type: "reasoning", content }] : [];
+  }
+  if (item.type === "function_call" || item.type === "custom_tool_call") {
+    return [{ type: "tool_call", id: item.call_id, name: item.name, arguments: item.arguments ?? item.input }];
+  }
+  return [{ type: String(item.type) }];
+}
+
+/**
+ * A whole answer in the upstream's protocol (an Anthropic message, a chat completion, a Responses answer or a Gemini
+ * answer), as output messages. A Responses answer is one message of all its output items; its finish reason is why it
+ * is incomplete, else its status, as the answer's metering reads it.
  */
 export function outputContent(body: JsonObject): Record<string, string> {
+  if (Array.isArray(body.output)) {
+    const incomplete = isObject(body.incomplete_details) ? body.incomplete_details.reason : undefined;
+    const message = {
+      role: "assistant",
+      parts: body.output.filter(isObject).flatMap(outputItemParts),
+      finish_reason: String(incomplete ?? body.status),
+    };
+    return { "gen_ai.output.messages": JSON.stringify([message]) };
+  }
   if (Array.isArray(body.candidates)) {
     const messages = body.candidates.filter(isObject).map((candidate) => ({
       ...geminiContent(candidate.content ?? { role: "model" }),

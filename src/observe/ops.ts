@@ -37,8 +37,15 @@ export interface OpsOptions {
 
 const NO_STORE = { "cache-control": "no-store" };
 
-/** An upstream as `GET /healthz` shows it: its own state, whether its key is set, and its deployments' states. */
-export type UpstreamReport = Omit<UpstreamHealth, "models"> & { has_key: boolean; models: UpstreamHealth["models"] };
+/**
+ * An upstream as `GET /healthz` shows it: its own state, whether its key is set and what the upstream made of it
+ * (`not_set` without one), and its deployments' states.
+ */
+export type UpstreamReport = Omit<UpstreamHealth, "models" | "credential"> & {
+  has_key: boolean;
+  credential: UpstreamHealth["credential"] | "not_set";
+  models: UpstreamHealth["models"];
+};
 
 /** The body of `GET /healthz`. */
 export interface HealthReport {
@@ -61,8 +68,9 @@ export function healthReport(deps: Pick<OpsDeps, "config" | "table" | "health">)
   const keyed = keyedUpstreams(deps.table);
   return () => {
     const upstreams: Record<string, UpstreamReport> = {};
-    for (const [name, { models, ...own }] of Object.entries(deps.health.snapshot(layout))) {
-      upstreams[name] = { ...own, has_key: keyed.has(name), models };
+    for (const [name, { models, credential, ...own }] of Object.entries(deps.health.snapshot(layout))) {
+      const has_key = keyed.has(name);
+      upstreams[name] = { ...own, has_key, credential: has_key ? credential : "not_set", models };
     }
     return { status: "ok", upstreams };
   };

@@ -5,7 +5,8 @@
  * request sent once more after a 401. No client header crosses; the answers are OpenAI's shapes and pass as they come.
  */
 import type { Operation } from "../core/types.ts";
-import { type TokenSource, upstreamToken } from "./token_cache.ts";
+import type { TokenSource } from "./token_cache.ts";
+import { sendWithToken } from "./token_send.ts";
 import type { Transport } from "./transport.ts";
 import { uploadBody } from "./upload.ts";
 
@@ -45,28 +46,18 @@ export function azureTransport(settings: AzureSettings, deps: AzureDeps): Transp
         throw new RangeError(`Cannot build upstream request: Azure's ${settings.api} API has no ${call.operation}`);
       }
       const url = `${settings.baseUrl}${path}${call.search}`;
-      // An Entra token refused before its time (revoked, or a clock that drifted): one fresh token, one more try.
-      for (let attempt = 0;; attempt++) {
-        const credential = await credentialHeader(settings, call.signal);
-        const res = await deps.fetch(url, {
+      const post = (credential: [string, string]) =>
+        deps.fetch(url, {
           method: "POST",
           headers: [["content-type", "application/json"], ["x-request-id", call.requestId], credential],
           body: uploadBody(call.bytes ?? call.body, call.size ?? 0),
           signal: call.signal,
         });
-        if (res.status !== 401 || auth.kind !== "entra" || attempt > 0) return res;
-        await res.body?.cancel();
-        auth.tokens.invalidate(credential[1].slice("Bearer ".length));
-        deps.log({ request_id: call.requestId, event: "token_refused", upstream: settings.name });
-      }
+      if (auth.kind === "api_key") return await post(["api-key", auth.apiKey]);
+      // An Entra token refused before its time (revoked, or a clock that drifted): one fresh token, one more try.
+      const upstream = { name: settings.name, tokens: auth.tokens, log: deps.log };
+      return await sendWithToken(upstream, call, (token) => post(["authorization", `Bearer ${token}`]));
     },
     secrets: () => auth.kind === "api_key" ? [auth.apiKey] : [auth.clientSecret, ...auth.tokens.current()],
   };
-}
-
-/** The header that carries the gateway's credential: the key as `api-key`, or the Entra token as a bearer. */
-async function credentialHeader(settings: AzureSettings, signal: AbortSignal): Promise<[string, string]> {
-  const { auth } = settings;
-  if (auth.kind === "api_key") return ["api-key", auth.apiKey];
-  return ["authorization", `Bearer ${await upstreamToken(settings.name, auth.tokens, signal)}`];
 }

@@ -5,7 +5,8 @@
  * bodies turned into Anthropic ones.
  */
 import { isObject, type JsonObject } from "../core/types.ts";
-import { type TokenSource, upstreamToken } from "./token_cache.ts";
+import type { TokenSource } from "./token_cache.ts";
+import { sendWithToken } from "./token_send.ts";
 import {
   acceptedBetas,
   anthropicErrorAnswer,
@@ -106,17 +107,12 @@ export async function vertexPost(
   const { call, url, headers } = request;
   const bytes = JSON.stringify(request.body);
   // A 401 means the token went bad before its time (revoked, or a clock that drifted): one fresh token, one retry.
-  for (let attempt = 0;; attempt++) {
-    const access = await upstreamToken(settings.name, settings.tokens, call.signal);
-    const res = await deps.fetch(url, {
+  const upstream = { name: settings.name, tokens: settings.tokens, log: deps.log };
+  return await sendWithToken(upstream, call, (access) =>
+    deps.fetch(url, {
       method: "POST",
       headers: { ...headers, authorization: `Bearer ${access}` },
       body: bytes,
       signal: call.signal,
-    });
-    if (res.status !== 401 || attempt > 0) return res;
-    await res.body?.cancel();
-    settings.tokens.invalidate(access);
-    deps.log({ request_id: call.requestId, event: "token_refused", upstream: settings.name });
-  }
+    }));
 }

@@ -3,7 +3,6 @@
  * passed or translated; an answer that is no success is classified by outcome.ts.
  */
 import { GatewayError } from "../core/errors.ts";
-import { json } from "../core/http.ts";
 import { textRedactor } from "../core/redact.ts";
 import type { StreamStep } from "../core/sse.ts";
 import { isObject } from "../core/types.ts";
@@ -12,6 +11,7 @@ import type { Translation } from "../translate/mod.ts";
 import { usageMeter } from "../usage/meter.ts";
 import type { ChunkReader } from "./body_reader.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
+import { type AnswerBytes, openAnswer, passedResponse, translatedResponse } from "./answer_body.ts";
 import { errorInAnswer } from "./leading_error.ts";
 import { answerRefused, type AttemptPlan, type AttemptResult, failed, failedAnswer } from "./outcome.ts";
 import { relayStream } from "./stream.ts";
@@ -75,7 +75,7 @@ export function streamResponse(
 /** A complete (non-streamed) upstream answer and how to read it. */
 export interface JsonAnswer {
   res: Response;
-  text: string;
+  read: AnswerBytes;
   translation: Translation;
   /** True when the upstream speaks the client's protocol, so its bodies may pass unchanged. */
   passthrough: boolean;
@@ -90,23 +90,19 @@ export async function finishJson(
 ): Promise<AttemptResult> {
   const { route } = plan;
   const { res, translation, passthrough } = answer;
-  let { text } = answer;
   const name = route.upstream.name;
   // An upstream answer may quote the key or token it was sent, in an error or anywhere else, even spelled with JSON
   // escapes; the client must never see the gateway's credentials.
   const secrets = route.transport?.secrets() ?? [];
   const redactor = textRedactor(secrets);
-  text = redactor.text(text);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
+  const opened = openAnswer(answer.read, redactor);
+  const body = opened.json;
   const base = { upstream: name, status: res.status, requestId: upstreamRequestId(res.headers, body, secrets) };
   if (res.ok && isObject(body)) {
-    const refused = errorInAnswer(text, name, secrets);
+    const refused = errorInAnswer(opened.text, name, secrets);
     if (refused) return answerRefused(plan, refused);
+    // A translation holds only the parsed answer (see answer_body.ts).
+    if (!passthrough) opened.release();
     if (!passthrough && !PROTOCOLS[route.protocol].isAnswer(body, call.operation)) {
       // A translation of it would be an empty success.
       plan.report("model_failed");
@@ -123,9 +119,7 @@ export async function finishJson(
     const translated = passthrough ? undefined : redactor.value(translation.response(body));
     // A passthrough answer is kept as it is (a Responses answer from a Responses upstream).
     if (call.watch) await call.watch.body(translated ?? body);
-    const response = translated
-      ? json(translated)
-      : new Response(text, { status: res.status, headers: { "content-type": "application/json" } });
+    const response = translated ? translatedResponse(translated) : passedResponse(opened.text, res.status);
     const answerId = passthrough && typeof body.id === "string" ? body.id : undefined;
     return { ...base, outcome: "ok", retryable: false, response, answerId, fail: () => response };
   }

@@ -8,11 +8,13 @@ import { pickTranslator, type TranslateContext, type Translation } from "../tran
 import { finishJson, streamResponse } from "./answer.ts";
 import { answerRefused, type AttemptPlan, type AttemptResult, failed } from "./outcome.ts";
 import { upstreamRequestId } from "./upstream_headers.ts";
+import { type AnswerBytes, readAnswerBytes } from "./answer_body.ts";
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import type { Watched } from "../core/watchdog.ts";
+import { TokenUnavailable } from "../providers/token_send.ts";
 
 export type { AttemptPlan, AttemptResult };
 
@@ -83,7 +85,10 @@ async function sendOnce(
     const timedOut = controller.signal.aborted && reason instanceof GatewayError;
     // A transport that could not ask the upstream at all (no access token) says why; a fetch error's text names the
     // upstream URL, so only its class reaches the log.
-    const error = timedOut
+    const tokenless = err instanceof TokenUnavailable;
+    const error = tokenless
+      ? err
+      : timedOut
       ? reason
       : err instanceof GatewayError
       ? err
@@ -94,7 +99,13 @@ async function sendOnce(
       upstream: name,
       error: String((err as Error)?.name),
     });
-    // A model may be slow on its own; a connection that fails before any status line fails every model there.
+    // A model may be slow on its own; a connection that fails before any status line fails every model there, and
+    // so does a token that cannot be had, which asking again in the same request would only wait for once more.
+    if (tokenless) {
+      plan.report("upstream_failed");
+      plan.credential(err.refused ? "refused" : "unavailable");
+      return failed(route, error, { retrySame: false });
+    }
     plan.report(timedOut || stage === "body" ? "model_failed" : "upstream_failed");
     return failed(route, error);
   };
@@ -116,6 +127,7 @@ async function sendOnce(
       release();
       return upstreamFailed(err, "status");
     }
+    plan.credential(res.status === 401 || res.status === 403 ? "refused" : "accepted");
     const isStream = (res.headers.get("content-type") ?? "").includes("text/event-stream");
     // Whatever follows, the upstream's own id for the request goes into the log line with the attempt.
     const requestId = upstreamRequestId(res.headers, undefined, transport.secrets());
@@ -167,15 +179,18 @@ async function sendOnce(
         fail: () => response,
       });
     }
-    let text: string;
+    let read: AnswerBytes;
     try {
-      text = await res.text();
+      read = await readAnswerBytes(res, route.upstream.max_answer_bytes, name);
     } catch (err) {
       release();
-      return named(upstreamFailed(err, "body"));
+      if (!(err instanceof GatewayError)) return named(upstreamFailed(err, "body"));
+      // An answer past its limit is the request's (the next deployment would answer as much), not the upstream's.
+      plan.report("answered");
+      return named(failed(route, err, { retryable: false, status: res.status }));
     }
     release();
-    return await finishJson(deps, call, plan, { res, text, translation, passthrough });
+    return await finishJson(deps, call, plan, { res, read, translation, passthrough });
   } finally {
     deps.watchdog.unwatch(waiting);
   }

@@ -2,7 +2,8 @@
  * @module Health per deployment (one public model on one upstream) in one process: a breaker per deployment for
  * failures that are about the model, a breaker per upstream for failures that are about the upstream as a whole, and
  * the pauses upstreams ask for with `retry-after`, kept apart from both. A caller (a token) whose requests fail where
- * others' are served counts once, so no one client can cool a deployment for everyone. Pure: the clock is injected,
+ * others' are served counts once, so no one client can cool a deployment for everyone; and what each upstream made of
+ * the gateway's credential the last time it was used. Pure: the clock is injected,
  * the caller holds the board, and nothing here refuses a request: the relay decides what a cooling deployment means.
  */
 import {
@@ -74,8 +75,16 @@ export interface HealthState {
   recent_failures: number;
 }
 
+/**
+ * What an upstream made of the gateway's credential at its last use: not used yet, accepted (any answer but a 401 or
+ * 403), refused (a 401 or 403, or its token endpoint refused the grant), or unavailable (its token endpoint could not
+ * be reached or did not answer in time).
+ */
+export type CredentialState = "untried" | "accepted" | "refused" | "unavailable";
+
 /** An upstream's own state with its deployments' beside it. */
 export interface UpstreamHealth extends HealthState {
+  credential: CredentialState;
   models: Record<string, HealthState>;
 }
 
@@ -90,6 +99,8 @@ export interface HealthView {
   record(admission: Admission, event: HealthEvent): void;
   /** The upstream asked the deployment to be left alone for `ms` (its retry-after); no failure is implied. */
   pause(deployment: Deployment, ms: number): void;
+  /** What `upstream` made of the gateway's credential just now. */
+  credential(upstream: string, state: Exclude<CredentialState, "untried">): void;
 }
 
 /** The health of every deployment and upstream in one process. */
@@ -133,6 +144,7 @@ function strikes(entry: DeploymentEntry, caller: string | undefined, at: number,
 export function createHealthBoard(policy: BreakerPolicy, now: () => number): HealthBoard {
   const upstreams = new Map<string, Breaker>();
   const deployments = new Map<string, DeploymentEntry>();
+  const credentials = new Map<string, CredentialState>();
   const upstreamOf = (name: string): Breaker => {
     let breaker = upstreams.get(name);
     if (!breaker) upstreams.set(name, breaker = newBreaker());
@@ -212,6 +224,9 @@ export function createHealthBoard(policy: BreakerPolicy, now: () => number): Hea
       const entry = entryOf(deploymentKey(deployment));
       entry.pausedUntil = Math.max(entry.pausedUntil, now() + ms);
     },
+    credential(upstream, state) {
+      credentials.set(upstream, state);
+    },
     forRequest(caller) {
       const counted = new Set<string>();
       return {
@@ -237,7 +252,7 @@ export function createHealthBoard(policy: BreakerPolicy, now: () => number): Hea
           const entry = entryOf(deploymentKey({ upstream: name, model }));
           states[model] = stateOf(entry.breaker, entry.pausedUntil, at);
         }
-        out[name] = { ...upstream, models: states };
+        out[name] = { ...upstream, credential: credentials.get(name) ?? "untried", models: states };
       }
       return out;
     },

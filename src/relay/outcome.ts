@@ -10,7 +10,7 @@ import { PROTOCOLS } from "../protocols/registry.ts";
 import { json } from "../core/http.ts";
 import { isObject } from "../core/types.ts";
 import type { Refusal } from "../translate/mod.ts";
-import type { HealthEvent } from "./health.ts";
+import type { CredentialState, HealthEvent } from "./health.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
 import type { Route } from "./routing.ts";
 import { relayedHeaders, retryAfterMs } from "./upstream_headers.ts";
@@ -23,6 +23,8 @@ export interface AttemptPlan {
   deadline: number;
   /** Tells the deployment's health what the attempt showed; `pauseMs` is the upstream's retry-after, if any. */
   report(event: HealthEvent, pauseMs?: number): void;
+  /** Tells the upstream's health what it made of the gateway's credential. */
+  credential(state: Exclude<CredentialState, "untried">): void;
 }
 
 /** How one attempt ended. */
@@ -99,7 +101,10 @@ export function failedAnswer(
   const headers = relayedHeaders(res.headers, secrets);
   if (res.status === 401 || res.status === 403) {
     plan.report("upstream_failed");
-    return failed(route, new GatewayError("upstream", `Upstream "${name}" rejected the gateway's credentials`), base);
+    // The same credential would be refused again: another upstream may be tried, this one not (see
+    // docs/routing-and-health.md).
+    const error = new GatewayError("upstream", `Upstream "${name}" rejected the gateway's credentials`);
+    return failed(route, error, { ...base, retrySame: false });
   }
   const retryAfter = retryAfterMs(res.headers, deps.now().getTime());
   if (!isObject(body)) {

@@ -119,6 +119,11 @@ function reporter(health: HealthView, deployment: Deployment, admission: Admissi
   };
 }
 
+/** What an attempt tells the upstream's health of its credential; made apart from the attempt as the reporter is. */
+function credentialNote(health: HealthView, upstream: string): AttemptPlan["credential"] {
+  return (state) => health.credential(upstream, state);
+}
+
 /** One attempt at the chosen deployment, with its outcome reported to the request's view of the board. */
 async function attemptDeployment(
   deps: RelayDeps,
@@ -133,7 +138,7 @@ async function attemptDeployment(
   const admission = next.admission ?? health.force(deployment);
   const report = reporter(health, deployment, admission);
   const trace = call.exchange.trace;
-  const plan = { route, deadline, report };
+  const plan = { route, deadline, report, credential: credentialNote(health, route.upstream.name) };
   let result: AttemptResult;
   try {
     result = await (trace

@@ -10,6 +10,7 @@ import { ENTRA } from "../_fake_azure.ts";
 import { jsonReply } from "../_fake_upstream.ts";
 import { azureRig, azureSecrets } from "../_azure_upstream.ts";
 import { readText } from "../_helpers.ts";
+import { FAILURE_HOLD_MS } from "../../src/providers/token_cache.ts";
 
 const BODY = { model: "codex-entra", input: "Hi", store: false };
 
@@ -84,15 +85,19 @@ Deno.test("Azure, Entra ID: a token endpoint that refuses the grant is a 502 nam
     status: 401,
     error: "invalid_client",
     code: 7000215,
-    description: `Invalid client secret provided. Ensure the secret being sent is ${ENTRA.clientSecret}`,
+    description: `Invalid client secret provided for app 'payments-prod' of tenant admin@contoso.example. ` +
+      `Ensure the secret being sent is ${ENTRA.clientSecret}`,
   };
   for (const stream of [false, true]) {
+    // A failed grant stands for a few seconds; each request here asks the endpoint anew.
+    rig.clock.now += FAILURE_HOLD_MS;
     const res = await rig.post("/v1/responses", { ...BODY, stream });
     const text = await readText(res);
     assert.equal(res.status, 502, text);
-    assert.match(
-      text,
-      /Upstream \\?"az-entra\\?" could not get an access token: The token endpoint answered 401 \(invalid_client, AADSTS7000215\)/,
+    // Nothing was streamed yet: a stream's refusal is a JSON error too. Only the short codes: the description names the app, the tenant's admin and Entra's trace ids.
+    assert.equal(
+      JSON.parse(text).error.message,
+      'Upstream "az-entra" could not get an access token: The token endpoint answered 401 (invalid_client, AADSTS7000215)',
     );
     for (const secret of azureSecrets(rig)) assert.ok(!text.includes(secret), "a secret reached the client");
     assert.ok(

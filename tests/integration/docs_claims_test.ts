@@ -77,23 +77,24 @@ Deno.test("docs (running-for-a-team.md): the admin API table names every field t
 });
 
 Deno.test("docs (clouds.md): a refused Entra ID grant names OAuth's code, and the AADSTS number only when Entra sends one", async () => {
-  await using rig = await azureRig();
   const body = { model: "codex-entra", input: "Hi", store: false };
-  const refused = (extra: Record<string, unknown>) => () =>
-    Response.json({
-      error: "invalid_client",
-      error_description: "secret",
-      ...extra,
-    }, { status: 401 });
-  const path = `POST /${ENTRA.tenant}/oauth2/v2.0/token`;
-  rig.upstream.routes.set(path, refused({ error_codes: [7000215] }));
-  const withNumber = await readText(await rig.post("/v1/responses", body));
+  // A refused grant stands for a while (the negative cache), so each answer comes from a gateway of its own.
+  const refusal = async (extra: Record<string, unknown>) => {
+    await using rig = await azureRig();
+    rig.upstream.routes.set(`POST /${ENTRA.tenant}/oauth2/v2.0/token`, () =>
+      Response.json({
+        error: "invalid_client",
+        error_description: "secret",
+        ...extra,
+      }, { status: 401 }));
+    return await readText(await rig.post("/v1/responses", body));
+  };
+  const withNumber = await refusal({ error_codes: [7000215] });
   assert.match(
     withNumber,
     /The token endpoint answered 401 \(invalid_client, AADSTS7000215\)/,
   );
-  rig.upstream.routes.set(path, refused({}));
-  const withoutNumber = await readText(await rig.post("/v1/responses", body));
+  const withoutNumber = await refusal({});
   assert.match(
     withoutNumber,
     /The token endpoint answered 401 \(invalid_client\)/,

@@ -4,7 +4,8 @@
  * spread over several text deltas or tool-argument fragments that the gateway puts back together (the Responses
  * `.done` events and `response.completed`, a stored response, a Gemini function call's arguments, the socket's
  * events). Each client protocol, streamed and not, from an Anthropic upstream and, for an Anthropic client, from a
- * chat upstream.
+ * chat upstream; and a stream passed through as the upstream sent it, cut into small chunks, redacted as a whole
+ * answer is.
  */
 import assert from "node:assert/strict";
 import { decodedTexts } from "../_decoded.ts";
@@ -161,6 +162,28 @@ for (const [name, encode] of Object.entries(ENCODINGS)) {
       assert.equal(res.status, 200, text);
       assertNoKey(text, `${protocol} from ${model}`);
       assert.match(text, /\[redacted\]/, protocol);
+    }
+  });
+}
+
+for (const [name, encode] of Object.entries(ENCODINGS)) {
+  Deno.test(`a key written with ${name} in a passed-through stream reaches no client, as in a whole answer`, async () => {
+    await using upstream = fakeUpstream();
+    await using gw = await gateway(upstream);
+    // The upstream's own stream, sent in small chunks, so an escaped key is cut between them.
+    const chunked = (text: string) => () =>
+      new Response(ReadableStream.from(text.match(/[^]{1,7}/g)!.map((piece) => new TextEncoder().encode(piece))), {
+        headers: { "content-type": "text/event-stream" },
+      });
+    upstream.routes.set("POST /anth/v1/messages", chunked(anthropicStream([`your key is ${encode(KEY)}`])));
+    upstream.routes.set("POST /oai/v1/chat/completions", chunked(chatStream(encode(CHAT_KEY))));
+    for (const [protocol, model] of [["anthropic", "claude-test"], ["openai-chat", "gpt-test"]]) {
+      const res = await ask(gw, protocol, model, true);
+      const text = await readText(res);
+      assert.equal(res.status, 200, text);
+      assertNoKey(text, `${protocol} passed through`);
+      assert.match(text, /\[redacted\]/, protocol);
+      assert.match(text, protocol === "anthropic" ? /event: message_stop/ : /data: \[DONE\]/, "the stream is whole");
     }
   });
 }

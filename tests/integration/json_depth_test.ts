@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { MAX_JSON_DEPTH } from "../../src/core/json_depth.ts";
 import { chatCompletion, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
 import { geminiCall } from "../_gemini_reader.ts";
-import { anthropicMessage, fixture, startGateway } from "../_helpers.ts";
+import { anthropicMessage, fixture, startGateway, waitFor } from "../_helpers.ts";
 import { storedKeys } from "../_responses.ts";
 import { postMcp, startMcpGateway } from "../_mcp_gateway.ts";
 import { create, openSocket } from "../_socket.ts";
@@ -121,10 +121,15 @@ Deno.test("a socket message nested past the limit gets an error event naming the
   const event = await socket.next();
   assert.equal(event.type, "error");
   assert.equal(event.status, 400);
-  assert.match((event.error as { message: string }).message, new RegExp(`more than ${MAX_JSON_DEPTH} levels deep`));
+  // Refused as the socket takes it in, before it is parsed or served as a request.
+  const message = (event.error as { message: string }).message;
+  assert.match(message, new RegExp(`^Message nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`));
   assert.equal(upstream.requests.length, 0);
   socket.send(create());
   assert.equal((await socket.until("response.completed")).at(-1)!.type, "response.completed");
+  const turns = () => gw.exchanges.filter((e) => e.route === "/v1/responses" && e.method === "POST");
+  const served = await waitFor(() => turns().length > 0 ? turns() : undefined);
+  assert.deepEqual(served.map((e) => e.status), [200], "the deep message was never a request");
 });
 
 Deno.test("an MCP message nested past the limit is a JSON-RPC 400 naming the depth, and no server is asked", async () => {

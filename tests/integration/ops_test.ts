@@ -146,8 +146,9 @@ Deno.test("GET /healthz shows every upstream ok, with whether it has a key and i
   const upstreams = body.upstreams as Record<string, Record<string, unknown>>;
   assert.deepEqual(Object.keys(upstreams), ["anth", "oai", "nokey", "bulk", "ha1", "ha2", "hb1", "hb2"]);
   const ok = { state: "ok", cooling_until: null, recent_failures: 0 };
-  assert.deepEqual(upstreams.anth, { ...ok, has_key: true, models: { "claude-test": ok, alias: ok } });
-  assert.equal(upstreams.nokey.has_key, false);
+  const models = { "claude-test": ok, alias: ok };
+  assert.deepEqual(upstreams.anth, { ...ok, has_key: true, credential: "untried", models });
+  assert.deepEqual([upstreams.nokey.has_key, upstreams.nokey.credential], [false, "not_set"]);
   assert.deepEqual(Object.keys(upstreams.bulk.models as object), BULK_MODELS);
 });
 

@@ -1,12 +1,13 @@
 /**
- * @module A Responses WebSocket's life beyond one response: a client that leaves mid-response, a limited token, the
- * drain when the gateway stops, and the metrics of sockets and of responses per transport.
+ * @module A Responses WebSocket's life beyond one response: a client that leaves mid-response, a response queued behind
+ * it that must not run once the socket closed, a limited token, the drain when the gateway stops and the handshakes it
+ * then refuses, and the metrics of sockets and of responses per transport.
  */
 import assert from "node:assert/strict";
 import { controlledStream, fakeUpstream, sseReply } from "../_fake_upstream.ts";
 import { firstEvent, fixture, startGateway, waitFor, within } from "../_helpers.ts";
 import { parsePrometheusText, sampleValue } from "../_prom_text.ts";
-import { create, openSocket } from "../_socket.ts";
+import { create, openSocket, rawHandshake } from "../_socket.ts";
 
 const MESSAGES_PATH = "POST /anth/v1/messages";
 
@@ -37,6 +38,33 @@ Deno.test("a client that closes mid-response cancels the upstream request, and i
     logged.some((entry) => (entry.value as Record<string, unknown>).transport === "websocket"),
     "the request log says the transport",
   );
+});
+
+Deno.test("a response waiting its turn does not run once its socket has closed", async () => {
+  await using upstream = fakeUpstream();
+  const held = controlledStream();
+  // Should the test fail with the stream still held, the fake upstream can still shut down.
+  using _released = { [Symbol.dispose]: () => held.end() };
+  const asked = (seen: { body?: Record<string, unknown> }) =>
+    (seen.body?.messages as { content: { text: string }[] }[])[0].content[0].text;
+  upstream.routes.set(
+    MESSAGES_PATH,
+    (seen) => asked(seen) === "held" ? held.response : sseReply(fixture("anthropic/text.sse")),
+  );
+  await using gw = await startGateway(upstream.url);
+  const headers = { authorization: `Bearer ${gw.tokens.default}` };
+  const socket = await openSocket(gw.url, headers);
+  socket.send(create({ input: "held", stream_id: "x" }));
+  socket.send(create({ input: "queued", stream_id: "x" }));
+  await waitFor(() => upstream.requests[0]);
+  socket.ws.close();
+  await socket.closed;
+  await within(upstream.requests[0].closed, 5000, "the running response's upstream request closing");
+  // Another socket's response, sent after the close, reaches the upstream after anything the closed one still ran.
+  await using next = await openSocket(gw.url, headers);
+  next.send(create({ input: "after the close" }));
+  assert.equal((await next.until("response.completed")).at(-1)!.type, "response.completed");
+  assert.deepEqual(upstream.requests.map(asked), ["held", "after the close"]);
 });
 
 Deno.test("a limited token gets its 429 as an error event with the retry time, on an open socket", async () => {
@@ -77,6 +105,19 @@ Deno.test("a stopping gateway lets the running response finish, refuses new ones
   held.end();
   assert.equal((await socket.until("response.completed")).at(-1)!.type, "response.completed");
   assert.deepEqual(await socket.closed, { code: 1001, reason: "gateway stopping" });
+});
+
+Deno.test("a stopping gateway refuses a new socket's handshake with a 503 and a retry-after, before the upgrade", async () => {
+  await using upstream = fakeUpstream();
+  const stopping = new AbortController();
+  await using gw = await startGateway(upstream.url, { stopping: stopping.signal });
+  const headers = { authorization: `Bearer ${gw.tokens.default}` };
+  assert.equal((await rawHandshake(gw.url, headers)).status, 101, "taken before the gateway stops");
+  stopping.abort();
+  const refused = await rawHandshake(gw.url, headers);
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get("retry-after"), "1");
+  assert.match(JSON.parse(refused.body).error.message, /shutting down; connect again/);
 });
 
 Deno.test("GET /metrics counts open sockets and Responses by transport", async () => {

@@ -4,7 +4,7 @@
  * leaves mid-response, a limited token, the drain on stop, and the metrics.
  */
 import assert from "node:assert/strict";
-import { controlledStream, fakeUpstream, sseReply } from "../_fake_upstream.ts";
+import { controlledStream, type FakeUpstream, fakeUpstream, sseReply } from "../_fake_upstream.ts";
 import { fixture, startGateway, waitFor } from "../_helpers.ts";
 import { create, openSocket, rawHandshake } from "../_socket.ts";
 
@@ -14,6 +14,16 @@ const MESSAGES_PATH = "POST /anth/v1/messages";
 function asked(body: Record<string, unknown> | undefined): string {
   const first = (body?.messages as { content: unknown }[])[0].content;
   return typeof first === "string" ? first : (first as { text: string }[])[0].text;
+}
+
+/** The upstream holds the response to an input of "held" until the test sends it; any other is answered at once. */
+function holdOne(upstream: FakeUpstream): ReturnType<typeof controlledStream> & Disposable {
+  const held = controlledStream();
+  upstream.routes.set(
+    MESSAGES_PATH,
+    (seen) => asked(seen.body) === "held" ? held.response : sseReply(fixture("anthropic/text.sse")),
+  );
+  return { ...held, [Symbol.dispose]: () => held.end() };
 }
 
 Deno.test("bad messages get an error event naming what is wrong, and the socket stays open", async () => {
@@ -74,13 +84,8 @@ Deno.test("a message over max_body_bytes, counted in UTF-8 bytes, gets a 413 eve
 
 Deno.test("responses of one stream_id run in order, other streams alongside; too many pending is refused", async () => {
   await using upstream = fakeUpstream();
-  const held = controlledStream();
   // Should the test fail with the stream still held, the fake upstream can still shut down.
-  using _released = { [Symbol.dispose]: () => held.end() };
-  upstream.routes.set(
-    MESSAGES_PATH,
-    (seen) => asked(seen.body) === "held" ? held.response : sseReply(fixture("anthropic/text.sse")),
-  );
+  using held = holdOne(upstream);
   await using gw = await startGateway(upstream.url, { extraYaml: "responses_socket: { max_pending: 3 }" });
   await using socket = await openSocket(gw.url, { authorization: `Bearer ${gw.tokens.default}` });
   socket.send(create({ input: "held", stream_id: "x" }));
@@ -120,6 +125,28 @@ Deno.test("an idle socket, and one past its age, get an error event with the cod
     assert.deepEqual([line.code, line.reason, line.responses], [1000, c.reason, 0]);
     assert.equal(typeof line.token_id, "string");
   }
+});
+
+Deno.test("a socket's idle time does not run out while a response runs, even after another one ended", async () => {
+  await using upstream = fakeUpstream();
+  // Should the test fail with the stream still held, the fake upstream can still shut down.
+  using held = holdOne(upstream);
+  await using gw = await startGateway(upstream.url, { extraYaml: "responses_socket: { idle_timeout_ms: 100 }" });
+  const headers = { authorization: `Bearer ${gw.tokens.default}` };
+  await using socket = await openSocket(gw.url, headers);
+  socket.send(create({ input: "held", stream_id: "x" }));
+  await waitFor(() => upstream.requests[0]);
+  // A response of another stream ends while the first still runs: the socket is not idle for it.
+  socket.send(create({ input: "quick", stream_id: "y" }));
+  assert.ok((await socket.until("response.completed")).every((e) => e.stream_id === "y"));
+  // A socket opened now, sending nothing, times out after the idle time; the first response has run longer.
+  await using idler = await openSocket(gw.url, headers);
+  assert.equal(((await idler.next()).error as { code: string }).code, "websocket_idle_timeout");
+  held.send(fixture("anthropic/text.sse"));
+  held.end();
+  const rest = await socket.until("response.completed", "error");
+  assert.equal(rest.at(-1)!.type, "response.completed", JSON.stringify(rest.at(-1)));
+  assert.ok(rest.every((e) => e.stream_id === "x"));
 });
 
 Deno.test("a token gets a 429 for a socket past max_per_token, before the upgrade", async () => {

@@ -2,12 +2,13 @@
 import assert from "node:assert/strict";
 import { requestLog, usageTotals } from "../../src/usage/query.ts";
 import { usageKey } from "../../src/usage/log_entry.ts";
-import { chatCompletion, controlledStream, fakeUpstream, jsonReply, sseReply } from "../_fake_upstream.ts";
+import { chatCompletion, controlledStream, fakeUpstream, hang, jsonReply, sseReply } from "../_fake_upstream.ts";
 import {
   anthropicMessage,
   bodyReader,
   firstEvent,
   fixture,
+  leaveWhileUpstreamWaits,
   messagesBody,
   readSse,
   readText,
@@ -188,6 +189,20 @@ for (const c of EARLY_ENDS) {
     assert.deepEqual([byGroup.requests, byGroup.incomplete, byGroup.errors], [1, 1, c.errors]);
   });
 }
+
+Deno.test("a request its client closed before the answer is logged as 499 and counted, but not as an error", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", hang);
+  await using gw = await startGateway(upstream.url);
+  await leaveWhileUpstreamWaits(gw, upstream);
+  await within(upstream.requests[0].closed, 2000, "the upstream request closing");
+  await waitFor(() => gw.exchanges[0]);
+  await gw.flush();
+  const [entry] = await requestLog(gw.store.kv, { limit: 10 });
+  assert.deepEqual([entry.status, entry.error], [499, "client_closed"]);
+  const [byToken] = await usageTotals(gw.store.kv, { by: "token", since: today(), until: today() });
+  assert.deepEqual([byToken.requests, byToken.errors], [1, 0]);
+});
 
 Deno.test("a request that failed upstream is logged with usage_complete false and counted as an error", async () => {
   await using upstream = fakeUpstream();

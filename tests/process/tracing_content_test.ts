@@ -1,7 +1,8 @@
 /**
  * @module Prompt and answer text on traces only when the operator opts in: a gateway with OTEL_DENO=true and
- * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true puts them on the model span in the GenAI message shape
- * (without the opt-in nothing of them is exported: tracing_test.ts).
+ * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true puts them on the model span in the GenAI message shape,
+ * for an Anthropic answer and a Responses answer alike (without the opt-in nothing of them is exported:
+ * tracing_test.ts).
  */
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
@@ -9,14 +10,33 @@ import { anthropicMessage, readText } from "../_helpers.ts";
 import { attr, otlpEnv, otlpReceiver, text } from "../_otlp_receiver.ts";
 import { cliToken, denoMain, processConfigYaml, startProcess } from "../_process.ts";
 
+/** A Responses answer: a reasoning item with its summary, a message, and a function call. */
+const RESPONSES_ANSWER = {
+  id: "resp_trace_1",
+  object: "response",
+  model: "gpt-5",
+  status: "completed",
+  output: [
+    { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "REASONING-TEXT-lynx" }] },
+    { type: "message", role: "assistant", content: [{ type: "output_text", text: "ANSWER-TEXT-puffin" }] },
+    { type: "function_call", call_id: "call_1", name: "lookup", arguments: '{"q":"x"}' },
+  ],
+  usage: { input_tokens: 5, output_tokens: 7, total_tokens: 12 },
+};
+
 Deno.test("with the content opt-in, the model span carries the prompt and the answer as GenAI messages", async () => {
   const dir = await Deno.makeTempDir({ prefix: "modelgate-tracing-content-" });
   await using receiver = otlpReceiver();
   await using upstream = fakeUpstream();
   upstream.routes.set("POST /up/v1/messages", () => jsonReply(anthropicMessage("ANSWER-TEXT-otter")));
+  upstream.routes.set("POST /resp/v1/responses", () => jsonReply(RESPONSES_ANSWER));
   try {
     const configFile = `${dir}/gateway.yaml`;
-    const yaml = processConfigYaml(`${dir}/gateway.kv`).replace("http://127.0.0.1:9/v1", `${upstream.url}/up/v1`);
+    const responses = `{ name: resp, protocol: openai-responses, base_url: "${upstream.url}/resp/v1", ` +
+      "api_key_env: TEST_UP_KEY, models: [m2] }";
+    const yaml = processConfigYaml(`${dir}/gateway.kv`).replace("http://127.0.0.1:9/v1", `${upstream.url}/up/v1`)
+      .replace("models: [m1] }\n", `models: [m1] }\n  - ${responses}\n`)
+      .replace("listing: anthropic, models: [m1]", "listing: anthropic, models: [m1, m2]");
     await Deno.writeTextFile(configFile, yaml);
     const env = { TEST_UP_KEY: "upstream-key-for-content" };
     const { token } = await cliToken(dir, configFile, env);
@@ -47,6 +67,27 @@ Deno.test("with the content opt-in, the model span carries the prompt and the an
     assert.deepEqual(json("gen_ai.output.messages"), [
       { role: "assistant", parts: [{ type: "text", content: "ANSWER-TEXT-otter" }], finish_reason: "end_turn" },
     ]);
+    // A Responses answer, which once came out as no parts and a finish reason of "undefined".
+    const answered = await fetch(`${gateway.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "x-request-id": "req-resp" },
+      body: JSON.stringify({ model: "m2", input: "PROMPT-TEXT-yak", store: false }),
+    });
+    assert.equal(answered.status, 200, await readText(answered));
+    const responsesSpan = await receiver.waitFor(
+      "the Responses model span",
+      () => receiver.spans.find((span) => text(span, "modelgate.request_id") === "req-resp"),
+    );
+    const output = JSON.parse((attr(responsesSpan, "gen_ai.output.messages") as { stringValue: string }).stringValue);
+    assert.deepEqual(output, [{
+      role: "assistant",
+      parts: [
+        { type: "reasoning", content: "REASONING-TEXT-lynx" },
+        { type: "text", content: "ANSWER-TEXT-puffin" },
+        { type: "tool_call", id: "call_1", name: "lookup", arguments: '{"q":"x"}' },
+      ],
+      finish_reason: "completed",
+    }]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -140,6 +140,43 @@ const OUTPUTS = [
     want: [{ role: "assistant", parts: [{ type: "text", content: "Hello" }], finish_reason: "stop" }],
   },
   {
+    name: "a Responses answer",
+    body: {
+      object: "response",
+      status: "completed",
+      output: [
+        { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "Plan." }], encrypted_content: "E" },
+        {
+          type: "message",
+          role: "assistant",
+          content: [{ type: "output_text", text: "Hello", annotations: [] }, { type: "refusal", refusal: "No." }],
+        },
+        { type: "function_call", call_id: "call_1", name: "read_file", arguments: '{"path":"a"}' },
+        { type: "web_search_call", id: "ws_1", status: "completed" },
+      ],
+    },
+    want: [{
+      role: "assistant",
+      parts: [
+        { type: "reasoning", content: "Plan." },
+        { type: "text", content: "Hello" },
+        { type: "text", content: "No." },
+        { type: "tool_call", id: "call_1", name: "read_file", arguments: '{"path":"a"}' },
+        { type: "web_search_call" },
+      ],
+      finish_reason: "completed",
+    }],
+  },
+  {
+    name: "an incomplete Responses answer",
+    body: {
+      status: "incomplete",
+      incomplete_details: { reason: "max_output_tokens" },
+      output: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "Hel" }] }],
+    },
+    want: [{ role: "assistant", parts: [{ type: "text", content: "Hel" }], finish_reason: "max_output_tokens" }],
+  },
+  {
     name: "a Gemini answer",
     body: { candidates: [{ content: { role: "model", parts: [{ text: "Hello" }] }, finishReason: "STOP" }] },
     want: [{ role: "assistant", parts: [{ type: "text", content: "Hello" }], finish_reason: "STOP" }],

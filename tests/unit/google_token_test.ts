@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { importRsaKey, parseServiceAccount, serviceAccountTokens, signJwt } from "../../src/providers/google_token.ts";
+import { FAILURE_HOLD_MS } from "../../src/providers/token_cache.ts";
 import { fakeVertex } from "../_fake_vertex.ts";
 
 // RFC 7515 Appendix A.2: the RSA key (RFC 7517 A.2), the payload bytes and the signature it publishes.
@@ -127,6 +128,7 @@ Deno.test("serviceAccountTokens() keeps a still-valid token when an early refres
   clock.now += 3 * 60_000; // expired
   await assert.rejects(() => tokens.token(), { message: "The token endpoint answered 503 (backend_error)" });
   vertex.tokenFailure = undefined;
+  clock.now += FAILURE_HOLD_MS; // a failed exchange stands that long
   assert.equal(await tokens.token(), "ya29.fake-token-2");
 });
 

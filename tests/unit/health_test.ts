@@ -169,11 +169,22 @@ Deno.test("createHealthBoard() snapshots show upstreams with their deployments, 
   request(A, "model_failed");
   const snap = health.snapshot(LAYOUT);
   assert.deepEqual(Object.keys(snap), ["u", "v"]);
-  assert.deepEqual(Object.keys(snap.u).sort(), ["cooling_until", "models", "recent_failures", "state"]);
+  assert.deepEqual(Object.keys(snap.u).sort(), ["cooling_until", "credential", "models", "recent_failures", "state"]);
   assert.deepEqual(Object.keys(snap.u.models), ["a", "b"]);
   assert.match(state(A).cooling_until!, /^\d{4}-\d\d-\d\dT/);
   assert.deepEqual(snap.u.models.b, { state: "ok", cooling_until: null, recent_failures: 0 });
   assert.deepEqual(snap.v.models.a, { state: "ok", cooling_until: null, recent_failures: 0 });
+});
+
+Deno.test("createHealthBoard() shows what each upstream made of the gateway's credential at its last use", () => {
+  const { health } = board(3);
+  const credentials = () => Object.values(health.snapshot(LAYOUT)).map((upstream) => upstream.credential);
+  assert.deepEqual(credentials(), ["untried", "untried"]);
+  health.forRequest("t").credential("u", "refused");
+  health.credential("v", "unavailable");
+  assert.deepEqual(credentials(), ["refused", "unavailable"]);
+  health.credential("u", "accepted");
+  assert.deepEqual(credentials(), ["accepted", "unavailable"]);
 });
 
 Deno.test("createHealthBoard() counts a caller's failures once while the deployment serves others well", () => {

@@ -47,6 +47,14 @@ const CASES: { name: string; person: Person; want: Grant | undefined }[] = [
   { name: "a domain inside the local part is not it", person: person("example.com@evil.test"), want: undefined },
   { name: "a look-alike domain", person: person("bob@example.com.evil.test"), want: undefined },
   { name: "nobody's rule", person: person("zed@nowhere.test", ["staff"]), want: undefined },
+  {
+    name: "an email with two @ is no address of the domain",
+    person: person("x@evil.test@example.com"),
+    want: undefined,
+  },
+  { name: "an email with two @ is no address", person: person("carol@example.com@x.test"), want: undefined },
+  { name: "an email with spaces around it is that email", person: person(" carol@example.com "), want: viewer() },
+  { name: "an email with a space inside is none", person: person("bob @example.com"), want: undefined },
 ];
 
 function admin(): Grant {
@@ -65,6 +73,15 @@ for (const c of CASES) {
   });
 }
 
+Deno.test("a rule's email and domain are read with the space around them trimmed, and match without regard to case", () => {
+  const trimmed = rules(
+    "      - { email: ' Dan@Example.com ', role: viewer }\n      - { domain: ' Else.test', role: member }\n",
+  );
+  assert.deepEqual([trimmed[0].email, trimmed[1].domain], ["dan@example.com", "else.test"]);
+  assert.deepEqual(grantFor(person("dan@example.com"), trimmed), viewer());
+  assert.deepEqual(grantFor(person("eve@else.test"), trimmed), member([]));
+});
+
 Deno.test("grantFor answers a copy: changing it changes no rule", () => {
   const grant = grantFor(person("bob@example.com"), RULES)!;
   grant.token_groups.push("bulk");
@@ -81,6 +98,11 @@ const CONFIG_ERRORS = [
   { name: "an unknown role", yaml: "      - { group: g, role: god }\n", want: /roles\[0\]\.role/ },
   { name: "an email that is none", yaml: "      - { email: nobody, role: admin }\n", want: /roles\[0\]\.email/ },
   { name: "a domain that is none", yaml: "      - { domain: '@x', role: admin }\n", want: /roles\[0\]\.domain/ },
+  {
+    name: "an email with two @",
+    yaml: "      - { email: 'a@evil.test@b.test', role: admin }\n",
+    want: /roles\[0\]\.email: must be one email address/,
+  },
   { name: "an unknown key", yaml: "      - { group: g, role: admin, tier: 1 }\n", want: /roles\[0\]\.tier/ },
   { name: "no rules at all", yaml: "      []\n", want: /auth\.oidc\.roles/ },
 ];

@@ -296,6 +296,28 @@ Deno.test("a changed or foreign signature carries no reasoning item", () => {
   assert.deepEqual(reasoningItemIn(block), ITEM);
 });
 
+Deno.test("a signature that carries a reasoning item without encrypted content is not sent back as reasoning", () => {
+  const mark = String(reasoningBlock(ITEM)!.signature).split(":")[0] + ":";
+  const carrying = (item: Obj) => mark + new TextEncoder().encode(JSON.stringify(item)).toBase64();
+  const { encrypted_content: _, ...unsealed } = ITEM;
+  const blocks = [
+    { type: "thinking", thinking: "Plan.", signature: carrying({ ...ITEM, encrypted_content: "" }) },
+    { type: "thinking", thinking: "Plan.", signature: carrying(unsealed) },
+    { type: "redacted_thinking", data: carrying({ ...ITEM, encrypted_content: null }) },
+    { type: "thinking", thinking: "Plan.", signature: carrying({ ...ITEM, id: "" }) },
+  ];
+  for (const block of blocks) assert.equal(reasoningItemIn(block), undefined, JSON.stringify(block).slice(0, 80));
+  const sent = translate({
+    messages: [HI, { role: "assistant", content: [...blocks, { type: "text", text: "Done." }] }, HI],
+  });
+  assert.deepEqual((sent.input as Obj[]).filter((item) => item.type === "reasoning"), []);
+  assert.deepEqual((sent.input as Obj[])[1], {
+    type: "message",
+    role: "assistant",
+    content: [{ type: "output_text", text: "Done." }],
+  });
+});
+
 Deno.test("a refusal of reasoning another account made is resent once without the reasoning items", () => {
   const logs: Obj[] = [];
   const refusal = {

@@ -171,6 +171,28 @@ Deno.test("a stream: reasoning without a summary comes as a redacted_thinking bl
   assert.equal(readAnthropicStream(out).sealed.length, 1);
 });
 
+Deno.test("a stream: reasoning whose summary block another item's text closed still goes back, in a redacted block", async () => {
+  const events = [
+    { type: "response.created", response: { id: "resp_1", status: "in_progress", output: [] } },
+    { type: "response.output_item.added", output_index: 0, item: { type: "reasoning", id: "rs_1", summary: [] } },
+    { type: "response.reasoning_summary_text.delta", output_index: 0, summary_index: 0, delta: "First." },
+    // The message's text starts before the reasoning item is done: its thinking block is closed without a signature.
+    { type: "response.output_item.added", output_index: 1, item: { type: "message", content: [] } },
+    { type: "response.output_text.delta", output_index: 1, content_index: 0, delta: "Hi" },
+    { type: "response.output_item.done", output_index: 0, item: REASONING },
+    { type: "response.output_item.done", output_index: 1, item: message("Hi") },
+    { type: "response.completed", response: { id: "resp_1", status: "completed", usage: USAGE } },
+  ];
+  const out = await streamed(events);
+  const summary = readAnthropicStream(out);
+  assert.equal(summary.reasoning, "First.");
+  assert.equal(summary.text, "Hi");
+  assert.equal(summary.sealed.length, 1, "the reasoning item goes back once");
+  const starts = out.map((e) => JSON.parse(e.data)).filter((d) => d.type === "content_block_start");
+  assert.deepEqual(starts.map((d) => d.content_block.type), ["thinking", "text", "redacted_thinking"]);
+  assert.deepEqual(reasoningItemIn(starts[2].content_block), REASONING);
+});
+
 Deno.test("a stream: a message whose text came without deltas is shown from its finished item; [DONE] is ignored", async () => {
   const events = [
     { type: "response.created", response: { id: "resp_1" } },
