@@ -54,7 +54,7 @@ export interface OtlpReceiver extends AsyncDisposable {
  * protobuf; JSON is asked for explicitly so this receiver reads exports with `JSON.parse` and no protobuf decoder,
  * as the local receiver in docs/operating.md does.
  */
-export function otlpEnv(receiver: OtlpReceiver): Record<string, string> {
+export function otlpEnv(receiver: Pick<OtlpReceiver, "url">): Record<string, string> {
   return {
     OTEL_DENO: "true",
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
