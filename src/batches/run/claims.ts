@@ -1,0 +1,121 @@
+/**
+ * @module Who runs which request of a batch: a request is claimed through KV with a lease that its runner renews
+ * while it runs, so two instances never run it at once and one that dies loses only the requests it held, which
+ * another takes once their leases run out; a result lands only under the claim that ran it, once.
+ */
+import { KEYS, type RunCounts } from "./records.ts";
+import { writeParts } from "./chunks.ts";
+
+/** A claim as kept: the instance holding it and when its lease ends. */
+export interface ClaimEntry {
+  instance: string;
+  until: number;
+}
+
+/** A claim this instance holds. */
+export interface Claim {
+  batch: string;
+  index: number;
+  instance: string;
+  /** The versionstamp of the claim as this instance last wrote it; any other write means it was lost. */
+  versionstamp: string;
+}
+
+/** What a request's result entry says: its kind and where its line is. */
+export interface DoneEntry {
+  custom_id: string;
+  kind: keyof RunCounts;
+  nonce: string;
+  parts: number;
+}
+
+/**
+ * Claims request `index` when it has no result and no live claim (none, or one whose lease has run out); undefined
+ * when another instance holds it, it is done, or another claimed it first.
+ */
+export async function claimRequest(
+  kv: Deno.Kv,
+  at: { batch: string; index: number; instance: string; leaseMs: number; now: number },
+): Promise<Claim | undefined> {
+  const [claim, done] = await kv.getMany<[ClaimEntry, DoneEntry]>([
+    KEYS.claim(at.batch, at.index),
+    KEYS.done(at.batch, at.index),
+  ]);
+  if (done.versionstamp !== null) return undefined;
+  if (claim.value && claim.value.until > at.now) return undefined;
+  const entry: ClaimEntry = { instance: at.instance, until: at.now + at.leaseMs };
+  const made = await kv.atomic()
+    .check({ key: claim.key, versionstamp: claim.versionstamp })
+    .check({ key: done.key, versionstamp: null })
+    .set(claim.key, entry, { expireIn: at.leaseMs * 4 })
+    .commit();
+  if (!made.ok) return undefined;
+  return { batch: at.batch, index: at.index, instance: at.instance, versionstamp: made.versionstamp };
+}
+
+/** Extends a held claim's lease; false when the claim was lost (its lease ran out and another took it). */
+export async function renewClaim(kv: Deno.Kv, claim: Claim, leaseMs: number, now: number): Promise<boolean> {
+  const key = KEYS.claim(claim.batch, claim.index);
+  const entry: ClaimEntry = { instance: claim.instance, until: now + leaseMs };
+  const renewed = await kv.atomic()
+    .check({ key, versionstamp: claim.versionstamp })
+    .set(key, entry, { expireIn: leaseMs * 4 })
+    .commit();
+  if (!renewed.ok) return false;
+  claim.versionstamp = renewed.versionstamp;
+  return true;
+}
+
+/** Gives a claim back unrun (the runner stops, or the token's limits have no room yet), so any instance may take it. */
+export async function releaseClaim(kv: Deno.Kv, claim: Claim): Promise<void> {
+  const key = KEYS.claim(claim.batch, claim.index);
+  await kv.atomic().check({ key, versionstamp: claim.versionstamp }).delete(key).commit();
+}
+
+/**
+ * Keeps a request's result line: its parts are written first under a name of this run's own, then the result entry,
+ * its count and the claim's end land in one commit checked against the claim. False when the claim was lost; the
+ * parts written are deleted then, and the other instance's result stands.
+ */
+export async function commitResult(
+  kv: Deno.Kv,
+  claim: Claim,
+  result: { custom_id: string; kind: keyof RunCounts; line: string; expireIn: number },
+): Promise<boolean> {
+  const nonce = crypto.randomUUID();
+  const prefix = KEYS.result(claim.batch, claim.index, nonce);
+  const { parts } = await writeParts(kv, prefix, result.line, result.expireIn);
+  const done: DoneEntry = { custom_id: result.custom_id, kind: result.kind, nonce, parts };
+  const claimKey = KEYS.claim(claim.batch, claim.index);
+  const doneKey = KEYS.done(claim.batch, claim.index);
+  const landed = await kv.atomic()
+    .check({ key: claimKey, versionstamp: claim.versionstamp })
+    .check({ key: doneKey, versionstamp: null })
+    .set(doneKey, done, { expireIn: result.expireIn })
+    .sum(KEYS.count(claim.batch, result.kind), 1n)
+    .delete(claimKey)
+    .commit();
+  if (landed.ok) return true;
+  const stale = kv.atomic();
+  for (let part = 0; part < parts; part++) stale.delete([...prefix, part]);
+  await stale.commit();
+  return false;
+}
+
+/** Requests of a batch that an instance holds under a live lease now. */
+export async function liveClaims(kv: Deno.Kv, batch: string, now: number): Promise<number> {
+  let live = 0;
+  for await (const entry of kv.list<ClaimEntry>({ prefix: KEYS.claims(batch) })) {
+    if (entry.value.until > now) live++;
+  }
+  return live;
+}
+
+/** Indexes of a batch's requests with no result yet (claimed or not). */
+export async function unfinished(kv: Deno.Kv, batch: string, total: number): Promise<number[]> {
+  const done = new Set<number>();
+  for await (const entry of kv.list({ prefix: KEYS.dones(batch) })) done.add(entry.key[2] as number);
+  const left: number[] = [];
+  for (let index = 0; index < total; index++) if (!done.has(index)) left.push(index);
+  return left;
+}
