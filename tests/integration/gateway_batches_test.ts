@@ -2,78 +2,13 @@
  * @module Batches the gateway runs itself: an Anthropic batch whose requests name an OpenAI-compatible model and a
  * Gemini model, each served as the same request sent alone would be (translated, failed over), its results in
  * Anthropic's format; an OpenAI batch onto a chat upstream with its output and error files; cancel; another token's
- * ids; usage and spend per request at the deployment's full price; the token's limits held to.
+ * ids.
  */
 import assert from "node:assert/strict";
-import type { GatewayBatchRunner, IdRecord } from "../../src/core/batch_contract.ts";
-import type { Principal } from "../../src/core/principal.ts";
-import { chatCompletion, type FakeUpstream, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
-import { GEMINI_KEY, geminiResponder, geminiUpstreamYaml } from "../_gemini_upstream.ts";
-import { startGateway, type TestGateway } from "../_helpers.ts";
 import { idStore } from "../../src/batches/ids.ts";
-
-type Obj = Record<string, unknown>;
-
-/** The text of a request's last user message, which the fakes echo back. */
-function marker(body: Obj | undefined): string {
-  const messages = (body?.messages ?? []) as { content: unknown }[];
-  const content = messages.at(-1)?.content;
-  return typeof content === "string" ? content : JSON.stringify(content);
-}
-
-async function gateway(upstream: FakeUpstream, options: { extraGroups?: string; extraYaml?: string } = {}) {
-  const gem = geminiUpstreamYaml(upstream.url);
-  return await startGateway(upstream.url, {
-    extraUpstreams: gem.extraUpstreams,
-    extraGroups: `${gem.extraGroups}  - { name: mixed, listing: anthropic, models: [gpt-test, gemini-test] }\n` +
-      (options.extraGroups ?? ""),
-    extraYaml: options.extraYaml ?? "batches: { poll_ms: 50 }\n",
-    env: { TEST_GEMINI_KEY: GEMINI_KEY },
-    batches: {},
-  });
-}
-
-/** A token of `group` and the principal it runs as. */
-async function caller(gw: TestGateway, group: string): Promise<Principal> {
-  const { record } = await gw.store.createToken({ group });
-  const found = await gw.store.getGroup(group);
-  assert.ok(found);
-  return { token: record, group: found };
-}
-
-function runner(gw: TestGateway): GatewayBatchRunner {
-  assert.ok(gw.deps.batchRunner);
-  return gw.deps.batchRunner;
-}
-
-/** The id record of a batch as the routes look it up for its owner. */
-async function recordOf(gw: TestGateway, id: string, owner: Principal): Promise<IdRecord> {
-  const record = await idStore(gw.store.kv).owned("batch", id, owner.token.id);
-  assert.ok(record, `batch ${id} is recorded as its owner's`);
-  return record;
-}
-
-/** Polls the batch as a client does until `done` holds of it. */
-async function pollUntil(
-  gw: TestGateway,
-  record: IdRecord,
-  done: (batch: Obj) => boolean,
-): Promise<Obj> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const batch = await runner(gw).retrieve(record, gw.url);
-    if (done(batch)) return batch;
-    if (Date.now() > deadline) throw new Error(`batch never got there: ${JSON.stringify(batch)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-async function linesOf(stream: ReadableStream<Uint8Array>): Promise<Obj[]> {
-  const text = await new Response(stream).text();
-  assert.ok(text === "" || text.endsWith("\n"), "each line ends in a newline");
-  assert.ok(!text.includes("\n\n") && !text.startsWith("\n"), "no blank line");
-  return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
-}
+import { chatCompletion, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
+import { geminiResponder } from "../_gemini_upstream.ts";
+import { caller, gateway, linesOf, marker, type Obj, pollUntil, recordOf, runner } from "../_gateway_batches.ts";
 
 Deno.test("an Anthropic batch over an OpenAI-compatible and a Gemini model runs through the gateway, its results Anthropic's", async () => {
   await using upstream = fakeUpstream();
@@ -133,4 +68,110 @@ Deno.test("an Anthropic batch over an OpenAI-compatible and a Gemini model runs 
   const other = await caller(gw, "mixed");
   assert.equal(await idStore(gw.store.kv).owned("batch", made.id as string, other.token.id), undefined);
   await assert.rejects(runner(gw).retrieve({ ...record, owner: other.token.id }, gw.url), /not found/);
+});
+
+Deno.test("an OpenAI batch onto a chat upstream completes with its output and error files, as the owner's", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /oai/v1/chat/completions", (seen) => {
+    const text = marker(seen.body);
+    if (text === "refuse me") {
+      return jsonReply({ error: { message: "bad request", type: "invalid_request_error", code: null } }, 400);
+    }
+    return jsonReply(chatCompletion(`chat says ${text}`));
+  });
+  await using gw = await gateway(upstream);
+  const owner = await caller(gw, "oa");
+  const ask = (text: string) => ({ model: "gpt-test", messages: [{ role: "user", content: text }] });
+  const made = await runner(gw).create({
+    protocol: "openai",
+    caller: owner,
+    requestId: "req_test",
+    requests: ["one", "two", "refuse me"].map((text, i) => ({
+      custom_id: `line-${i}`,
+      endpoint: "/v1/chat/completions" as const,
+      body: ask(text),
+    })),
+    openai: {
+      input_file_id: "file-input",
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+      metadata: { job: "nightly" },
+    },
+  });
+  assert.equal(made.object, "batch");
+  assert.equal(made.status, "in_progress");
+  assert.deepEqual(made.metadata, { job: "nightly" });
+  assert.equal(made.input_file_id, "file-input");
+  const record = await recordOf(gw, made.id as string, owner);
+  const done = await pollUntil(gw, record, (batch) => batch.status === "completed");
+  assert.deepEqual(done.request_counts, { total: 3, completed: 2, failed: 1 });
+  assert.equal(typeof done.completed_at, "number");
+  const ids = idStore(gw.store.kv);
+  const output = await ids.owned("file", done.output_file_id as string, owner.token.id);
+  const errors = await ids.owned("file", done.error_file_id as string, owner.token.id);
+  assert.ok(output && errors, "the output and error files are the owner's");
+  const outLines = await linesOf(await runner(gw).results(output));
+  assert.deepEqual(outLines.map((line) => line.custom_id).toSorted(), ["line-0", "line-1"]);
+  for (const line of outLines) {
+    const response = line.response as Obj;
+    assert.equal(response.status_code, 200);
+    assert.equal(((response.body as Obj).choices as Obj[]).length, 1);
+    assert.equal(line.error, null);
+    assert.match(line.id as string, /^batch_req_/);
+  }
+  const errLines = await linesOf(await runner(gw).results(errors));
+  assert.deepEqual(errLines.map((line) => [line.custom_id, (line.response as Obj).status_code]), [["line-2", 400]]);
+  const file = await runner(gw).file!(output);
+  assert.equal(file.object, "file");
+  assert.equal(file.purpose, "batch_output");
+  assert.equal(
+    file.bytes,
+    new TextEncoder().encode(await new Response(await runner(gw).results(output)).text()).length,
+  );
+  // Another token's look at the files is a 404.
+  const other = await caller(gw, "oa");
+  assert.equal(await ids.owned("file", output.id, other.token.id), undefined);
+  await assert.rejects(runner(gw).results({ ...output, owner: other.token.id }), /not found/);
+});
+
+Deno.test("a canceled batch stops taking requests, lets the one running finish, and ends with the rest canceled", async () => {
+  await using upstream = fakeUpstream();
+  const arrived = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  upstream.routes.set("POST /oai/v1/chat/completions", async (seen) => {
+    arrived.resolve();
+    await release.promise;
+    return jsonReply(chatCompletion(`chat says ${marker(seen.body)}`));
+  });
+  await using gw = await gateway(upstream, { extraYaml: "batches: { poll_ms: 50, concurrency: 1 }\n" });
+  const owner = await caller(gw, "mixed");
+  const made = await runner(gw).create({
+    protocol: "anthropic",
+    caller: owner,
+    requestId: "req_test",
+    requests: ["a", "b", "c"].map((id) => ({
+      custom_id: id,
+      endpoint: "/v1/messages" as const,
+      body: { model: "gpt-test", max_tokens: 8, messages: [{ role: "user", content: id }] },
+    })),
+  });
+  const record = await recordOf(gw, made.id as string, owner);
+  await arrived.promise;
+  const canceling = await runner(gw).cancel(record, gw.url);
+  assert.equal(canceling.processing_status, "canceling");
+  assert.equal(typeof canceling.cancel_initiated_at, "string");
+  await assert.rejects(runner(gw).results(record), /still canceling/);
+  release.resolve();
+  const ended = await pollUntil(gw, record, (batch) => batch.processing_status === "ended");
+  assert.deepEqual(ended.request_counts, { processing: 0, succeeded: 1, errored: 0, canceled: 2, expired: 0 });
+  const lines = await linesOf(await runner(gw).results(record));
+  assert.deepEqual(lines.map((line) => [line.custom_id, (line.result as Obj).type]), [
+    ["a", "succeeded"],
+    ["b", "canceled"],
+    ["c", "canceled"],
+  ]);
+  assert.equal(upstream.requests.length, 1, "no request was started after the cancel");
+  // Once ended it may be deleted, and is then gone.
+  assert.deepEqual(await runner(gw).delete(record), { id: made.id, type: "message_batch_deleted" });
+  await assert.rejects(runner(gw).retrieve(record, gw.url), /not found/);
 });

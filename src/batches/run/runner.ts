@@ -39,8 +39,11 @@ export interface RunnerDeps {
 export interface BatchRunner {
   /** Looks for work now (a batch was made or canceled). */
   wake(): void;
-  /** Stops claiming, lets the requests under way finish, and gives back the claims it still holds; idempotent. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming and lets the requests under way finish for up to `graceMs`; those still running then are cut and
+   * their claims given back, so they run again (here after a restart, or on another instance). Idempotent.
+   */
+  stop(graceMs?: number): Promise<void>;
   /** Requests this instance runs now. */
   running(): number;
 }
@@ -56,6 +59,8 @@ interface Queue {
 export function startBatchRunner(d: RunnerDeps): BatchRunner {
   const { kv, settings } = d;
   const tasks = new Set<Promise<void>>();
+  // Each running request's cut, for the end of a stop's grace.
+  const cuts = new Set<AbortController>();
   const queues = new Map<string, Queue>();
   // A token whose limits refused a request is not tried again before they have room.
   const heldUntil = new Map<string, number>();
@@ -141,6 +146,7 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
   /** Serves one claimed request and keeps its result; a request not kept is given back, to run again. */
   async function runRequest(batch: RunBatch, claim: Claim): Promise<void> {
     const lost = new AbortController();
+    cuts.add(lost);
     const renew = setInterval(() => {
       renewClaim(kv, claim, settings.leaseMs, d.now()).then((held) => held || lost.abort(), () => {});
     }, Math.max(100, Math.floor(settings.leaseMs / 3)));
@@ -175,7 +181,12 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
       });
     } finally {
       clearInterval(renew);
-      if (!kept) await releaseClaim(kv, claim).catch(() => {});
+      cuts.delete(lost);
+      if (!kept) {
+        await releaseClaim(kv, claim).catch(() => {});
+        // Given back (held by limits, or cut), it is this instance's to try again first.
+        queues.get(batch.id)?.again.push(claim.index);
+      }
     }
   }
 
@@ -233,10 +244,14 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
   return {
     wake,
     running: () => tasks.size,
-    stop() {
+    stop(graceMs = 0) {
+      if (stopping) return stopping;
       stopped = true;
       wake();
-      return stopping ??= running;
+      const cut = setTimeout(() => {
+        for (const controller of cuts) controller.abort();
+      }, graceMs);
+      return stopping = running.finally(() => clearTimeout(cut));
     },
   };
 }
