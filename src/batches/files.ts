@@ -42,6 +42,15 @@ export async function ownedFile(
   return { record, native };
 }
 
+/** The caller's file the gateway holds itself (a gateway-run batch's output or error file), when `id` is one. */
+async function heldFile(ctx: RequestContext, protocol: BatchProtocol, id: string): Promise<IdRecord | undefined> {
+  const principal = await ctx.authenticate();
+  const record = await idStore(ctx.deps.store.kv).owned("file", id, principal.token.id);
+  if (!record || record.upstream !== null || record.protocol !== protocol) return undefined;
+  if (!ctx.deps.batchRunner?.file) throw noSuchFile(id);
+  return record;
+}
+
 function call(ctx: RequestContext, req: Request, path: string, method: "GET" | "POST" | "DELETE" = "GET") {
   return { method, path, clientHeaders: req.headers, requestId: ctx.requestId, signal: req.signal };
 }
@@ -104,6 +113,8 @@ async function list(req: Request, ctx: RequestContext): Promise<Response> {
 
 async function retrieve(req: Request, ctx: RequestContext): Promise<Response> {
   const protocol = filesProtocol(req);
+  const held = await heldFile(ctx, protocol, ctx.params.id);
+  if (held) return Response.json(await ctx.deps.batchRunner!.file!(held));
   const { record, native } = await ownedFile(ctx, protocol, ctx.params.id);
   const res = await send(
     native,
@@ -117,6 +128,11 @@ async function retrieve(req: Request, ctx: RequestContext): Promise<Response> {
 
 async function content(req: Request, ctx: RequestContext): Promise<Response> {
   const protocol = filesProtocol(req);
+  const held = await heldFile(ctx, protocol, ctx.params.id);
+  if (held) {
+    const lines = await ctx.deps.batchRunner!.results(held);
+    return new Response(lines, { headers: { "content-type": "application/octet-stream" } });
+  }
   const { record, native } = await ownedFile(ctx, protocol, ctx.params.id);
   const path = `/files/${encodeURIComponent(record.upstream_id!)}/content${betaQuery(req, protocol)}`;
   const res = await send(native, call(ctx, req, path));
