@@ -77,3 +77,10 @@ usage: { flush_ms: 60000, auth_refresh_ms: 100 }
     },
   };
 }
+
+/** Input lines for /v1/chat/completions naming `model`, one per custom id. */
+export function chatLines(ids: string[], model = "gpt-batch", url = "/v1/chat/completions"): string {
+  return ids.map((id) =>
+    JSON.stringify({ custom_id: id, method: "POST", url, body: { model, messages: [{ role: "user", content: id }] } })
+  ).join("\n") + "\n";
+}

@@ -9,6 +9,7 @@ import { GatewayError } from "../core/errors.ts";
 import { readJsonObject } from "../core/request_body.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
+import { checkBudget, priceFor } from "./budget.ts";
 import { badField, checkCount, checkRequests, choosePath, type Place } from "./checks.ts";
 import { fileIdsOf, sameDeployment } from "./file_refs.ts";
 import { idStore } from "./ids.ts";
@@ -87,6 +88,7 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
   checkCount(requests.length, config.batches.max_requests, "requests");
   const models = checkRequests(requests, principal, PLACE);
   const path = choosePath(table, "anthropic", requests, models, ctx.deps.batchRunner, PLACE);
+  await checkBudget(ctx, principal, requests, priceFor(ctx, path.native));
   if (path.runner) {
     return Response.json(
       await path.runner.create({ protocol: "anthropic", caller: principal, requestId: ctx.requestId, requests }),
@@ -140,6 +142,7 @@ async function current(
 function settleBatch(req: Request, ctx: RequestContext, record: IdRecord, native: Native): Promise<void> {
   return settle({
     deps: ctx.deps,
+    principal: ctx.principal!,
     record,
     native,
     upstreamProtocol: "anthropic",

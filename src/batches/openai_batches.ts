@@ -9,6 +9,7 @@ import { GatewayError } from "../core/errors.ts";
 import { readJsonObject } from "../core/request_body.ts";
 import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
+import { checkBudget, priceFor } from "./budget.ts";
 import { badField, checkCount, checkRequests, choosePath, type Place } from "./checks.ts";
 import { fileIdsOf, sameDeployment } from "./file_refs.ts";
 import { ownedFile } from "./files.ts";
@@ -91,6 +92,7 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
   const path = models.every((model) => holder.upstreamModels.has(model))
     ? { native: holder }
     : choosePath(table, "openai", requests, models, ctx.deps.batchRunner, PLACE);
+  await checkBudget(ctx, principal, requests, priceFor(ctx, path.native));
   if (path.runner) {
     const metadata = (body.metadata ?? null) as Record<string, string> | null;
     const openai = { input_file_id: input, endpoint, completion_window: window, metadata };
@@ -175,6 +177,7 @@ async function current(
   if (DONE.has(String(batch.status)) && typeof output === "string") {
     await settle({
       deps: ctx.deps,
+      principal: ctx.principal!,
       record,
       native,
       upstreamProtocol: ANSWERS[String(batch.endpoint)] ?? "openai-chat",

@@ -6,6 +6,7 @@
 import type { IdRecord } from "../core/batch_contract.ts";
 import type { Exchange } from "../core/exchange.ts";
 import type { Price } from "../core/money.ts";
+import type { Principal } from "../core/principal.ts";
 import type { ServedProtocol, UpstreamProtocol } from "../core/types.ts";
 import type { Deps } from "../handlers/context.ts";
 import { usageMeter } from "../usage/meter.ts";
@@ -38,6 +39,8 @@ export interface ResultAnswer {
 /** What settling a batch needs to know of it. */
 export interface Settlement {
   deps: Deps;
+  /** The owner, who alone may read the batch: its requests count against its token's and group's limits. */
+  principal: Principal;
   record: IdRecord;
   native: Native;
   /** The protocol of the answers in the results (the meter reads their usage). */
@@ -85,6 +88,7 @@ export async function settle(settlement: Settlement): Promise<void> {
       duration_ms: 0,
       usage: meter.usage(),
     };
+    deps.operator.limiter.charge(exchange, settlement.principal);
     for (const observer of deps.observers) observer.finish?.(exchange);
   }
 }

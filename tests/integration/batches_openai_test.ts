@@ -6,14 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { toFile } from "openai";
-import { batchRig } from "../_batch_rig.ts";
-
-/** Input lines for /v1/chat/completions naming `model`, one per custom id. */
-export function chatLines(ids: string[], model = "gpt-batch", url = "/v1/chat/completions"): string {
-  return ids.map((id) =>
-    JSON.stringify({ custom_id: id, method: "POST", url, body: { model, messages: [{ role: "user", content: id }] } })
-  ).join("\n") + "\n";
-}
+import { batchRig, chatLines } from "../_batch_rig.ts";
 
 const upload = (text: string) => toFile(new TextEncoder().encode(text), "input.jsonl");
 
