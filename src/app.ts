@@ -5,6 +5,7 @@
 import { authenticateFrom, noCredential, readCredential, readGoogleCredential } from "./access/auth.ts";
 import { AUTH_ENDPOINTS } from "./admin/auth_routes.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
+import { BATCH_ENDPOINTS } from "./batches/endpoints.ts";
 import { CONSOLE_ENDPOINT } from "./console/endpoint.ts";
 import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, GatewayError, toGatewayError } from "./core/errors.ts";
@@ -57,6 +58,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/v1/responses/:id", errors: responsesErrors, handle: getResponse },
   { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
+  ...BATCH_ENDPOINTS,
   ...GEMINI_ENDPOINTS,
   MCP_ENDPOINT,
   ...OAUTH_ENDPOINTS,

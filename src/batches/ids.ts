@@ -23,6 +23,8 @@ export interface IdStore {
   /** Every record of a kind, newest first, at most `limit` of them (operators). */
   listAll(kind: IdKind, limit?: number): Promise<IdRecord[]>;
   remove(record: IdRecord): Promise<void>;
+  /** Marks a batch's results as counted; true for the one caller that marked it, false when already marked. */
+  claimSettle(kind: IdKind, id: string): Promise<boolean>;
 }
 
 const ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -75,6 +77,14 @@ export function idStore(kv: Deno.Kv): IdStore {
       const records: IdRecord[] = [];
       for await (const entry of kv.list<IdRecord>({ prefix: ["batch_id", kind] })) records.push(entry.value);
       return records.sort((a, b) => b.created_at - a.created_at).slice(0, limit);
+    },
+    async claimSettle(kind, id) {
+      const entry = await kv.get<IdRecord>(key(kind, id));
+      if (!entry.value || entry.value.settled) return false;
+      const settled = { ...entry.value, settled: true };
+      const result = await kv.atomic().check(entry).set(key(kind, id), settled, { expireIn: ID_DAYS * DAY_MS })
+        .commit();
+      return result.ok;
     },
     async remove(record) {
       await kv.atomic().delete(key(record.kind, record.id)).delete(ownedKey(record)).commit();

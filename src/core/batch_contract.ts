@@ -30,6 +30,12 @@ export interface IdRecord {
   group?: string;
   /** An OpenAI file's purpose. */
   purpose?: string;
+  /** The object as last seen (a file's metadata, a batch's state), so a listing needs no call per entry. */
+  object?: Record<string, unknown>;
+  /** An OpenAI batch's input file as the client named it (the upstream may hold a copy with its own model ids). */
+  input_file_id?: string;
+  /** Set once a batch's results have been counted in usage and spend, so they are counted once. */
+  settled?: boolean;
 }
 
 /** The endpoints a batch's requests may name. */

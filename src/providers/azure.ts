@@ -6,8 +6,8 @@
  */
 import type { Operation } from "../core/types.ts";
 import type { TokenSource } from "./token_cache.ts";
-import { sendWithToken } from "./token_send.ts";
-import type { Transport } from "./transport.ts";
+import { sendWithToken, upstreamToken } from "./token_send.ts";
+import { forwardBody, type Transport } from "./transport.ts";
 import { uploadBody } from "./upload.ts";
 
 /** The paths of each API an Azure upstream may be reached through; the v1 API has no token counting. */
@@ -57,6 +57,22 @@ export function azureTransport(settings: AzureSettings, deps: AzureDeps): Transp
       // An Entra token refused before its time (revoked, or a clock that drifted): one fresh token, one more try.
       const upstream = { name: settings.name, tokens: auth.tokens, log: deps.log };
       return await sendWithToken(upstream, call, (token) => post(["authorization", `Bearer ${token}`]));
+    },
+    async forward(call) {
+      const { headers, body } = forwardBody(call);
+      // A streamed upload cannot be sent twice, so an Entra token is fetched once here, with no retry after a 401.
+      headers.push(
+        auth.kind === "api_key" ? ["api-key", auth.apiKey] : [
+          "authorization",
+          `Bearer ${await upstreamToken({ name: settings.name, tokens: auth.tokens }, call.signal)}`,
+        ],
+      );
+      return await deps.fetch(`${settings.baseUrl}${call.path}`, {
+        method: call.method,
+        headers,
+        body,
+        signal: call.signal,
+      });
     },
     secrets: () => auth.kind === "api_key" ? [auth.apiKey] : [auth.clientSecret, ...auth.tokens.current()],
   };

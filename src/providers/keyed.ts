@@ -8,7 +8,7 @@ import type { JsonObject, Operation, UpstreamProtocol } from "../core/types.ts";
 import { anthropic } from "./anthropic.ts";
 import { openai } from "./openai.ts";
 import { openaiResponses } from "./openai_responses.ts";
-import type { Transport } from "./transport.ts";
+import { forwardBody, type Transport } from "./transport.ts";
 import { uploadBody } from "./upload.ts";
 
 /** What one upstream protocol adds to a request: the paths it serves and its headers. */
@@ -84,6 +84,12 @@ export function keyedTransport(target: Target, fetch: typeof globalThis.fetch): 
         requestId: call.requestId,
       });
       return await fetch(url, { ...init, signal: call.signal });
+    },
+    async forward(call) {
+      const { headers, body } = forwardBody(call);
+      APIS[target.protocol].headers(headers, target.apiKey ?? "", call.clientHeaders);
+      const url = `${target.upstream.base_url}${call.path}`;
+      return await fetch(url, { method: call.method, headers, body, signal: call.signal });
     },
     secrets: () => target.apiKey ? [target.apiKey] : [],
   };
