@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { idStore } from "../src/batches/ids.ts";
 import type { GatewayBatchRunner, IdRecord } from "../src/core/batch_contract.ts";
 import type { Principal } from "../src/core/principal.ts";
-import type { FakeUpstream } from "./_fake_upstream.ts";
+import { chatCompletion, type FakeUpstream, jsonReply } from "./_fake_upstream.ts";
 import { GEMINI_KEY, geminiUpstreamYaml } from "./_gemini_upstream.ts";
 import { startGateway, type StartOptions, type TestGateway } from "./_helpers.ts";
 
@@ -71,4 +71,19 @@ export async function linesOf(stream: ReadableStream<Uint8Array>): Promise<Obj[]
   assert.ok(text === "" || text.endsWith("\n"), "each line ends in a newline");
   assert.ok(!text.includes("\n\n") && !text.startsWith("\n"), "no blank line");
   return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+}
+
+/**
+ * A chat upstream that holds every request until `release` (answering each with its marker after `said`): `arrived`
+ * resolves with the first one.
+ */
+export function heldChat(upstream: FakeUpstream, said: string): { arrived: Promise<void>; release(): void } {
+  const arrived = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  upstream.routes.set("POST /oai/v1/chat/completions", async (seen) => {
+    arrived.resolve();
+    await release.promise;
+    return jsonReply(chatCompletion(`${said} ${marker(seen.body)}`));
+  });
+  return { arrived: arrived.promise, release: () => release.resolve() };
 }

@@ -7,7 +7,7 @@ import type { GatewayBatchCreate, GatewayBatchRunner, IdRecord } from "../core/b
 import { GatewayError } from "../core/errors.ts";
 import type { JsonObject } from "../core/types.ts";
 import { type IdStore, newId } from "./ids.ts";
-import { anthropicBatch, openaiBatch } from "./run/formats.ts";
+import { anthropicBatch, openaiBatch, openaiFile } from "./run/formats.ts";
 import {
   countsOf,
   createRun,
@@ -19,7 +19,7 @@ import {
   type RunBatch,
   type RunEndpoint,
 } from "./run/records.ts";
-import { type ResultSet, resultStream } from "./run/results.ts";
+import { resultBytes, resultStream } from "./run/results.ts";
 
 const DAY_MS = 86_400_000;
 /** Both providers give a batch 24 hours; requests not run by then expire. */
@@ -136,24 +136,12 @@ export function gatewayBatches(d: GatewayRunDeps): GatewayBatchRunner {
 
     async file(record) {
       const { batch, set } = await fileOf(record);
-      let bytes = 0;
-      for await (const chunk of resultStream(kv, batch, set)) bytes += chunk.byteLength;
-      return {
-        id: record.id,
-        object: "file",
-        bytes,
-        created_at: Math.floor(record.created_at / 1000),
-        expires_at: Math.floor(batch.results_expire_at / 1000),
-        filename: `${batch.id}_${set}.jsonl`,
-        purpose: "batch_output",
-        status: "processed",
-        status_details: null,
-      };
+      return openaiFile(record.id, batch, set, await resultBytes(kv, batch, set));
     },
   };
 
   /** The batch and the set of its lines an output or error file id stands for. */
-  async function fileOf(record: IdRecord): Promise<{ batch: RunBatch; set: ResultSet }> {
+  async function fileOf(record: IdRecord): Promise<{ batch: RunBatch; set: "output" | "error" }> {
     const entry = (await kv.get<{ batch: string; set: "output" | "error" }>(KEYS.file(record.id))).value;
     const got = entry && await getRun(kv, entry.batch, d.now().getTime());
     if (!entry || !got || got.batch.token_id !== record.owner) throw notFound(record);

@@ -8,7 +8,17 @@ import assert from "node:assert/strict";
 import { idStore } from "../../src/batches/ids.ts";
 import { chatCompletion, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { geminiResponder } from "../_gemini_upstream.ts";
-import { caller, gateway, linesOf, marker, type Obj, pollUntil, recordOf, runner } from "../_gateway_batches.ts";
+import {
+  caller,
+  gateway,
+  heldChat,
+  linesOf,
+  marker,
+  type Obj,
+  pollUntil,
+  recordOf,
+  runner,
+} from "../_gateway_batches.ts";
 
 Deno.test("an Anthropic batch over an OpenAI-compatible and a Gemini model runs through the gateway, its results Anthropic's", async () => {
   await using upstream = fakeUpstream();
@@ -136,13 +146,7 @@ Deno.test("an OpenAI batch onto a chat upstream completes with its output and er
 
 Deno.test("a canceled batch stops taking requests, lets the one running finish, and ends with the rest canceled", async () => {
   await using upstream = fakeUpstream();
-  const arrived = Promise.withResolvers<void>();
-  const release = Promise.withResolvers<void>();
-  upstream.routes.set("POST /oai/v1/chat/completions", async (seen) => {
-    arrived.resolve();
-    await release.promise;
-    return jsonReply(chatCompletion(`chat says ${marker(seen.body)}`));
-  });
+  const held = heldChat(upstream, "chat says");
   await using gw = await gateway(upstream, { extraYaml: "batches: { poll_ms: 50, concurrency: 1 }\n" });
   const owner = await caller(gw, "mixed");
   const made = await runner(gw).create({
@@ -156,12 +160,12 @@ Deno.test("a canceled batch stops taking requests, lets the one running finish, 
     })),
   });
   const record = await recordOf(gw, made.id as string, owner);
-  await arrived.promise;
+  await held.arrived;
   const canceling = await runner(gw).cancel(record, gw.url);
   assert.equal(canceling.processing_status, "canceling");
   assert.equal(typeof canceling.cancel_initiated_at, "string");
   await assert.rejects(runner(gw).results(record), /still canceling/);
-  release.resolve();
+  held.release();
   const ended = await pollUntil(gw, record, (batch) => batch.processing_status === "ended");
   assert.deepEqual(ended.request_counts, { processing: 0, succeeded: 1, errored: 0, canceled: 2, expired: 0 });
   const lines = await linesOf(await runner(gw).results(record));

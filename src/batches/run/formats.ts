@@ -115,3 +115,18 @@ export function openaiExpiredLine(customId: string): string {
     },
   });
 }
+
+/** OpenAI's file object for an ended batch's output or error file. */
+export function openaiFile(id: string, batch: RunBatch, set: "output" | "error", bytes: number): JsonObject {
+  return {
+    id,
+    object: "file",
+    bytes,
+    created_at: unix(batch.ended_at ?? batch.created_at),
+    expires_at: unix(batch.results_expire_at),
+    filename: `${batch.id}_${set}.jsonl`,
+    purpose: "batch_output",
+    status: "processed",
+    status_details: null,
+  };
+}

@@ -34,6 +34,13 @@ export function resultStream(kv: Deno.Kv, batch: RunBatch, set: ResultSet): Read
   });
 }
 
+/** Bytes of the lines of `set`, read through once (an OpenAI file's size). */
+export async function resultBytes(kv: Deno.Kv, batch: RunBatch, set: ResultSet): Promise<number> {
+  let bytes = 0;
+  for await (const chunk of resultStream(kv, batch, set)) bytes += chunk.byteLength;
+  return bytes;
+}
+
 /** The lines of requests `first` to `end` (exclusive) that belong in `set`. */
 async function linesOf(kv: Deno.Kv, batch: RunBatch, set: ResultSet, first: number, end: number): Promise<string[]> {
   const lines: string[] = [];

@@ -5,11 +5,11 @@
  * and ends a batch once every request has a result, or it was canceled or ran out of time and no request is held.
  */
 import type { IdStore } from "../ids.ts";
-import { newId } from "../ids.ts";
 import type { Deps } from "../../handlers/context.ts";
 import { type Claim, claimRequest, commitResult, liveClaims, releaseClaim, renewClaim, unfinished } from "./claims.ts";
 import { deletePrefix } from "./chunks.ts";
-import { anthropicLine, openaiLine } from "./formats.ts";
+import { anthropicLine, openaiFile, openaiLine } from "./formats.ts";
+import { resultBytes } from "./results.ts";
 import type { PrincipalOf } from "./principal.ts";
 import { countsOf, getRun, KEYS, readRequest, replaceRun, type RunBatch, type RunEnd } from "./records.ts";
 import { BATCH_ROUTES, serveOne } from "./serve_one.ts";
@@ -208,15 +208,18 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
     const ended: RunBatch = { ...batch, state: "ended", end, ended_at: now, counts };
     if (batch.protocol === "openai") {
       const unrun = end === "expired" && counts.succeeded + counts.errored < batch.total;
+      // Named after the batch, so an instance that ends it at the same time registers the same files.
+      const name = batch.id.slice(batch.id.indexOf("_") + 1);
       ended.files = {
-        ...counts.succeeded > 0 ? { output: newId("file-", new Date(now)) } : {},
-        ...counts.errored > 0 || unrun ? { error: newId("file-", new Date(now)) } : {},
+        ...counts.succeeded > 0 ? { output: `file-${name}o` } : {},
+        ...counts.errored > 0 || unrun ? { error: `file-${name}e` } : {},
       };
     }
-    if (!await replaceRun(kv, ended, versionstamp, now)) return false;
     // Claims left behind by an instance that went would otherwise let a late result in after the end.
     await deletePrefix(kv, KEYS.claims(batch.id));
+    // The files exist before the batch says it has ended: a client reads them as soon as it sees it.
     await registerFiles(ended);
+    if (!await replaceRun(kv, ended, versionstamp, now)) return false;
     d.log({ event: "batch_ended", batch: batch.id, end, succeeded: counts.succeeded, errored: counts.errored });
     return true;
   }
@@ -224,7 +227,7 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
   /** An ended OpenAI batch's output and error files, registered as its owner's. */
   async function registerFiles(batch: RunBatch): Promise<void> {
     const keepMs = Math.max(1, batch.results_expire_at - d.now());
-    for (const [set, id] of Object.entries(batch.files ?? {})) {
+    for (const [set, id] of Object.entries(batch.files ?? {}) as ["output" | "error", string][]) {
       await kv.set(KEYS.file(id), { batch: batch.id, set }, { expireIn: keepMs });
       await d.ids.put({
         kind: "file",
@@ -235,6 +238,8 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
         upstream_id: null,
         created_at: batch.ended_at ?? d.now(),
         purpose: "batch_output",
+        // Listings show the file as it is, without asking for it.
+        object: openaiFile(id, batch, set, await resultBytes(kv, batch, set)),
       }, keepMs);
     }
   }
