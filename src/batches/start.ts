@@ -26,7 +26,12 @@ export function startGatewayBatches(deps: Deps, instance: string = crypto.random
     principalOf: storePrincipals(deps.store, deps.config.auth.oidc?.roles ?? [], deps.now),
     ids,
     instance,
-    settings: { concurrency: settings.concurrency, leaseMs: settings.lease_ms, pollMs: settings.poll_ms },
+    settings: {
+      concurrency: settings.concurrency,
+      leaseMs: settings.lease_ms,
+      pollMs: settings.poll_ms,
+      authRefreshMs: deps.config.usage.auth_refresh_ms,
+    },
     now: () => deps.now().getTime(),
     log: deps.log,
   });

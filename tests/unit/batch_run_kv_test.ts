@@ -43,13 +43,13 @@ function makeRun(kv: Deno.Kv, requests: { custom_id: string; body: Record<string
 
 Deno.test("a request and a result larger than one KV value are kept in parts and read back whole", async () => {
   await withKv(async (kv) => {
-    // 200 KiB of text, with multi-byte characters cut across part boundaries.
-    const big = "é".repeat(100 * 1024) + "end";
+    // 640 KiB of text (more parts than one commit takes with a result), multi-byte characters cut across parts.
+    const big = "é".repeat(320 * 1024) + "end";
     assert.ok(cutParts(big).length > 3);
     assert.ok(cutParts(big).every((part) => part.byteLength <= PART_BYTES));
     const batch = await makeRun(kv, [{ custom_id: "a", body: { model: "m", content: big } }]);
     assert.equal(batch.total, 1);
-    assert.ok(batch.bytes > 200 * 1024);
+    assert.ok(batch.bytes > 640 * 1024);
     const read = await readRequest(kv, batch.id, 0);
     assert.equal(read?.body.content, big);
     const claim = await claimRequest(kv, { batch: batch.id, index: 0, instance: "one", leaseMs: 1000, now: 2000 });

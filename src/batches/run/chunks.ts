@@ -6,9 +6,6 @@
 /** Bytes of one part: under KV's 64 KiB value limit with room for its encoding. */
 export const PART_BYTES = 60 * 1024;
 
-/** Mutations one atomic commit carries at most here (KV's bound is 1000, and about 800 KiB of them). */
-const PARTS_PER_COMMIT = 10;
-
 /** `text` as UTF-8 parts of at most {@linkcode PART_BYTES}. */
 export function cutParts(text: string): Uint8Array[] {
   const bytes = new TextEncoder().encode(text);
@@ -17,22 +14,53 @@ export function cutParts(text: string): Uint8Array[] {
   return parts;
 }
 
-/** Writes `text` under `prefix` (`[...prefix, 0]`, `[...prefix, 1]`, …); returns how many parts and bytes it took. */
+/** Bytes one atomic commit carries at most here (KV's bound is about 800 KiB of keys and values). */
+const COMMIT_BYTES = 512 * 1024;
+/** Mutations one atomic commit carries at most here (KV's bound is 1000). */
+const COMMIT_MUTATIONS = 500;
+
+/** Sets gathered into as few atomic commits as KV's bounds allow: each commit is a write to the disk. */
+export interface WriteBatch {
+  set(key: Deno.KvKey, value: unknown, bytes: number): Promise<void>;
+  /** Commits what is gathered. */
+  flush(): Promise<void>;
+}
+
+/** A write batch over `kv`, every entry expiring in `expireIn` ms. */
+export function writeBatch(kv: Deno.Kv, expireIn: number): WriteBatch {
+  let op = kv.atomic();
+  let bytes = 0;
+  let count = 0;
+  async function flush(): Promise<void> {
+    if (count === 0) return;
+    const done = await op.commit();
+    if (!done.ok) throw new Error("KV refused a batch's entries");
+    op = kv.atomic();
+    bytes = 0;
+    count = 0;
+  }
+  return {
+    async set(key, value, size) {
+      if (count + 1 > COMMIT_MUTATIONS || bytes + size > COMMIT_BYTES) await flush();
+      op.set(key, value, { expireIn });
+      bytes += size;
+      count++;
+    },
+    flush,
+  };
+}
+
+/**
+ * Writes `text` under `prefix` (`[...prefix, 0]`, `[...prefix, 1]`, …) through `batch`; returns how many parts and
+ * bytes it took. The parts are in KV once the batch is flushed.
+ */
 export async function writeParts(
-  kv: Deno.Kv,
+  batch: WriteBatch,
   prefix: Deno.KvKey,
   text: string,
-  expireIn: number,
 ): Promise<{ parts: number; bytes: number }> {
   const parts = cutParts(text);
-  for (let first = 0; first < parts.length; first += PARTS_PER_COMMIT) {
-    const op = kv.atomic();
-    parts.slice(first, first + PARTS_PER_COMMIT).forEach((part, i) =>
-      op.set([...prefix, first + i], part, { expireIn })
-    );
-    const done = await op.commit();
-    if (!done.ok) throw new Error("KV refused a part of a batch's text");
-  }
+  for (const [index, part] of parts.entries()) await batch.set([...prefix, index], part, part.byteLength);
   return { parts: parts.length, bytes: parts.reduce((sum, part) => sum + part.byteLength, 0) };
 }
 

@@ -4,7 +4,10 @@
  * another takes once their leases run out; a result lands only under the claim that ran it, once.
  */
 import { KEYS, type RunCounts } from "./records.ts";
-import { writeParts } from "./chunks.ts";
+import { cutParts, deletePrefix, writeBatch, writeParts } from "./chunks.ts";
+
+/** Parts of a result that land in the same commit as its entry (KV's bound is about 800 KiB a commit). */
+const INLINE_PARTS = 8;
 
 /** A claim as kept: the instance holding it and when its lease ends. */
 export interface ClaimEntry {
@@ -84,21 +87,27 @@ export async function commitResult(
 ): Promise<boolean> {
   const nonce = crypto.randomUUID();
   const prefix = KEYS.result(claim.batch, claim.index, nonce);
-  const { parts } = await writeParts(kv, prefix, result.line, result.expireIn);
-  const done: DoneEntry = { custom_id: result.custom_id, kind: result.kind, nonce, parts };
+  const parts = cutParts(result.line);
   const claimKey = KEYS.claim(claim.batch, claim.index);
   const doneKey = KEYS.done(claim.batch, claim.index);
-  const landed = await kv.atomic()
+  const done: DoneEntry = { custom_id: result.custom_id, kind: result.kind, nonce, parts: parts.length };
+  const landing = kv.atomic()
     .check({ key: claimKey, versionstamp: claim.versionstamp })
     .check({ key: doneKey, versionstamp: null })
     .set(doneKey, done, { expireIn: result.expireIn })
     .sum(KEYS.count(claim.batch, result.kind), 1n)
-    .delete(claimKey)
-    .commit();
-  if (landed.ok) return true;
-  const stale = kv.atomic();
-  for (let part = 0; part < parts; part++) stale.delete([...prefix, part]);
-  await stale.commit();
+    .delete(claimKey);
+  // A result of a few parts lands with its entry in one commit; a larger one is written first, under its own name.
+  const alone = parts.length > INLINE_PARTS;
+  if (alone) {
+    const writes = writeBatch(kv, result.expireIn);
+    await writeParts(writes, prefix, result.line);
+    await writes.flush();
+  } else {
+    for (const [index, part] of parts.entries()) landing.set([...prefix, index], part, { expireIn: result.expireIn });
+  }
+  if ((await landing.commit()).ok) return true;
+  if (alone) await deletePrefix(kv, prefix);
   return false;
 }
 

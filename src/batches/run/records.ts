@@ -4,7 +4,7 @@
  * its results, as the provider's do.
  */
 import type { JsonObject } from "../../core/types.ts";
-import { deletePrefix, readParts, writeParts } from "./chunks.ts";
+import { deletePrefix, readParts, writeBatch, writeParts } from "./chunks.ts";
 
 /** The protocol a batch was made in, which decides its shape, its states and its results' format. */
 export type RunProtocol = "anthropic" | "openai";
@@ -102,9 +102,6 @@ export interface NewRun {
   extra?: JsonObject;
 }
 
-/** Requests written per commit at creation (each is an entry and its parts). */
-const REQUESTS_PER_COMMIT = 50;
-
 /**
  * Writes a new batch: its requests first, then its record and markers in one commit, so a batch is either whole or
  * absent (requests written before a failure are deleted, and would expire anyway).
@@ -114,18 +111,15 @@ export async function createRun(kv: Deno.Kv, run: NewRun): Promise<RunBatch> {
   let bytes = 0;
   const models = new Set<string>();
   try {
-    for (let first = 0; first < run.requests.length; first += REQUESTS_PER_COMMIT) {
-      const op = kv.atomic();
-      for (const [offset, request] of run.requests.slice(first, first + REQUESTS_PER_COMMIT).entries()) {
-        const index = first + offset;
-        if (typeof request.body.model === "string") models.add(request.body.model);
-        const written = await writeParts(kv, KEYS.input(run.id, index), JSON.stringify(request.body), expireIn);
-        bytes += written.bytes;
-        const entry: RequestEntry = { custom_id: request.custom_id, parts: written.parts };
-        op.set(KEYS.request(run.id, index), entry, { expireIn });
-      }
-      if (!(await op.commit()).ok) throw new Error("KV refused a batch's requests");
+    const writes = writeBatch(kv, expireIn);
+    for (const [index, request] of run.requests.entries()) {
+      if (typeof request.body.model === "string") models.add(request.body.model);
+      const written = await writeParts(writes, KEYS.input(run.id, index), JSON.stringify(request.body));
+      bytes += written.bytes;
+      const entry: RequestEntry = { custom_id: request.custom_id, parts: written.parts };
+      await writes.set(KEYS.request(run.id, index), entry, request.custom_id.length + 32);
     }
+    await writes.flush();
     const batch: RunBatch = {
       id: run.id,
       protocol: run.protocol,

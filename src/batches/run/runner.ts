@@ -10,6 +10,7 @@ import { type Claim, claimRequest, commitResult, liveClaims, releaseClaim, renew
 import { deletePrefix } from "./chunks.ts";
 import { anthropicLine, openaiFile, openaiLine } from "./formats.ts";
 import { resultBytes } from "./results.ts";
+import type { Principal } from "../../core/principal.ts";
 import type { PrincipalOf } from "./principal.ts";
 import { countsOf, getRun, KEYS, readRequest, replaceRun, type RunBatch, type RunEnd } from "./records.ts";
 import { BATCH_ROUTES, serveOne } from "./serve_one.ts";
@@ -19,6 +20,8 @@ export interface RunnerSettings {
   concurrency: number;
   leaseMs: number;
   pollMs: number;
+  /** How long a token looked up stays trusted, as the token cache's refresh (`usage.auth_refresh_ms`). */
+  authRefreshMs: number;
 }
 
 /** What the runner depends on. */
@@ -64,6 +67,15 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
   const queues = new Map<string, Queue>();
   // A token whose limits refused a request is not tried again before they have room.
   const heldUntil = new Map<string, number>();
+  // A batch's token as last looked up, for as long as a request with it trusts the token cache (auth_refresh_ms).
+  const callers = new Map<string, { at: number; principal: Promise<Principal> }>();
+  const principalOf = (tokenId: string): Promise<Principal> => {
+    const known = callers.get(tokenId);
+    if (known && d.now() - known.at < settings.authRefreshMs) return known.principal;
+    const principal = d.principalOf(tokenId);
+    callers.set(tokenId, { at: d.now(), principal });
+    return principal;
+  };
   let stopped = false;
   let woken = Promise.withResolvers<void>();
   const wake = () => woken.resolve();
@@ -95,12 +107,15 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
         queues.delete(id);
         continue;
       }
-      if (await settle(got.batch, got.versionstamp)) {
+      const { batch } = got;
+      const now = d.now();
+      // A running batch with requests never tried here is not over: its counts need no look yet.
+      const untried = (queues.get(id)?.next ?? 0) < batch.total;
+      const running = batch.state === "in_progress" && now < batch.expires_at;
+      if (!(untried && running) && await settle(batch, got.versionstamp)) {
         queues.delete(id);
         continue;
       }
-      const { batch } = got;
-      const now = d.now();
       if (batch.state !== "in_progress" || now >= batch.expires_at) continue;
       if ((heldUntil.get(batch.token_id) ?? 0) > now) continue;
       await fill(batch);
@@ -157,7 +172,7 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
       const requestId = `${batch.id}_${claim.index}`;
       const served = await serveOne({
         deps: d.app,
-        principal: () => d.principalOf(batch.token_id),
+        principal: () => principalOf(batch.token_id),
         endpoint: batch.endpoint,
         route: BATCH_ROUTES[batch.protocol],
         body: request.body,
