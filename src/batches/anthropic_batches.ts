@@ -97,7 +97,14 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
   const { native } = path;
   const files = idStore(ctx.deps.store.kv);
   for (const [index, request] of requests.entries()) {
-    await sameDeployment(fileIdsOf(request.body), `requests[${index}].params`, native, principal, files);
+    await sameDeployment(
+      fileIdsOf(request.body),
+      `requests[${index}].params`,
+      native,
+      principal,
+      files,
+      config.upstreams,
+    );
   }
   const upstreamBody = {
     requests: requests.map((request) => ({

@@ -6,7 +6,8 @@ import { GatewayError } from "../core/errors.ts";
 import type { Principal } from "../core/principal.ts";
 import { isObject } from "../core/types.ts";
 import type { IdStore } from "./ids.ts";
-import type { Native } from "./upstreams.ts";
+import { accountOf, type Native } from "./upstreams.ts";
+import type { UpstreamConfig } from "../core/config.ts";
 
 /** Every file id named in a Messages or Responses body, in order, each once. */
 export function fileIdsOf(body: Record<string, unknown>): string[] {
@@ -35,16 +36,20 @@ export async function sameDeployment(
   native: Native,
   principal: Principal,
   store: IdStore,
+  upstreams: readonly UpstreamConfig[],
 ): Promise<void> {
   for (const id of ids) {
     const record = await store.owned("file", id, principal.token.id);
     if (!record) {
       throw new GatewayError("not_found", `${field}: no such file ${JSON.stringify(id)}`, { param: field });
     }
-    if (record.upstream !== native.upstream.name) {
+    const holder = record.upstream === null
+      ? undefined
+      : upstreams.find((upstream) => upstream.name === record.upstream);
+    if (!holder || accountOf(holder) !== accountOf(native.upstream)) {
       throw new GatewayError(
         "invalid_request",
-        `${field}: file ${JSON.stringify(id)} is held by another deployment than this batch's; upload it again`,
+        `${field}: file ${JSON.stringify(id)} is held by another provider account than this batch's; upload it again`,
         { param: field },
       );
     }

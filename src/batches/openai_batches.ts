@@ -17,7 +17,7 @@ import { idStore } from "./ids.ts";
 import { BATCH_ENDPOINTS, readInput, upstreamLines } from "./openai_input.ts";
 import { openaiPage } from "./paging.ts";
 import { settle } from "./settle.ts";
-import { type Native, nativeNamed, passError, send } from "./upstreams.ts";
+import { type Native, nativeFor, nativeNamed, passError, send } from "./upstreams.ts";
 
 const errors = () => "openai-chat" as const;
 const ROUTE = "/v1/batches";
@@ -89,9 +89,8 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
   checkCount(requests.length, config.batches.max_requests, "input_file_id");
   const models = checkRequests(requests, principal, PLACE);
   // The batch goes where its input file is; a batch whose models that deployment does not all serve is the runner's.
-  const path = models.every((model) => holder.upstreamModels.has(model))
-    ? { native: holder }
-    : choosePath(table, "openai", requests, models, ctx.deps.batchRunner, PLACE);
+  const beside = nativeFor(table, "openai", models, holder.upstream);
+  const path = beside ? { native: beside } : choosePath(table, "openai", requests, models, ctx.deps.batchRunner, PLACE);
   await checkBudget(ctx, principal, requests, priceFor(ctx, path.native));
   if (path.runner) {
     const metadata = (body.metadata ?? null) as Record<string, string> | null;
@@ -101,10 +100,17 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
     );
   }
   const { native } = path;
-  if (native !== holder) throw badField("input_file_id", "the file is held by another deployment than its models'");
+  if (!beside) throw badField("input_file_id", "the file is held by another account than the one serving its models");
   const store = idStore(ctx.deps.store.kv);
   for (const [index, request] of requests.entries()) {
-    await sameDeployment(fileIdsOf(request.body), `${PLACE.at(index)}.body`, native, principal, store);
+    await sameDeployment(
+      fileIdsOf(request.body),
+      `${PLACE.at(index)}.body`,
+      native,
+      principal,
+      store,
+      config.upstreams,
+    );
   }
   const copy = upstreamLines(requests, native);
   const upstreamInput = copy === undefined ? file.upstream_id! : await uploadCopy(ctx, req, native, copy);

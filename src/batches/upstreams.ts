@@ -36,6 +36,19 @@ export function batchApiOf(upstream: UpstreamConfig): BatchProtocol | undefined 
   }
 }
 
+/**
+ * The provider account an upstream reaches: its API, base URL and credential. Two upstreams of one account (one for
+ * chat, one for Responses, say) hold the same files, so a file uploaded through one may be named through the other.
+ */
+export function accountOf(upstream: UpstreamConfig): string {
+  const credential = "api_key_env" in upstream && upstream.api_key_env
+    ? upstream.api_key_env
+    : "entra" in upstream && upstream.entra
+    ? `${upstream.entra.tenant_id}/${upstream.entra.client_id}`
+    : "";
+  return JSON.stringify([batchApiOf(upstream) ?? upstream.protocol, upstream.base_url, credential]);
+}
+
 /** Every upstream with a transport that forwards, by name, with the models it serves. */
 function natives(table: RouteTable, protocol: BatchProtocol): Native[] {
   const found = new Map<string, Native>();
@@ -65,9 +78,21 @@ function order(table: RouteTable, native: Native): number {
   return at;
 }
 
-/** The first native upstream that serves every one of `models`; undefined when none does. */
-export function nativeFor(table: RouteTable, protocol: BatchProtocol, models: readonly string[]): Native | undefined {
-  return natives(table, protocol).find((native) => models.every((model) => native.upstreamModels.has(model)));
+/**
+ * The first native upstream that serves every one of `models` (of the account of `within`, when given: where the
+ * batch's input file is); undefined when none does.
+ */
+export function nativeFor(
+  table: RouteTable,
+  protocol: BatchProtocol,
+  models: readonly string[],
+  within?: UpstreamConfig,
+): Native | undefined {
+  const account = within && accountOf(within);
+  return natives(table, protocol).find((native) =>
+    (account === undefined || accountOf(native.upstream) === account) &&
+    models.every((model) => native.upstreamModels.has(model))
+  );
 }
 
 /** The native upstream named `name`, as an id record names it; undefined once it is gone from the config. */
