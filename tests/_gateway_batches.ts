@@ -87,3 +87,18 @@ export function heldChat(upstream: FakeUpstream, said: string): { arrived: Promi
   });
   return { arrived: arrived.promise, release: () => release.resolve() };
 }
+
+/** Makes an Anthropic batch of one short request per custom id, all naming `model`; the batch and its id record. */
+export async function messagesBatch(gw: TestGateway, owner: Principal, model: string, ids: string[]) {
+  const made = await runner(gw).create({
+    protocol: "anthropic",
+    caller: owner,
+    requestId: "req_test",
+    requests: ids.map((id) => ({
+      custom_id: id,
+      endpoint: "/v1/messages" as const,
+      body: { model, max_tokens: 8, messages: [{ role: "user", content: id }] },
+    })),
+  });
+  return { made, record: await recordOf(gw, made.id as string, owner) };
+}

@@ -155,10 +155,11 @@ function notFound(record: IdRecord): GatewayError {
   return new GatewayError("not_found", `${what} ${record.id} not found`, { code: "not_found" });
 }
 
-/** Results asked for before the batch ended. */
+/** Results asked for before the batch ended: a 409, as a native batch's are answered. */
 function notEnded(batch: RunBatch): GatewayError {
   return new GatewayError(
     "invalid_request",
     `Batch ${batch.id} is still ${batch.state}; its results are ready once processing_status is ended`,
+    { status: 409 },
   );
 }

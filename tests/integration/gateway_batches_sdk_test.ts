@@ -126,6 +126,12 @@ Deno.test("the Anthropic SDK cancels a gateway-run batch: the request running fi
   await held.arrived;
   const canceling = await client.messages.batches.cancel(made.id);
   assert.equal(canceling.processing_status, "canceling");
+  // Results asked for before the end: a 409 in Anthropic's error shape, as for a native batch.
+  const early = await deadlineFetch()(`${gw.url}/v1/messages/batches/${made.id}/results`, {
+    headers: { "x-api-key": gw.tokens.default },
+  });
+  assert.equal(early.status, 409);
+  assert.equal((await early.json()).error.type, "invalid_request_error");
   held.release();
   const ended = await poll(() => client.messages.batches.retrieve(made.id), (b) => b.processing_status === "ended");
   assert.deepEqual(ended.request_counts, { processing: 0, succeeded: 1, errored: 0, canceled: 2, expired: 0 });

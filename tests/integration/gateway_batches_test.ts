@@ -14,6 +14,7 @@ import {
   heldChat,
   linesOf,
   marker,
+  messagesBatch,
   type Obj,
   pollUntil,
   recordOf,
@@ -71,6 +72,7 @@ Deno.test("an Anthropic batch over an OpenAI-compatible and a Gemini model runs 
   assert.equal(bad.type, "errored");
   assert.equal((bad.error as Obj).type, "error");
   assert.equal(((bad.error as Obj).error as Obj).type, "invalid_request_error");
+  assert.ok(gw.logs.some((line) => line.event === "batch_ended" && line.batch === made.id && line.end === "completed"));
   // Each request reached its upstream once, as it would sent alone.
   assert.equal(upstream.requests.filter((r) => r.path.startsWith("/oai/")).length, 2);
   assert.equal(upstream.requests.filter((r) => r.path.startsWith("/gem/")).length, 1);
@@ -149,22 +151,13 @@ Deno.test("a canceled batch stops taking requests, lets the one running finish, 
   const held = heldChat(upstream, "chat says");
   await using gw = await gateway(upstream, { extraYaml: "batches: { poll_ms: 50, concurrency: 1 }\n" });
   const owner = await caller(gw, "mixed");
-  const made = await runner(gw).create({
-    protocol: "anthropic",
-    caller: owner,
-    requestId: "req_test",
-    requests: ["a", "b", "c"].map((id) => ({
-      custom_id: id,
-      endpoint: "/v1/messages" as const,
-      body: { model: "gpt-test", max_tokens: 8, messages: [{ role: "user", content: id }] },
-    })),
-  });
-  const record = await recordOf(gw, made.id as string, owner);
+  const { made, record } = await messagesBatch(gw, owner, "gpt-test", ["a", "b", "c"]);
   await held.arrived;
   const canceling = await runner(gw).cancel(record, gw.url);
   assert.equal(canceling.processing_status, "canceling");
   assert.equal(typeof canceling.cancel_initiated_at, "string");
   await assert.rejects(runner(gw).results(record), /still canceling/);
+  await assert.rejects(runner(gw).delete(record), /cannot be deleted while it is canceling/);
   held.release();
   const ended = await pollUntil(gw, record, (batch) => batch.processing_status === "ended");
   assert.deepEqual(ended.request_counts, { processing: 0, succeeded: 1, errored: 0, canceled: 2, expired: 0 });
@@ -178,4 +171,45 @@ Deno.test("a canceled batch stops taking requests, lets the one running finish, 
   // Once ended it may be deleted, and is then gone.
   assert.deepEqual(await runner(gw).delete(record), { id: made.id, type: "message_batch_deleted" });
   await assert.rejects(runner(gw).retrieve(record, gw.url), /not found/);
+});
+
+Deno.test("a gateway-run batch refuses an endpoint it cannot serve, naming the field, and makes nothing", async () => {
+  await using upstream = fakeUpstream();
+  await using gw = await gateway(upstream);
+  const owner = await caller(gw, "oa");
+  await assert.rejects(
+    runner(gw).create({
+      protocol: "openai",
+      caller: owner,
+      requestId: "req_test",
+      requests: [{ custom_id: "e", endpoint: "/v1/embeddings", body: { model: "gpt-test", input: "hi" } }],
+    }),
+    (err: Error & { param?: string; status?: number }) => err.param === "endpoint" && err.status === 400,
+  );
+  assert.deepEqual(await idStore(gw.store.kv).listOwned("batch", "openai", owner.token.id), []);
+  assert.deepEqual(await Array.fromAsync(gw.store.kv.list({ prefix: ["gbatch"] })), []);
+});
+
+Deno.test("a token revoked while its batch runs gets its remaining requests answered as that token would be", async () => {
+  await using upstream = fakeUpstream();
+  const held = heldChat(upstream, "chat says");
+  let at = Date.UTC(2026, 0, 5, 10, 0, 30);
+  await using gw = await gateway(upstream, {
+    now: () => new Date(at),
+    extraYaml: "batches: { poll_ms: 50, concurrency: 1, lease_ms: 600000 }\n",
+  });
+  const owner = await caller(gw, "mixed");
+  const { record } = await messagesBatch(gw, owner, "gpt-test", ["a", "b"]);
+  await held.arrived;
+  await gw.store.revokeToken(owner.token.id);
+  // Past the token cache's refresh, as a request with the token would be.
+  at += 1000;
+  held.release();
+  await pollUntil(gw, record, (batch) => batch.processing_status === "ended");
+  const lines = await linesOf(await runner(gw).results(record));
+  const byId = Object.fromEntries(lines.map((line) => [line.custom_id, line.result as Obj]));
+  assert.equal(byId.a.type, "succeeded");
+  assert.equal(byId.b.type, "errored");
+  assert.equal(((byId.b.error as Obj).error as Obj).type, "authentication_error");
+  assert.equal(upstream.requests.length, 1);
 });

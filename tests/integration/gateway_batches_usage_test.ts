@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { requestLog } from "../../src/usage/query.ts";
 import { chatCompletion, type FakeUpstream, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { answerWithCacheUsage, CHAT_CACHE_COST, pricedUpstreams, SPEND_GROUP } from "../_spend.ts";
-import { caller, gateway, linesOf, type Obj, pollUntil, recordOf, runner } from "../_gateway_batches.ts";
+import { caller, gateway, linesOf, messagesBatch, type Obj, pollUntil, recordOf, runner } from "../_gateway_batches.ts";
 
 Deno.test("each request of a gateway-run batch is recorded with its token, group, person and model at full price", async () => {
   await using upstream = fakeUpstream();
@@ -17,17 +17,7 @@ Deno.test("each request of a gateway-run batch is recorded with its token, group
   const { record: token } = await gw.store.createToken({ group: "spend", owner: "ada@example.com" });
   const group = await gw.store.getGroup("spend");
   const owner = { token, group: group! };
-  const made = await runner(gw).create({
-    protocol: "anthropic",
-    caller: owner,
-    requestId: "req_test",
-    requests: ["a", "b"].map((id) => ({
-      custom_id: id,
-      endpoint: "/v1/messages" as const,
-      body: { model: "gpt-priced", max_tokens: 8, messages: [{ role: "user", content: id }] },
-    })),
-  });
-  const record = await recordOf(gw, made.id as string, owner);
+  const { record } = await messagesBatch(gw, owner, "gpt-priced", ["a", "b"]);
   assert.equal(record.owner_email, "ada@example.com");
   assert.equal(record.group, "spend");
   await pollUntil(gw, record, (batch) => batch.processing_status === "ended");
@@ -65,17 +55,7 @@ Deno.test("a token's rate limit holds a batch's requests back until its window h
   await using upstream = fakeUpstream();
   await using limited = await limitedGateway(upstream, 2);
   const { gw, owner } = limited;
-  const made = await runner(gw).create({
-    protocol: "anthropic",
-    caller: owner,
-    requestId: "req_test",
-    requests: ["a", "b", "c", "d", "e"].map((id) => ({
-      custom_id: id,
-      endpoint: "/v1/messages" as const,
-      body: { model: "gpt-test", max_tokens: 8, messages: [{ role: "user", content: id }] },
-    })),
-  });
-  const record = await recordOf(gw, made.id as string, owner);
+  const { record } = await messagesBatch(gw, owner, "gpt-test", ["a", "b", "c", "d", "e"]);
   const refusals = () => gw.exchanges.filter((exchange) => exchange.status === 429).length;
   // The first minute: two requests run; the other three are refused by the limit before any upstream call.
   await pollUntil(gw, record, () => refusals() >= 3 && upstream.requests.length >= 2);

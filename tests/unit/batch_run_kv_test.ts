@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import {
   claimRequest,
+  commitAndClaim,
   commitResult,
   liveClaims,
   releaseClaim,
@@ -16,6 +17,7 @@ import { cutParts, PART_BYTES } from "../../src/batches/run/chunks.ts";
 import { countsOf, createRun, deleteRun, getRun, listRuns, readRequest } from "../../src/batches/run/records.ts";
 import { resultStream } from "../../src/batches/run/results.ts";
 import { anthropicLine } from "../../src/batches/run/formats.ts";
+import { groupCommitter } from "../../src/batches/run/committer.ts";
 
 const DAY = 86_400_000;
 
@@ -157,5 +159,38 @@ Deno.test("a batch is listed only for its token, newest first, until its results
     assert.equal(await getRun(kv, batch.id, 2000), null);
     assert.equal(await readRequest(kv, batch.id, 0), undefined);
     assert.deepEqual([], await Array.fromAsync(kv.list({ prefix: ["gbatch_req"] })));
+  });
+});
+
+Deno.test("results committed together land as one, and one whose claim was lost fails alone", async () => {
+  await withKv(async (kv) => {
+    const requests = Array.from({ length: 6 }, (_, i) => ({ custom_id: `r${i}`, body: { model: "m" } }));
+    const batch = await makeRun(kv, requests);
+    const claims = await Promise.all(
+      requests.map((_, index) =>
+        claimRequest(kv, { batch: batch.id, index, instance: "one", leaseMs: 1000, now: 2000 })
+      ),
+    );
+    // Request 5's lease lapses and another instance takes it: its first claim can no longer keep a result.
+    const taken = await claimRequest(kv, { batch: batch.id, index: 5, instance: "two", leaseMs: 1000, now: 9000 });
+    assert.ok(taken);
+    const committer = groupCommitter(kv);
+    const kept = await Promise.all(claims.map((claim, index) =>
+      commitAndClaim(
+        kv,
+        claim!,
+        {
+          custom_id: `r${index}`,
+          kind: "succeeded",
+          line: anthropicLine(`r${index}`, 200, { type: "message" }),
+          expireIn: DAY,
+        },
+        undefined,
+        committer,
+      )
+    ));
+    assert.deepEqual(kept.map((landed) => landed.kept), [true, true, true, true, true, false]);
+    assert.deepEqual(await countsOf(kv, batch.id), { succeeded: 5, errored: 0 });
+    assert.deepEqual(await unfinished(kv, batch.id, 6), [5]);
   });
 });

@@ -5,6 +5,7 @@
  */
 import { KEYS, type RunCounts } from "./records.ts";
 import { cutParts, deletePrefix, writeBatch, writeParts } from "./chunks.ts";
+import type { Build, Committer } from "./committer.ts";
 
 /** Parts of a result that land in the same commit as its entry (KV's bound is about 800 KiB a commit). */
 const INLINE_PARTS = 8;
@@ -32,14 +33,22 @@ export interface DoneEntry {
   parts: number;
 }
 
+/** Where a claim is to be made: the request, who claims it, for how long, and the time now. */
+export interface ClaimAt {
+  batch: string;
+  index: number;
+  instance: string;
+  leaseMs: number;
+  now: number;
+  /** The batch's record as last read: the claim fails when it has changed since (a cancel). */
+  batchVersionstamp?: string;
+}
+
 /**
- * Claims request `index` when it has no result and no live claim (none, or one whose lease has run out); undefined
- * when another instance holds it, it is done, or another claimed it first.
+ * What claims request `index` in an atomic operation (its checks and its write), when it has no result and no live
+ * claim (none, or one whose lease has run out); undefined when another instance holds it or it is done.
  */
-export async function claimRequest(
-  kv: Deno.Kv,
-  at: { batch: string; index: number; instance: string; leaseMs: number; now: number },
-): Promise<Claim | undefined> {
+async function claimBuild(kv: Deno.Kv, at: ClaimAt): Promise<Build | undefined> {
   const [claim, done] = await kv.getMany<[ClaimEntry, DoneEntry]>([
     KEYS.claim(at.batch, at.index),
     KEYS.done(at.batch, at.index),
@@ -47,11 +56,21 @@ export async function claimRequest(
   if (done.versionstamp !== null) return undefined;
   if (claim.value && claim.value.until > at.now) return undefined;
   const entry: ClaimEntry = { instance: at.instance, until: at.now + at.leaseMs };
-  const made = await kv.atomic()
-    .check({ key: claim.key, versionstamp: claim.versionstamp })
-    .check({ key: done.key, versionstamp: null })
-    .set(claim.key, entry, { expireIn: at.leaseMs * 4 })
-    .commit();
+  return (op) => {
+    op.check({ key: claim.key, versionstamp: claim.versionstamp })
+      .check({ key: done.key, versionstamp: null })
+      .set(claim.key, entry, { expireIn: at.leaseMs * 4 });
+    if (at.batchVersionstamp) op.check({ key: KEYS.batch(at.batch), versionstamp: at.batchVersionstamp });
+  };
+}
+
+/** Claims request `index`; undefined when another instance holds it, it is done, or another claimed it first. */
+export async function claimRequest(kv: Deno.Kv, at: ClaimAt): Promise<Claim | undefined> {
+  const build = await claimBuild(kv, at);
+  if (!build) return undefined;
+  const op = kv.atomic();
+  build(op);
+  const made = await op.commit();
   if (!made.ok) return undefined;
   return { batch: at.batch, index: at.index, instance: at.instance, versionstamp: made.versionstamp };
 }
@@ -75,40 +94,85 @@ export async function releaseClaim(kv: Deno.Kv, claim: Claim): Promise<void> {
   await kv.atomic().check({ key, versionstamp: claim.versionstamp }).delete(key).commit();
 }
 
+/** A result to keep: the request's id, its kind and its line in the protocol's format. */
+export interface Result {
+  custom_id: string;
+  kind: keyof RunCounts;
+  line: string;
+  expireIn: number;
+}
+
 /**
- * Keeps a request's result line: its parts are written first under a name of this run's own, then the result entry,
- * its count and the claim's end land in one commit checked against the claim. False when the claim was lost; the
- * parts written are deleted then, and the other instance's result stands.
+ * Keeps a request's result line: the result entry, its parts, its count and the claim's end land in one commit
+ * checked against the claim (a result of more parts than one commit takes is written first, under a name of this
+ * run's own). False when the claim was lost; the other instance's result stands.
  */
-export async function commitResult(
+export async function commitResult(kv: Deno.Kv, claim: Claim, result: Result): Promise<boolean> {
+  return (await commitAndClaim(kv, claim, result)).kept;
+}
+
+/** Commits one operation at a time, ungrouped. */
+function directCommitter(kv: Deno.Kv): Committer {
+  return {
+    commit(build) {
+      const op = kv.atomic();
+      build(op);
+      return op.commit();
+    },
+  };
+}
+
+/**
+ * {@linkcode commitResult}, claiming the request `next` names in the same commit, so a slot going on with its batch
+ * writes once a request; through `committer`, with other slots' results. When that claim cannot be made, the result
+ * is kept alone and `next` is left unclaimed.
+ */
+export async function commitAndClaim(
   kv: Deno.Kv,
   claim: Claim,
-  result: { custom_id: string; kind: keyof RunCounts; line: string; expireIn: number },
-): Promise<boolean> {
+  result: Result,
+  next?: ClaimAt,
+  committer: Committer = directCommitter(kv),
+): Promise<{ kept: boolean; next?: Claim }> {
   const nonce = crypto.randomUUID();
   const prefix = KEYS.result(claim.batch, claim.index, nonce);
   const parts = cutParts(result.line);
-  const claimKey = KEYS.claim(claim.batch, claim.index);
-  const doneKey = KEYS.done(claim.batch, claim.index);
-  const done: DoneEntry = { custom_id: result.custom_id, kind: result.kind, nonce, parts: parts.length };
-  const landing = kv.atomic()
-    .check({ key: claimKey, versionstamp: claim.versionstamp })
-    .check({ key: doneKey, versionstamp: null })
-    .set(doneKey, done, { expireIn: result.expireIn })
-    .sum(KEYS.count(claim.batch, result.kind), 1n)
-    .delete(claimKey);
-  // A result of a few parts lands with its entry in one commit; a larger one is written first, under its own name.
   const alone = parts.length > INLINE_PARTS;
   if (alone) {
     const writes = writeBatch(kv, result.expireIn);
     await writeParts(writes, prefix, result.line);
     await writes.flush();
-  } else {
-    for (const [index, part] of parts.entries()) landing.set([...prefix, index], part, { expireIn: result.expireIn });
   }
-  if ((await landing.commit()).ok) return true;
+  const claimKey = KEYS.claim(claim.batch, claim.index);
+  const doneKey = KEYS.done(claim.batch, claim.index);
+  const done: DoneEntry = { custom_id: result.custom_id, kind: result.kind, nonce, parts: parts.length };
+  const inline = alone ? [] : parts;
+  const landing: Build = (op) => {
+    op.check({ key: claimKey, versionstamp: claim.versionstamp })
+      .check({ key: doneKey, versionstamp: null })
+      .set(doneKey, done, { expireIn: result.expireIn })
+      .sum(KEYS.count(claim.batch, result.kind), 1n)
+      .delete(claimKey);
+    for (const [index, part] of inline.entries()) op.set([...prefix, index], part, { expireIn: result.expireIn });
+  };
+  const bytes = inline.reduce((sum, part) => sum + part.byteLength, 512);
+  const weight = { checks: 2, mutations: 3 + inline.length, bytes };
+  const claimNext = next && await claimBuild(kv, next);
+  if (next && claimNext) {
+    const both = await committer.commit((op) => {
+      landing(op);
+      claimNext(op);
+    }, { checks: weight.checks + 3, mutations: weight.mutations + 1, bytes: weight.bytes + 256 });
+    if (both.ok) {
+      return {
+        kept: true,
+        next: { batch: next.batch, index: next.index, instance: next.instance, versionstamp: both.versionstamp },
+      };
+    }
+  }
+  if ((await committer.commit(landing, weight)).ok) return { kept: true };
   if (alone) await deletePrefix(kv, prefix);
-  return false;
+  return { kept: false };
 }
 
 /** Requests of a batch that an instance holds under a live lease now. */

@@ -6,6 +6,9 @@
 import type { JsonObject } from "../../core/types.ts";
 import { deletePrefix, readParts, writeBatch, writeParts } from "./chunks.ts";
 
+/** A body this small is kept in its request's entry (under KV's 64 KiB a value, however its text is encoded). */
+const INLINE_BYTES = 48 * 1024;
+
 /** The protocol a batch was made in, which decides its shape, its states and its results' format. */
 export type RunProtocol = "anthropic" | "openai";
 
@@ -51,10 +54,12 @@ export interface RunBatch {
   extra?: JsonObject;
 }
 
-/** What a request's entry says: its id and how many parts its body took. */
+/** What a request's entry says: its id, and its body (when it fits beside it) or how many parts the body took. */
 export interface RequestEntry {
   custom_id: string;
   parts: number;
+  /** The body's JSON, when it fits in the entry itself: one read serves the request. */
+  body?: string;
 }
 
 /** Counts of requests whose result is in, kept as KV sums so a result and its count land in one commit. */
@@ -114,10 +119,14 @@ export async function createRun(kv: Deno.Kv, run: NewRun): Promise<RunBatch> {
     const writes = writeBatch(kv, expireIn);
     for (const [index, request] of run.requests.entries()) {
       if (typeof request.body.model === "string") models.add(request.body.model);
-      const written = await writeParts(writes, KEYS.input(run.id, index), JSON.stringify(request.body));
-      bytes += written.bytes;
-      const entry: RequestEntry = { custom_id: request.custom_id, parts: written.parts };
-      await writes.set(KEYS.request(run.id, index), entry, request.custom_id.length + 32);
+      const text = JSON.stringify(request.body);
+      const size = new TextEncoder().encode(text).byteLength;
+      bytes += size;
+      // A body of one part is kept in its entry; a larger one in parts beside it.
+      const entry: RequestEntry = size <= INLINE_BYTES
+        ? { custom_id: request.custom_id, parts: 0, body: text }
+        : { custom_id: request.custom_id, parts: (await writeParts(writes, KEYS.input(run.id, index), text)).parts };
+      await writes.set(KEYS.request(run.id, index), entry, request.custom_id.length + 32 + (entry.body ? size : 0));
     }
     await writes.flush();
     const batch: RunBatch = {
@@ -183,7 +192,7 @@ export async function countsOf(kv: Deno.Kv, id: string): Promise<RunCounts> {
 export async function readRequest(kv: Deno.Kv, id: string, index: number): Promise<RunRequest | undefined> {
   const entry = await kv.get<RequestEntry>(KEYS.request(id, index));
   if (!entry.value) return undefined;
-  const text = await readParts(kv, KEYS.input(id, index), entry.value.parts);
+  const text = entry.value.body ?? await readParts(kv, KEYS.input(id, index), entry.value.parts);
   return text === undefined ? undefined : { custom_id: entry.value.custom_id, body: JSON.parse(text) };
 }
 

@@ -6,13 +6,21 @@
  */
 import type { IdStore } from "../ids.ts";
 import type { Deps } from "../../handlers/context.ts";
-import { type Claim, claimRequest, commitResult, liveClaims, releaseClaim, renewClaim, unfinished } from "./claims.ts";
-import { deletePrefix } from "./chunks.ts";
-import { anthropicLine, openaiFile, openaiLine } from "./formats.ts";
-import { resultBytes } from "./results.ts";
+import {
+  type Claim,
+  type ClaimAt,
+  claimRequest,
+  commitAndClaim,
+  releaseClaim,
+  renewClaim,
+  unfinished,
+} from "./claims.ts";
+import { groupCommitter } from "./committer.ts";
+import { anthropicLine, openaiLine } from "./formats.ts";
 import type { Principal } from "../../core/principal.ts";
 import type { PrincipalOf } from "./principal.ts";
-import { countsOf, getRun, KEYS, readRequest, replaceRun, type RunBatch, type RunEnd } from "./records.ts";
+import { getRun, readRequest, type RunBatch } from "./records.ts";
+import { settleBatch } from "./ending.ts";
 import { BATCH_ROUTES, serveOne } from "./serve_one.ts";
 
 /** How the runner works, from `batches` in the config. */
@@ -51,6 +59,11 @@ export interface BatchRunner {
   running(): number;
 }
 
+/** A slot's last look at its batch's record: its claims are checked against it. */
+interface Seen {
+  versionstamp: string;
+}
+
 /** Where the runner is in one batch: the next index never tried here, and the unfinished ones to try again. */
 interface Queue {
   next: number;
@@ -62,6 +75,9 @@ interface Queue {
 export function startBatchRunner(d: RunnerDeps): BatchRunner {
   const { kv, settings } = d;
   const tasks = new Set<Promise<void>>();
+  // The slots' results land together, as many as wait while a commit is under way.
+  const committer = groupCommitter(kv);
+  const ending = { kv, ids: d.ids, now: d.now, log: d.log };
   // Each running request's cut, for the end of a stop's grace.
   const cuts = new Set<AbortController>();
   const queues = new Map<string, Queue>();
@@ -112,18 +128,18 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
       // A running batch with requests never tried here is not over: its counts need no look yet.
       const untried = (queues.get(id)?.next ?? 0) < batch.total;
       const running = batch.state === "in_progress" && now < batch.expires_at;
-      if (!(untried && running) && await settle(batch, got.versionstamp)) {
+      if (!(untried && running) && await settleBatch(ending, batch, got.versionstamp)) {
         queues.delete(id);
         continue;
       }
       if (batch.state !== "in_progress" || now >= batch.expires_at) continue;
       if ((heldUntil.get(batch.token_id) ?? 0) > now) continue;
-      await fill(batch);
+      await fill(batch, got.versionstamp);
     }
   }
 
   /** Claims requests of `batch` for the free slots. */
-  async function fill(batch: RunBatch): Promise<void> {
+  async function fill(batch: RunBatch, versionstamp: string): Promise<void> {
     const queue = queues.get(batch.id) ?? { next: 0, again: [], scannedAt: -Infinity };
     queues.set(batch.id, queue);
     while (!stopped && tasks.size < settings.concurrency) {
@@ -135,19 +151,61 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
         index = queue.again.shift();
       }
       if (index === undefined) return;
-      const claim = await claimRequest(kv, {
-        batch: batch.id,
-        index,
-        instance: d.instance,
-        leaseMs: settings.leaseMs,
-        now: d.now(),
-      });
-      if (claim) launch(batch, claim);
+      const claim = await claim1(batch, index);
+      if (claim) launch(batch, claim, versionstamp);
     }
   }
 
-  function launch(batch: RunBatch, claim: Claim): void {
-    const task: Promise<void> = runRequest(batch, claim)
+  function claimAt(batch: RunBatch, index: number): ClaimAt {
+    return { batch: batch.id, index, instance: d.instance, leaseMs: settings.leaseMs, now: d.now() };
+  }
+
+  function claim1(batch: RunBatch, index: number): Promise<Claim | undefined> {
+    return claimRequest(kv, claimAt(batch, index));
+  }
+
+  /**
+   * The next request of `batch` never tried here, claimed, for a slot that has just finished one: slots go on with
+   * their batch by themselves, so claiming is not one loop's work. Undefined when the batch is the loop's to look at
+   * (it was canceled, it is out of time, its token is held back, or it has no untried request left).
+   */
+  async function claimNext(batch: RunBatch, seen: Seen): Promise<Claim | undefined> {
+    for (
+      let index = await pickNext(batch, seen, true);
+      index !== undefined;
+      index = await pickNext(batch, seen, true)
+    ) {
+      const claim = await claim1(batch, index);
+      if (claim) return claim;
+    }
+    return undefined;
+  }
+
+  /**
+   * The next untried index of `batch` for a slot to go on with, while the batch runs and its token is not held. With
+   * `look`, the batch's record is read again first (a cancel made on any instance is seen); without, the claim that
+   * takes the index is checked against the record as `seen`.
+   */
+  async function pickNext(batch: RunBatch, seen: Seen, look: boolean): Promise<number | undefined> {
+    const queue = queues.get(batch.id);
+    if (!queue || queue.next >= batch.total || stopped) return undefined;
+    const now = d.now();
+    if (now >= batch.expires_at || (heldUntil.get(batch.token_id) ?? 0) > now) return undefined;
+    if (look) {
+      const got = await getRun(kv, batch.id, now);
+      if (got?.batch.state !== "in_progress") return undefined;
+      seen.versionstamp = got.versionstamp;
+    }
+    return queue.next++;
+  }
+
+  function launch(batch: RunBatch, first: Claim, versionstamp: string): void {
+    const seen: Seen = { versionstamp };
+    const task: Promise<void> = (async () => {
+      for (let claim: Claim | undefined = first; claim;) {
+        claim = await runRequest(batch, claim, seen) ?? await claimNext(batch, seen);
+      }
+    })()
       .catch((err) => {
         d.log({ level: "error", event: "batch_request_error", batch: batch.id, error: String(err) });
       })
@@ -158,8 +216,11 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
     tasks.add(task);
   }
 
-  /** Serves one claimed request and keeps its result; a request not kept is given back, to run again. */
-  async function runRequest(batch: RunBatch, claim: Claim): Promise<void> {
+  /**
+   * Serves one claimed request and keeps its result, claiming the slot's next request in the same commit; a request
+   * not kept is given back, to run again. The next request's claim, when it was made.
+   */
+  async function runRequest(batch: RunBatch, claim: Claim, seen: Seen): Promise<Claim | undefined> {
     const lost = new AbortController();
     cuts.add(lost);
     const renew = setInterval(() => {
@@ -188,12 +249,24 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
       const line = batch.protocol === "anthropic"
         ? anthropicLine(request.custom_id, served.status, served.body)
         : openaiLine(request.custom_id, served.status, served.body, requestId);
-      kept = await commitResult(kv, claim, {
-        custom_id: request.custom_id,
-        kind: served.status < 300 ? "succeeded" : "errored",
-        line,
-        expireIn: Math.max(1, batch.results_expire_at - d.now()),
-      });
+      const index = await pickNext(batch, seen, false);
+      const next = index === undefined ? undefined : { ...claimAt(batch, index), batchVersionstamp: seen.versionstamp };
+      const landed = await commitAndClaim(
+        kv,
+        claim,
+        {
+          custom_id: request.custom_id,
+          kind: served.status < 300 ? "succeeded" : "errored",
+          line,
+          expireIn: Math.max(1, batch.results_expire_at - d.now()),
+        },
+        next,
+        committer,
+      );
+      kept = landed.kept;
+      // An index taken but not claimed goes back to the queue, to be looked at again.
+      if (index !== undefined && !landed.next) queues.get(batch.id)?.again.push(index);
+      return landed.next;
     } finally {
       clearInterval(renew);
       cuts.delete(lost);
@@ -202,60 +275,6 @@ export function startBatchRunner(d: RunnerDeps): BatchRunner {
         // Given back (held by limits, or cut), it is this instance's to try again first.
         queues.get(batch.id)?.again.push(claim.index);
       }
-    }
-  }
-
-  /**
-   * Ends `batch` when it is over: every request has its result, or it was canceled or ran out of time and no
-   * instance holds one of its requests any more. True when it has ended (here or elsewhere).
-   */
-  async function settle(batch: RunBatch, versionstamp: string): Promise<boolean> {
-    if (batch.state === "ended") return true;
-    const now = d.now();
-    const counts = await countsOf(kv, batch.id);
-    const canceling = batch.state === "canceling";
-    let end: RunEnd | undefined;
-    if (counts.succeeded + counts.errored >= batch.total) end = canceling ? "canceled" : "completed";
-    else if ((canceling || now >= batch.expires_at) && await liveClaims(kv, batch.id, now) === 0) {
-      end = canceling ? "canceled" : "expired";
-    }
-    if (!end) return false;
-    const ended: RunBatch = { ...batch, state: "ended", end, ended_at: now, counts };
-    if (batch.protocol === "openai") {
-      const unrun = end === "expired" && counts.succeeded + counts.errored < batch.total;
-      // Named after the batch, so an instance that ends it at the same time registers the same files.
-      const name = batch.id.slice(batch.id.indexOf("_") + 1);
-      ended.files = {
-        ...counts.succeeded > 0 ? { output: `file-${name}o` } : {},
-        ...counts.errored > 0 || unrun ? { error: `file-${name}e` } : {},
-      };
-    }
-    // Claims left behind by an instance that went would otherwise let a late result in after the end.
-    await deletePrefix(kv, KEYS.claims(batch.id));
-    // The files exist before the batch says it has ended: a client reads them as soon as it sees it.
-    await registerFiles(ended);
-    if (!await replaceRun(kv, ended, versionstamp, now)) return false;
-    d.log({ event: "batch_ended", batch: batch.id, end, succeeded: counts.succeeded, errored: counts.errored });
-    return true;
-  }
-
-  /** An ended OpenAI batch's output and error files, registered as its owner's. */
-  async function registerFiles(batch: RunBatch): Promise<void> {
-    const keepMs = Math.max(1, batch.results_expire_at - d.now());
-    for (const [set, id] of Object.entries(batch.files ?? {}) as ["output" | "error", string][]) {
-      await kv.set(KEYS.file(id), { batch: batch.id, set }, { expireIn: keepMs });
-      await d.ids.put({
-        kind: "file",
-        protocol: "openai",
-        id,
-        owner: batch.token_id,
-        upstream: null,
-        upstream_id: null,
-        created_at: batch.ended_at ?? d.now(),
-        purpose: "batch_output",
-        // Listings show the file as it is, without asking for it.
-        object: openaiFile(id, batch, set, await resultBytes(kv, batch, set)),
-      }, keepMs);
     }
   }
 
