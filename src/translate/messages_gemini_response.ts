@@ -11,7 +11,7 @@ import { chatViaMessages } from "./chat_messages_response.ts";
 import { throughMessages } from "./compose.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { idWithSignature, messagesToGeminiRequest, textSignatureBlock } from "./messages_gemini_request.ts";
-import { responsesViaMessages } from "./responses_response.ts";
+import { responsesViaMessages } from "./responses_messages_response.ts";
 import { answerToolId, anthropicUsage, type ToolNames, toolNames } from "./shared.ts";
 
 /** Gemini `finishReason` -> Anthropic `stop_reason` (see docs/protocols.md, "Stop and finish reasons"). */

@@ -8,11 +8,11 @@ import { isObject, type JsonObject } from "../core/types.ts";
 import { usageFromResponses } from "../protocols/responses.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
 import { throughMessages } from "./compose.ts";
-import { geminiViaMessages } from "./gemini_response.ts";
+import { geminiViaMessages } from "./gemini_messages_response.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesToResponsesRequest } from "./messages_responses_request.ts";
 import { responsesToMessagesStream } from "./messages_responses_stream.ts";
-import { reasoningRecovery } from "./responses_passthrough.ts";
+import { reasoningRecovery } from "./responses_responses_passthrough.ts";
 import { reasoningBlock } from "./responses_reasoning.ts";
 import { answerToolId, anthropicUsage, parseToolArguments, type ToolNames, toolNames } from "./shared.ts";
 

@@ -1,20 +1,20 @@
 /**
  * @module The registry of translators keyed by protocol pair ("client->upstream"). Same-protocol pairs pass
- * through (identity.ts); chat-to-chat also asks streams for usage so tokens are counted (chat_usage.ts), and
- * Messages-to-Anthropic drops thinking without a signature (anthropic_passthrough.ts). Pairs without a translator of
+ * through (identity.ts); chat-to-chat also asks streams for usage so tokens are counted (chat_chat_passthrough.ts), and
+ * Messages-to-Anthropic drops thinking without a signature (messages_messages_passthrough.ts). Pairs without a translator of
  * their own go through Messages (compose.ts).
  */
 import type { Protocol, UpstreamProtocol } from "../core/types.ts";
-import { anthropicPassthrough } from "./anthropic_passthrough.ts";
+import { anthropicPassthrough } from "./messages_messages_passthrough.ts";
 import { chatViaMessages } from "./chat_messages_response.ts";
-import { chatPassthrough } from "./chat_usage.ts";
-import { geminiViaChat, geminiViaMessages } from "./gemini_response.ts";
+import { chatPassthrough } from "./chat_chat_passthrough.ts";
+import { geminiViaChat, geminiViaMessages } from "./gemini_messages_response.ts";
 import { identity, type Translator } from "./identity.ts";
 import { chatViaGemini, messagesViaGemini, responsesViaGemini } from "./messages_gemini_response.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
 import { chatViaResponses, geminiViaResponses, messagesViaResponses } from "./messages_responses_response.ts";
-import { responsesPassthrough } from "./responses_passthrough.ts";
-import { responsesViaChat, responsesViaMessages } from "./responses_response.ts";
+import { responsesPassthrough } from "./responses_responses_passthrough.ts";
+import { responsesViaChat, responsesViaMessages } from "./responses_messages_response.ts";
 
 /** Registered translators by "client->upstream" pair; upstreams speak Messages, chat completions, Gemini or Responses. */
 export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {

@@ -3,7 +3,7 @@
  * client, Responses upstream"), and reasoning items carried in thinking blocks and put back.
  */
 import assert from "node:assert/strict";
-import { thoughtSignatureFor } from "../../src/translate/gemini_request.ts";
+import { thoughtSignatureFor } from "../../src/translate/gemini_messages_request.ts";
 import { messagesViaGemini } from "../../src/translate/messages_gemini_response.ts";
 import {
   chatViaResponses,

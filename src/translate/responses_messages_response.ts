@@ -16,7 +16,7 @@ import { readChatCompletion, readChatDelta, usageFromChat } from "../protocols/c
 import { toolCallBuffer } from "./chat_tool_calls.ts";
 import { freeformInput } from "./freeform_tools.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
-import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from "./responses_request.ts";
+import { responsesToChatRequest, responsesToMessagesRequest, sealThinking } from "./responses_messages_request.ts";
 import { type ResponsesState, responsesTools } from "./responses_tools.ts";
 import { type ResponsesEnd, type ResponsesWriter, responsesWriter } from "./responses_writer.ts";
 import { answerToolId, finishFromStop, toolArgumentsText } from "./shared.ts";

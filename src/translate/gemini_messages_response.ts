@@ -12,7 +12,7 @@ import {
   readAnthropicMessage,
   usageFromAnthropic,
 } from "../protocols/anthropic.ts";
-import { geminiToMessagesRequest, thoughtSignatureFor } from "./gemini_request.ts";
+import { geminiToMessagesRequest, thoughtSignatureFor } from "./gemini_messages_request.ts";
 import { throughMessages } from "./compose.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesViaChat } from "./messages_chat_response.ts";
