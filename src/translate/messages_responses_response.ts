@@ -12,8 +12,7 @@ import { geminiViaMessages } from "./gemini_messages_response.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesToResponsesRequest } from "./messages_responses_request.ts";
 import { responsesToMessagesStream } from "./messages_responses_stream.ts";
-import { reasoningRecovery } from "./responses_responses_passthrough.ts";
-import { reasoningBlock } from "./responses_reasoning.ts";
+import { reasoningBlock, reasoningRecovery } from "./responses_reasoning.ts";
 import { answerToolId, anthropicUsage, parseToolArguments, type ToolNames, toolNames } from "./shared.ts";
 
 /** Responses `incomplete_details.reason` -> Anthropic `stop_reason` (see docs/protocols.md, "Stop and finish reasons"). */

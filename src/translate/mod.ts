@@ -14,7 +14,8 @@ import { chatViaGemini, messagesViaGemini, responsesViaGemini } from "./messages
 import { messagesViaChat } from "./messages_chat_response.ts";
 import { chatViaResponses, geminiViaResponses, messagesViaResponses } from "./messages_responses_response.ts";
 import { responsesPassthrough } from "./responses_responses_passthrough.ts";
-import { responsesViaChat, responsesViaMessages } from "./responses_messages_response.ts";
+import { responsesViaChat } from "./responses_chat_response.ts";
+import { responsesViaMessages } from "./responses_messages_response.ts";
 
 /** Registered translators by "client->upstream" pair; upstreams speak Messages, chat completions, Gemini or Responses. */
 export const TRANSLATORS: Partial<Record<`${Protocol}->${Protocol}`, Translator>> = {
