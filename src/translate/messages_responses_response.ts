@@ -1,14 +1,10 @@
 /**
  * @module OpenAI Responses answer -> Anthropic Messages answer (see docs/protocols.md, "Anthropic Messages client,
- * Responses upstream"), the pieces its stream shares, and the translators of every client onto a Responses upstream:
- * Messages directly, chat and Gemini through their own Messages translations.
+ * Responses upstream"), the pieces its stream shares, and the Messages client's translator onto a Responses upstream.
  */
 import { estimatePromptTokens } from "../core/estimate.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { usageFromResponses } from "../protocols/responses.ts";
-import { chatViaMessages } from "./chat_messages_response.ts";
-import { throughMessages } from "./compose.ts";
-import { geminiViaMessages } from "./gemini_messages_response.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { messagesToResponsesRequest } from "./messages_responses_request.ts";
 import { responsesToMessagesStream } from "./messages_responses_stream.ts";
@@ -108,14 +104,4 @@ export function messagesViaResponses(ctx: TranslateContext): Translation {
     stream: () => responsesToMessagesStream(state),
     recover: recovery.recover,
   };
-}
-
-/** Chat client -> Responses upstream, through the chat client's Messages translation. */
-export function chatViaResponses(ctx: TranslateContext): Translation {
-  return throughMessages(chatViaMessages({ ...ctx, towardsResponses: true }), messagesViaResponses(ctx));
-}
-
-/** Gemini client -> Responses upstream, through the Gemini client's Messages translation. */
-export function geminiViaResponses(ctx: TranslateContext): Translation {
-  return throughMessages(geminiViaMessages({ ...ctx, towardsResponses: true }), messagesViaResponses(ctx));
 }
