@@ -1,12 +1,15 @@
 /**
- * @module Reading an upstream's error body: its message and code in either protocol's envelope, and the one refusal
+ * @module Reading an upstream's error body: its message and code in any protocol's envelope, and the one refusal
  * that is the config's mistake rather than the request's or the deployment's (a Responses-only model on a chat
  * upstream).
  */
 import { isObject, type JsonObject } from "../core/types.ts";
 import type { Route } from "./routing.ts";
 
-/** The message of an upstream error body: either protocol's envelope, `{"error": "..."}` or `{"message": "..."}`. */
+/**
+ * The message of an upstream error body: an `{"error": {"message": ...}}` envelope (every protocol's),
+ * `{"error": "..."}` or `{"message": "..."}`.
+ */
 export function upstreamMessage(body: JsonObject): string | undefined {
   const error = body.error;
   if (isObject(error) && typeof error.message === "string") return error.message;
