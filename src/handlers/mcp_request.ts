@@ -100,7 +100,8 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, plan: CallPlan)
   const forget = hub.track(call.session, call.request.id, stop);
   let endExchange: (() => void) | undefined;
   const trace = ctx.exchange.trace;
-  const transport = hub.servers.find((server) => server.name === plan.server)?.url ? "http" : "stdio";
+  // A planned call's server is one of the hub's (the plan came from its catalog), so it has a transport.
+  const transport = hub.transport(plan.server) ?? "http";
   const send = (onNotice: CallOptions["onNotice"]) => {
     const sent = () => hub.call(plan.server, call.session, plan.request, { signal: stop.signal, onNotice });
     if (!trace?.mcp) return sent();
