@@ -64,6 +64,11 @@ const KeyedUpstream = z.strictObject({
   protocol: z.enum(["anthropic", "openai", "openai-responses", "gemini"]),
   base_url: BaseUrl,
   api_key_env: EnvName,
+  /**
+   * Whether an `openai` upstream has OpenAI's Files and Batch APIs, so batches go to it natively: by default only
+   * api.openai.com does, not the compatible services.
+   */
+  batch_api: z.boolean().optional(),
 });
 
 const BedrockUpstream = z.strictObject({

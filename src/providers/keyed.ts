@@ -5,7 +5,7 @@
  * (Azure's Entra ID) brings its own way of sending (token_send.ts).
  */
 import type { Operation } from "../core/types.ts";
-import type { Transport, TransportCall } from "./transport.ts";
+import { forwardBody, type Transport, type TransportCall } from "./transport.ts";
 import { uploadBody } from "./upload.ts";
 
 /** What one upstream API adds to a request: the paths it serves and the protocol headers that may cross. */
@@ -23,6 +23,8 @@ export interface Credential {
   send(
     call: Pick<TransportCall, "signal" | "requestId">,
     post: (header: [string, string]) => Promise<Response>,
+    /** True when the body can be sent only once: no second try. */
+    once?: boolean,
   ): Promise<Response>;
   secrets(): string[];
 }
@@ -59,6 +61,18 @@ export function keyedTransport(target: KeyedTarget, fetch: typeof globalThis.fet
         const body = uploadBody(call.bytes ?? call.body, call.size ?? 0);
         return fetch(url, { method: "POST", headers, body, signal: call.signal });
       });
+    },
+    async forward(call) {
+      const { headers, body } = forwardBody(call);
+      api.clientHeaders?.(headers, call.clientHeaders);
+      const url = `${target.baseUrl}${call.path}`;
+      // A streamed upload can be sent only once, so a credential whose tokens expire gets no second try after a 401.
+      const once = body instanceof ReadableStream;
+      return await credential.send(
+        call,
+        (header) => fetch(url, { method: call.method, headers: [...headers, header], body, signal: call.signal }),
+        once,
+      );
     },
     secrets: () => credential.secrets(),
   };

@@ -79,12 +79,15 @@ export async function sendWithToken(
 
 /**
  * A cloud's access tokens as a keyed upstream's credential: each request carries the current token as a bearer, and
- * a 401 gets one fresh token and one more try ({@linkcode sendWithToken}). `secrets` are the values behind the tokens
- * (a client secret), which must never leak either.
+ * a 401 gets one fresh token and one more try ({@linkcode sendWithToken}) unless the body can be sent only once (a
+ * streamed upload). `secrets` are the values behind the tokens (a client secret), which must never leak either.
  */
 export function bearerTokens(upstream: TokenedUpstream, secrets: readonly string[]): Credential {
   return {
-    send: (call, post) => sendWithToken(upstream, call, (token) => post(["authorization", `Bearer ${token}`])),
+    send: async (call, post, once) => {
+      if (once) return await post(["authorization", `Bearer ${await upstreamToken(upstream, call.signal)}`]);
+      return await sendWithToken(upstream, call, (token) => post(["authorization", `Bearer ${token}`]));
+    },
     secrets: () => [...secrets, ...upstream.tokens.current()],
   };
 }
