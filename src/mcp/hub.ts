@@ -63,6 +63,8 @@ export interface McpHub {
   /** Ends the servers' sessions of client sessions that expired (a timer does it every 10 s); how many it ended. */
   sweep(): Promise<number>;
   views(): ServerView[];
+  /** What carries the messages of the named server, as traces and the console name it. */
+  transport(server: string): McpLink["transport"] | undefined;
   /** Stops the stdio servers. */
   close(): Promise<void>;
   /** Takes the servers' credentials out of a text on its way to a client (a server may quote them). */
@@ -232,6 +234,7 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
           ...process ? { process } : {},
         };
       }),
+    transport: (name) => links.get(name)?.transport,
     redact: secretsRedactor.text,
     async close() {
       clearInterval(sweeper);

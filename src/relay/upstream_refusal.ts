@@ -4,7 +4,7 @@
  * upstream).
  */
 import { isObject, type JsonObject } from "../core/types.ts";
-import type { Route } from "./routing.ts";
+import type { ModelRoute } from "./routing.ts";
 
 /**
  * The message of an upstream error body: an `{"error": {"message": ...}}` envelope (every protocol's),
@@ -28,7 +28,7 @@ export function upstreamCode(body: JsonObject): string | undefined {
  * 400 OperationNotSupported; see docs/protocols.md, "Responses-only models"): the advice that names the fix, or
  * undefined for any other answer.
  */
-export function responsesOnlyAdvice(route: Route, status: number, body: JsonObject): string | undefined {
+export function responsesOnlyAdvice(route: ModelRoute, status: number, body: JsonObject): string | undefined {
   if (route.protocol !== "openai-chat") return undefined;
   const message = upstreamMessage(body) ?? "";
   const refused = (status === 404 && /only supported in v1\/responses|not a chat model/i.test(message)) ||
