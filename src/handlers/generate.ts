@@ -9,7 +9,7 @@ import { checkBody } from "../protocols/checks.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import type { RelayRequest } from "../relay/request.ts";
-import { resolveRoutes } from "../relay/routing.ts";
+import { requireKind, resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
 import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
@@ -46,6 +46,7 @@ export function generate(
     exchange.session_id = sessionId(req.headers);
     const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
     const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
+    requireKind(routes, "chat", body.model as string);
     // A model served only by Responses upstreams compacts there, with the provider's own items (see compact.ts).
     const native = protocol === "openai-responses" && routes.every((route) => route.protocol === protocol);
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.

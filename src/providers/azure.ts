@@ -1,6 +1,6 @@
 /**
  * @module Azure OpenAI's v1 API as an upstream: OpenAI's paths under the resource's `/openai/v1` (Responses create and
- * compact, or Chat Completions, as the config's `api` says), the deployment name as the body's model, and the
+ * compact, or Chat Completions, as the config's `api` says, and embeddings on either), the deployment name as the body's model, and the
  * resource's key as `api-key` (never as a bearer) or a Microsoft Entra ID token as a bearer, fetched anew and the
  * request sent once more after a 401. No client header crosses; the answers are OpenAI's shapes and pass as they come.
  */
@@ -12,8 +12,8 @@ import { uploadBody } from "./upload.ts";
 
 /** The paths of each API an Azure upstream may be reached through; the v1 API has no token counting. */
 const PATHS: Record<AzureSettings["api"], Partial<Record<Operation, string>>> = {
-  responses: { generate: "/responses", compact: "/responses/compact" },
-  chat: { generate: "/chat/completions" },
+  responses: { generate: "/responses", compact: "/responses/compact", embed: "/embeddings" },
+  chat: { generate: "/chat/completions", embed: "/embeddings" },
 };
 
 /** How the gateway proves itself to the resource. */

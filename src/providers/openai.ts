@@ -3,9 +3,9 @@
  * path and its key as a bearer token. No client header crosses.
  */
 
-/** Chat completions only: such upstreams have no token-counting endpoint. */
+/** Chat completions and embeddings: such upstreams have no token-counting endpoint. */
 export const openai = {
-  paths: { generate: "/chat/completions" },
+  paths: { generate: "/chat/completions", embed: "/embeddings" },
   headers(headers: [string, string][], apiKey: string): void {
     headers.push(["authorization", `Bearer ${apiKey}`]);
   },

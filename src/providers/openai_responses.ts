@@ -3,9 +3,9 @@
  * and its key as a bearer token. No client header crosses.
  */
 
-/** Creates and compactions; the Responses API has no token-counting endpoint the gateway uses. */
+/** Creates, compactions and embeddings; the Responses API has no token-counting endpoint the gateway uses. */
 export const openaiResponses = {
-  paths: { generate: "/responses", compact: "/responses/compact" },
+  paths: { generate: "/responses", compact: "/responses/compact", embed: "/embeddings" },
   headers(headers: [string, string][], apiKey: string): void {
     headers.push(["authorization", `Bearer ${apiKey}`]);
   },

@@ -1,0 +1,180 @@
+/**
+ * @module One embeddings attempt at one deployment: the request cut into the calls its upstream's shape takes, the
+ * calls sent a few at a time under the upstream's time limits, and their answers put back in the client's order. The
+ * first call that fails ends the attempt (the others are stopped) and is classified as any answer is, so the relay
+ * fails over to the next deployment as it does for a generation.
+ */
+import { clientClosed, GatewayError } from "../core/errors.ts";
+import type { Usage } from "../core/exchange.ts";
+import { textRedactor } from "../core/redact.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
+import type { Watched } from "../core/watchdog.ts";
+import type { EmbedPart, EmbedRequest } from "../protocols/embeddings.ts";
+import { TokenUnavailable } from "../providers/token_send.ts";
+import { type EmbedResult, mergeParts } from "../translate/embeddings_answer.ts";
+import { type EmbedCall, embedCalls, embeddingShapeOf } from "../translate/embeddings_request.ts";
+import { readAnswerBytes, translatedResponse } from "./answer_body.ts";
+import { openAnswer } from "./answer_body.ts";
+import { type AttemptPlan, type AttemptResult, failed, failedAnswer } from "./outcome.ts";
+import type { RelayDeps, RelayRequest } from "./request.ts";
+import { upstreamRequestId } from "./upstream_headers.ts";
+
+/** The most calls of one request in flight at once: a large request is split, never sent all at once. */
+export const EMBED_CONCURRENCY = 4;
+
+/** What an embeddings request is, beside the relay's request. */
+export interface EmbedPlan {
+  request: EmbedRequest;
+  /** The client's name for the vector length, for a refusal to name (`dimensions`, `outputDimensionality`). */
+  dimensionsField: string;
+  /** The encoding asked of an OpenAI-shaped upstream: the client's, or floats for a client that wants floats only. */
+  encoding?: "float" | "base64";
+  /** True when the upstream's error bodies are already in the client's shape (and may pass as they are). */
+  passes(shape: string): boolean;
+  /** The answer in the client's shape. */
+  answer(result: EmbedResult): JsonObject;
+}
+
+/** A call's outcome: its part of the answer, or the attempt's failure (undefined when a sibling's failure stopped it). */
+type CallOutcome = { part: EmbedPart } | { failure?: AttemptResult };
+
+/** The attempt function the relay runs for an embeddings request. */
+export function embedAttempt(embed: EmbedPlan) {
+  return async function attempt(deps: RelayDeps, call: RelayRequest, plan: AttemptPlan): Promise<AttemptResult> {
+    const { route } = plan;
+    const name = route.upstream.name;
+    const shape = embeddingShapeOf(route.upstream.protocol, route.upstreamModel);
+    if (!shape) {
+      plan.report("neutral");
+      return failed(route, new GatewayError("unavailable", `Model "${embed.request.model}" cannot embed here`));
+    }
+    // A refusal of what this shape cannot take is the client's 400, thrown before any call.
+    const calls = embedCalls(embed.request, shape, {
+      upstreamModel: route.upstreamModel,
+      dimensionsField: embed.dimensionsField,
+      encoding: embed.encoding,
+    });
+    const transport = route.transport!;
+    const secrets = transport.secrets();
+    const controller = new AbortController();
+    const stopped = new GatewayError("upstream", "Stopped after another call of the request failed");
+    const signals = [call.req.signal, ...(deps.closing ? [deps.closing] : [])];
+    const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+    for (const signal of signals) signal.addEventListener("abort", onAbort, { once: true });
+    const passthrough = embed.passes(shape.name);
+    let failure: AttemptResult | undefined;
+    let requestId: string | undefined;
+
+    /** A call that got no answer: the client left, the gateway stops, a limit passed, or the upstream is not there. */
+    const unanswered = (err: unknown): CallOutcome => {
+      if (controller.signal.reason === stopped) return {};
+      if (call.req.signal.aborted || deps.closing?.aborted) {
+        plan.report("neutral");
+        const error = call.req.signal.aborted
+          ? clientClosed(err)
+          : new GatewayError("unavailable", "The gateway is shutting down");
+        return { failure: { ...failed(route, error), retryable: false } };
+      }
+      const reason = controller.signal.reason;
+      if (controller.signal.aborted && reason instanceof GatewayError) {
+        plan.report("model_failed");
+        return { failure: failed(route, reason) };
+      }
+      deps.log({
+        request_id: call.requestId,
+        event: "upstream_error",
+        upstream: name,
+        error: String((err as Error)?.name),
+      });
+      plan.report("upstream_failed");
+      if (err instanceof TokenUnavailable) {
+        plan.credential(err.refused ? "refused" : "unavailable");
+        return { failure: failed(route, err, { retrySame: false }) };
+      }
+      return { failure: failed(route, new GatewayError("upstream", `Cannot reach upstream "${name}"`)) };
+    };
+
+    async function send(one: EmbedCall): Promise<CallOutcome> {
+      const startedAt = deps.now().getTime();
+      const limitMs = Math.min(route.upstream.timeout_ms, route.upstream.total_timeout_ms);
+      const answerBy = deps.watchdog.now() + Math.max(1, Math.min(limitMs, plan.deadline - startedAt));
+      const waiting: Watched = {
+        check(now) {
+          if (now >= answerBy) {
+            controller.abort(new GatewayError("timeout", `Upstream "${name}" did not answer in time`));
+          }
+        },
+      };
+      deps.watchdog.watch(waiting);
+      try {
+        const res = await transport.send({
+          operation: "embed",
+          upstreamModel: route.upstreamModel,
+          body: one.body,
+          clientHeaders: call.req.headers,
+          search: "",
+          requestId: call.requestId,
+          signal: controller.signal,
+        });
+        plan.credential(res.status === 401 || res.status === 403 ? "refused" : "accepted");
+        requestId ??= upstreamRequestId(res.headers, undefined, secrets);
+        const opened = openAnswer(
+          await readAnswerBytes(res, route.upstream.max_answer_bytes, name),
+          textRedactor(secrets),
+        );
+        const body = opened.json;
+        if (controller.signal.reason === stopped) return {};
+        if (res.ok && isObject(body)) {
+          const part = shape!.read(body, one.inputs.length, res.headers);
+          if (part) return { part };
+          plan.report("model_failed");
+          const error = new GatewayError("upstream", `Upstream "${name}" answered with a body that is not embeddings`);
+          return { failure: failed(route, error) };
+        }
+        const base = { upstream: name, status: res.status, requestId };
+        return { failure: failedAnswer(deps, call, plan, { res, body, passthrough, secrets, base }) };
+      } catch (err) {
+        // An answer past max_answer_bytes is the request's: the next deployment would answer as much.
+        if (err instanceof GatewayError && !(err instanceof TokenUnavailable) && !controller.signal.aborted) {
+          plan.report("answered");
+          return { failure: failed(route, err, { retryable: false }) };
+        }
+        return unanswered(err);
+      } finally {
+        deps.watchdog.unwatch(waiting);
+      }
+    }
+
+    const parts: EmbedPart[] = new Array(calls.length);
+    let next = 0;
+    async function worker(): Promise<void> {
+      while (failure === undefined && next < calls.length) {
+        const index = next++;
+        const outcome = await send(calls[index]);
+        if ("part" in outcome) parts[index] = outcome.part;
+        else if (outcome.failure && failure === undefined) {
+          failure = outcome.failure;
+          controller.abort(stopped);
+        }
+      }
+    }
+    try {
+      await Promise.all(Array.from({ length: Math.min(EMBED_CONCURRENCY, calls.length) }, worker));
+    } finally {
+      for (const signal of signals) signal.removeEventListener("abort", onAbort);
+    }
+    if (failure) return { ...failure, requestId: failure.requestId ?? requestId };
+    plan.report("ok");
+    const result = mergeParts(calls, parts);
+    call.exchange.usage = embedUsage(result.tokens);
+    call.exchange.usage_complete = true;
+    call.exchange.answer = { model: route.upstreamModel };
+    const response = translatedResponse(embed.answer(result));
+    return { upstream: name, outcome: "ok", status: 200, retryable: false, requestId, response, fail: () => response };
+  };
+}
+
+/** An embeddings request's usage: input tokens only. */
+function embedUsage(tokens: number): Usage {
+  return { input_tokens: tokens, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+}
