@@ -49,7 +49,7 @@ upstreams:
     api: chat
     api_key_env: TEST_AZURE_KEY
     models:
-      - { id: azure-embed, upstream_id: my-embedding-deployment, kind: embedding }
+      - { id: azure-embed, upstream_id: text-embedding-3-small, kind: embedding }
   - name: gem
     protocol: gemini
     base_url: ${url}/gemini/v1beta

@@ -27,10 +27,17 @@ function openAiError(status: number, message: string, param: string | null = nul
   return Response.json({ error: { message, type: "invalid_request_error", param, code: null } }, { status });
 }
 
-/** OpenAI's /v1/embeddings, for the key `key`; `calls` gets the input count of each call. */
-export function openAiEmbeddings(key: string, calls: number[] = []): Responder {
+/**
+ * OpenAI's /v1/embeddings, for the key `key` as a bearer (or, with `accepts`, whatever credential it takes: Azure's
+ * `api-key`, an Entra token); `calls` gets the input count of each call.
+ */
+export function openAiEmbeddings(
+  key: string,
+  calls: number[] = [],
+  accepts: (headers: Headers) => boolean = (headers) => headers.get("authorization") === `Bearer ${key}`,
+): Responder {
   return ({ headers, body }) => {
-    if (headers.get("authorization") !== `Bearer ${key}`) return openAiError(401, "Incorrect API key provided");
+    if (!accepts(headers)) return openAiError(401, "Incorrect API key provided");
     if (!body || typeof body.model !== "string") return openAiError(400, "you must provide a model parameter");
     const input = body.input;
     const inputs: unknown[] = typeof input === "string"
