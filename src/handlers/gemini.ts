@@ -23,7 +23,9 @@ function geminiModel(model: ModelInfo): JsonObject {
     description: `${model.display_name}, served by ${model.owned_by} through the gateway`,
     inputTokenLimit: model.context_window,
     outputTokenLimit: model.max_output_tokens,
-    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+    supportedGenerationMethods: model.kind === "embedding"
+      ? ["embedContent", "batchEmbedContents"]
+      : ["generateContent", "streamGenerateContent", "countTokens"],
   };
 }
 

@@ -42,6 +42,8 @@ export interface ModelInfo {
   /** The most tokens a prompt may have, and the most the model answers with (its first entry's, else the defaults). */
   context_window: number;
   max_output_tokens: number;
+  /** What it does: answers, or embeddings (the Gemini listing names the methods that serve it). */
+  kind: ModelKind;
 }
 
 /** What a model's listing says when its config does not: a common context window and a modest output. */
@@ -122,6 +124,7 @@ export function buildRouteTable(
           owned_by: upstream.name,
           context_window: ("context_window" in model && model.context_window) || DEFAULT_CONTEXT_WINDOW,
           max_output_tokens: route.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+          kind: route.kind,
         });
       }
     }

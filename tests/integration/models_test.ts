@@ -149,7 +149,7 @@ Deno.test("unknown paths answer 404 in the Anthropic shape under /v1/messages an
   const messages = await fetch(`${gw.url}/v1/messages/batches`, { method: "POST" });
   assert.equal(messages.status, 404);
   assert.equal((await messages.json()).error.type, "not_found_error");
-  const other = await fetch(`${gw.url}/v1/embeddings`, { method: "POST" });
+  const other = await fetch(`${gw.url}/v1/audio/speech`, { method: "POST" });
   assert.equal(other.status, 404);
   assert.equal((await other.json()).error.type, "invalid_request_error");
   const wrongMethod = await fetch(`${gw.url}/v1/messages`);
