@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { requestLog, usageTotals } from "../../src/usage/query.ts";
+import { open, signIn } from "../_console.ts";
 import { embeddingsGateway, mountOpenAi } from "../_embeddings_gateway.ts";
 import { tokensFor, vectorFor } from "../_fake_embeddings.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
@@ -208,4 +209,21 @@ Deno.test("a token over its tokens_per_minute is refused embeddings with a 429 b
     (err: InstanceType<typeof OpenAI.APIError>) => err.status === 429 && /tokens_per_minute = 300/.test(err.message),
   );
   assert.equal(upstream.requests.length, 1);
+});
+
+Deno.test("the console's usage and request log show embeddings beside generations", async () => {
+  await using upstream = fakeUpstream();
+  mountOpenAi(upstream);
+  await using gw = await embeddingsGateway({ url: upstream.url }, { admin: true, now: frozenClock() });
+  await sdk(gw.url, gw.tokens.default).embeddings.create({ model: "embed-small", input: ["x".repeat(4000)] });
+  await gw.flush();
+  const cookie = await signIn(gw);
+  const chart = (await open(gw, "/ui/usage?by=model&metric=input_tokens", cookie)).text;
+  assert.ok(chart.includes("embed-small"), "the usage page names the embedding model");
+  const day = gw.deps.now().toISOString().slice(0, 10);
+  const csv = await (await fetch(`${gw.url}/ui/usage.csv?by=model&since=${day}&until=${day}`, { headers: { cookie } }))
+    .text();
+  assert.ok(csv.includes(`"embed-small","1","0","0","1000","0"`), csv);
+  const log = (await open(gw, "/ui/requests", cookie)).text;
+  assert.ok(log.includes("embed-small"));
 });
