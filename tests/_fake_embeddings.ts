@@ -166,3 +166,30 @@ export function bedrockEmbedding(model: string, body: Obj, calls: number[] = [])
     { headers: { "x-amzn-bedrock-input-token-count": String(tokens) } },
   );
 }
+
+/** Vertex AI's `:predict` for Google's embedding models: gemini-embedding takes one instance a call, others 250. */
+export function vertexPredictEmbed(calls: number[] = []): Responder {
+  return ({ path, body }) => {
+    const model = /\/models\/([^/:]+):predict$/.exec(path)?.[1] ?? "";
+    const instances = body?.instances;
+    const most = model.startsWith("gemini-embedding") ? 1 : 250;
+    if (!Array.isArray(instances) || instances.length === 0) return googleError(400, "instances is required");
+    if (instances.length > most) {
+      return googleError(400, `Unable to submit request because the model supports up to ${most} instances`);
+    }
+    if (instances.some((one) => typeof (one as Obj).content !== "string")) {
+      return googleError(400, "instances[].content is required");
+    }
+    calls.push(instances.length);
+    const parameters = (body?.parameters ?? {}) as Obj;
+    const length = typeof parameters.outputDimensionality === "number" ? parameters.outputDimensionality : 8;
+    return Response.json({
+      predictions: (instances as Obj[]).map((one) => ({
+        embeddings: {
+          values: vectorFor(one.content, length),
+          statistics: { truncated: false, token_count: tokensFor(one.content) },
+        },
+      })),
+    });
+  };
+}

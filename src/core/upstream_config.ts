@@ -61,8 +61,8 @@ function embeddingsServed(
   });
 }
 
-/** The upstream kinds whose embeddings the gateway does not reach (Vertex AI's embeddings have a shape of their own). */
-const NO_EMBEDDINGS = new Set(["anthropic", "anthropic-vertex", "gemini-vertex", "demo"]);
+/** The upstream kinds without an embeddings API (Claude on Vertex is a partner model: it has none). */
+const NO_EMBEDDINGS = new Set(["anthropic", "anthropic-vertex", "demo"]);
 
 /** The Bedrock model ids whose embedding bodies the gateway speaks (an inference profile's geography allowed). */
 export const BEDROCK_EMBEDDINGS = /^(?:[a-z-]+\.)?(?:amazon\.titan-embed-text-v2|cohere\.embed-)/;

@@ -35,7 +35,7 @@ export interface EmbedPart {
 }
 
 /** The embeddings shapes upstreams speak. */
-export type EmbeddingShapeName = "openai" | "gemini" | "titan" | "cohere" | "cohere-v4";
+export type EmbeddingShapeName = "openai" | "gemini" | "vertex" | "titan" | "cohere" | "cohere-v4";
 
 /** What the gateway knows of one upstream embeddings shape. */
 export interface EmbeddingShape {

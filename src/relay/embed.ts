@@ -13,8 +13,7 @@ import type { EmbedPart, EmbedRequest } from "../protocols/embeddings.ts";
 import { TokenUnavailable } from "../providers/token_send.ts";
 import { type EmbedResult, mergeParts } from "../translate/embeddings_answer.ts";
 import { type EmbedCall, embedCalls, embeddingShapeOf } from "../translate/embeddings_request.ts";
-import { readAnswerBytes, translatedResponse } from "./answer_body.ts";
-import { openAnswer } from "./answer_body.ts";
+import { openAnswer, passedResponse, readAnswerBytes, translatedResponse } from "./answer_body.ts";
 import { type AttemptPlan, type AttemptResult, failed, failedAnswer } from "./outcome.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
 import { upstreamRequestId } from "./upstream_headers.ts";
@@ -33,6 +32,11 @@ export interface EmbedPlan {
   passes(shape: string): boolean;
   /** The answer in the client's shape. */
   answer(result: EmbedResult): JsonObject;
+  /**
+   * True when the one answer of a request sent in one call, from an upstream of the client's own shape, may pass to
+   * the client as it came (its vectors already in the encoding asked, its tokens counted), as any passthrough does.
+   */
+  verbatim?(part: EmbedPart): boolean;
 }
 
 /** A call's outcome: its part of the answer, or the attempt's failure (undefined when a sibling's failure stopped it). */
@@ -64,6 +68,8 @@ export function embedAttempt(embed: EmbedPlan) {
     const passthrough = embed.passes(shape.name);
     let failure: AttemptResult | undefined;
     let requestId: string | undefined;
+    // The upstream's answer text, when it passes to the client unchanged.
+    let passed: string | undefined;
 
     /** A call that got no answer: the client left, the gateway stops, a limit passed, or the upstream is not there. */
     const unanswered = (err: unknown): CallOutcome => {
@@ -126,6 +132,8 @@ export function embedAttempt(embed: EmbedPlan) {
         if (controller.signal.reason === stopped) return {};
         if (res.ok && isObject(body)) {
           const part = shape!.read(body, one.inputs.length, res.headers);
+          if (part && passthrough && calls.length === 1 && embed.verbatim?.(part)) passed = opened.text;
+          opened.release();
           if (part) return { part };
           plan.report("model_failed");
           const error = new GatewayError("upstream", `Upstream "${name}" answered with a body that is not embeddings`);
@@ -169,7 +177,7 @@ export function embedAttempt(embed: EmbedPlan) {
     call.exchange.usage = embedUsage(result.tokens);
     call.exchange.usage_complete = true;
     call.exchange.answer = { model: route.upstreamModel };
-    const response = translatedResponse(embed.answer(result));
+    const response = passed !== undefined ? passedResponse(passed, 200) : translatedResponse(embed.answer(result));
     return { upstream: name, outcome: "ok", status: 200, retryable: false, requestId, response, fail: () => response };
   };
 }

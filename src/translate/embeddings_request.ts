@@ -1,7 +1,7 @@
 /**
  * @module An embeddings request in each upstream's shape: which shape an upstream kind and model speak, the request's
  * inputs cut into calls of at most the shape's batch, and each call's body (OpenAI's, Gemini's batchEmbedContents,
- * Titan's, Cohere's). What a shape cannot take (token ids, a vector length) is a 400 naming the field, before any
+ * Vertex AI's predict, Titan's, Cohere's). What a shape cannot take (token ids, a vector length) is a 400 naming the field, before any
  * call. Pure.
  */
 import type { UpstreamConfig } from "../core/config.ts";
@@ -11,6 +11,7 @@ import { bedrockEmbeddingShape } from "../protocols/bedrock_embeddings.ts";
 import type { EmbeddingShape, EmbedInput, EmbedRequest } from "../protocols/embeddings.ts";
 import { geminiEmbeddingShape } from "../protocols/gemini_embeddings.ts";
 import { openAiEmbeddingShape } from "../protocols/openai_embeddings.ts";
+import { vertexEmbeddingShape } from "../protocols/vertex_embeddings.ts";
 
 /** The embeddings shape of a model on an upstream kind; undefined for a kind without embeddings. */
 export function embeddingShapeOf(kind: UpstreamConfig["protocol"], upstreamModel: string): EmbeddingShape | undefined {
@@ -21,6 +22,8 @@ export function embeddingShapeOf(kind: UpstreamConfig["protocol"], upstreamModel
       return openAiEmbeddingShape;
     case "gemini":
       return geminiEmbeddingShape;
+    case "gemini-vertex":
+      return vertexEmbeddingShape(upstreamModel);
     case "anthropic-bedrock":
       return bedrockEmbeddingShape(upstreamModel);
     default:
@@ -107,6 +110,15 @@ function bodyOf(
           return one;
         }),
       };
+    case "vertex": {
+      const instances = texts.map((content) => {
+        const one: JsonObject = { content };
+        if (request.task !== undefined) one.task_type = request.task;
+        if (request.title !== undefined) one.title = request.title;
+        return one;
+      });
+      return dimensions === undefined ? { instances } : { instances, parameters: { outputDimensionality: dimensions } };
+    }
     case "titan":
       return dimensions === undefined ? { inputText: texts[0] } : { inputText: texts[0], dimensions };
     case "cohere":

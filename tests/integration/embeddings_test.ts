@@ -28,7 +28,8 @@ Deno.test("the OpenAI SDK's embeddings: base64 by default and floats decode to t
   for (const answer of [base64, floats]) {
     assert.deepEqual(answer.data.map((d) => d.embedding), inputs.map((text) => vectorFor(text)));
     assert.deepEqual(answer.data.map((d) => d.index), [0, 1, 2]);
-    assert.equal(answer.model, "embed-small");
+    // One call to an upstream of the client's shape: its answer passes as it came, with the upstream's model id.
+    assert.equal(answer.model, "text-embedding-3-small");
     const tokens = inputs.reduce((sum, text) => sum + tokensFor(text), 0);
     assert.deepEqual(answer.usage, { prompt_tokens: tokens, total_tokens: tokens });
   }
@@ -226,4 +227,26 @@ Deno.test("the console's usage and request log show embeddings beside generation
   assert.ok(csv.includes(`"embed-small","1","0","0","1000","0"`), csv);
   const log = (await open(gw, "/ui/requests", cookie)).text;
   assert.ok(log.includes("embed-small"));
+});
+
+Deno.test("a compatible service that answers floats to base64 is encoded by the gateway, so the SDK decodes it right", async () => {
+  await using upstream = fakeUpstream();
+  // Like some OpenAI-compatible servers, it ignores encoding_format and always answers floats.
+  upstream.routes.set("POST /oai/v1/embeddings", ({ body }) =>
+    jsonReply({
+      object: "list",
+      data: (body!.input as string[]).map((text, index) => ({
+        object: "embedding",
+        index,
+        embedding: vectorFor(text),
+      })),
+      model: "compat",
+      usage: { prompt_tokens: 2, total_tokens: 2 },
+    }));
+  await using gw = await embeddingsGateway({ url: upstream.url });
+  const raw = await (await gw.post("/v1/embeddings", { model: "embed-small", input: ["a"], encoding_format: "base64" }))
+    .json();
+  assert.equal(typeof raw.data[0].embedding, "string");
+  const answer = await sdk(gw.url, gw.tokens.default).embeddings.create({ model: "embed-small", input: ["a", "b"] });
+  assert.deepEqual(answer.data.map((d) => d.embedding), [vectorFor("a"), vectorFor("b")]);
 });

@@ -27,6 +27,8 @@ const SHAPES = [
   { kind: "anthropic-bedrock", model: "cohere.embed-multilingual-v3", want: "cohere", batch: 96 },
   { kind: "anthropic-bedrock", model: "eu.cohere.embed-v4:0", want: "cohere-v4", batch: 96 },
   { kind: "anthropic-bedrock", model: "anthropic.claude-sonnet-4-5", want: undefined, batch: 0 },
+  { kind: "gemini-vertex", model: "gemini-embedding-001", want: "vertex", batch: 1 },
+  { kind: "gemini-vertex", model: "text-embedding-005", want: "vertex", batch: 250 },
   { kind: "anthropic", model: "claude-x", want: undefined, batch: 0 },
 ] as const;
 
