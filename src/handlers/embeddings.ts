@@ -6,7 +6,7 @@
  */
 import { readJsonBody } from "../core/request_body.ts";
 import type { JsonObject, Protocol } from "../core/types.ts";
-import type { EmbedPart, EmbedRequest } from "../protocols/embeddings.ts";
+import type { EmbedRequest } from "../protocols/embeddings.ts";
 import { readGeminiEmbedRequest } from "../protocols/gemini_embeddings.ts";
 import { readOpenAiEmbedRequest } from "../protocols/openai_embeddings.ts";
 import { type EmbedResult, geminiEmbedAnswer, openAiEmbedAnswer } from "../translate/embeddings_answer.ts";
@@ -29,8 +29,6 @@ interface EmbedClient {
   encoding?: "float";
   read(body: JsonObject): EmbedRequest;
   answer(request: EmbedRequest, result: EmbedResult): JsonObject;
-  /** Whether an upstream answer in its own shape may pass as it came (see relay/embed.ts). */
-  verbatim?(request: EmbedRequest, part: EmbedPart): boolean;
 }
 
 /** POST /v1/embeddings. */
@@ -42,11 +40,6 @@ export function openAiEmbeddings(req: Request, ctx: RequestContext): Promise<Res
     own: "openai",
     read: readOpenAiEmbedRequest,
     answer: openAiEmbedAnswer,
-    verbatim: (request, part) =>
-      part.tokens !== undefined &&
-      part.vectors.every((vector) =>
-        request.encoding === "base64" ? typeof vector === "string" : Array.isArray(vector)
-      ),
   });
 }
 
@@ -89,7 +82,6 @@ async function embed(req: Request, ctx: RequestContext, client: EmbedClient): Pr
     encoding: client.encoding,
     passes: (shape: string) => shape === client.own,
     answer: (result: EmbedResult) => client.answer(request, result),
-    verbatim: client.verbatim && ((part: EmbedPart) => client.verbatim!(request, part)),
   };
   return await relay(ctx.deps, {
     routes,

@@ -76,6 +76,15 @@ export function decodeVector(text: string): number[] | undefined {
   return out;
 }
 
+/** True for standard base64 of whole float32 values, padded (the runtime's decoder checks it; a regex is far slower). */
+function isBase64(text: string): boolean {
+  try {
+    return Uint8Array.fromBase64(text, { lastChunkHandling: "strict" }).length % 4 === 0;
+  } catch {
+    return false;
+  }
+}
+
 /** True for an array of numbers (a vector as JSON floats). */
 export function isNumbers(value: unknown): value is number[] {
   if (!Array.isArray(value)) return false;
@@ -93,7 +102,7 @@ export function vectorsOf(
   const out: Vector[] = [];
   for (const item of items) {
     const vector = pick(item);
-    if (!isNumbers(vector) && typeof vector !== "string") return undefined;
+    if (!isNumbers(vector) && !(typeof vector === "string" && isBase64(vector))) return undefined;
     out.push(vector);
   }
   return out;

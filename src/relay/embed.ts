@@ -9,11 +9,11 @@ import type { Usage } from "../core/exchange.ts";
 import { textRedactor } from "../core/redact.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import type { Watched } from "../core/watchdog.ts";
-import type { EmbedPart, EmbedRequest } from "../protocols/embeddings.ts";
+import type { EmbeddingShape, EmbedPart, EmbedRequest, Vector } from "../protocols/embeddings.ts";
 import { TokenUnavailable } from "../providers/token_send.ts";
 import { type EmbedResult, mergeParts } from "../translate/embeddings_answer.ts";
 import { type EmbedCall, embedCalls, embeddingShapeOf } from "../translate/embeddings_request.ts";
-import { openAnswer, passedResponse, readAnswerBytes, translatedResponse } from "./answer_body.ts";
+import { type AnswerBytes, openAnswer, readAnswerBytes, translatedResponse } from "./answer_body.ts";
 import { type AttemptPlan, type AttemptResult, failed, failedAnswer } from "./outcome.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
 import { upstreamRequestId } from "./upstream_headers.ts";
@@ -32,11 +32,6 @@ export interface EmbedPlan {
   passes(shape: string): boolean;
   /** The answer in the client's shape. */
   answer(result: EmbedResult): JsonObject;
-  /**
-   * True when the one answer of a request sent in one call, from an upstream of the client's own shape, may pass to
-   * the client as it came (its vectors already in the encoding asked, its tokens counted), as any passthrough does.
-   */
-  verbatim?(part: EmbedPart): boolean;
 }
 
 /** A call's outcome: its part of the answer, or the attempt's failure (undefined when a sibling's failure stopped it). */
@@ -61,19 +56,16 @@ export function embedAttempt(embed: EmbedPlan) {
     const transport = route.transport!;
     const secrets = transport.secrets();
     const controller = new AbortController();
-    const stopped = new GatewayError("upstream", "Stopped after another call of the request failed");
     const signals = [call.req.signal, ...(deps.closing ? [deps.closing] : [])];
     const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
     for (const signal of signals) signal.addEventListener("abort", onAbort, { once: true });
     const passthrough = embed.passes(shape.name);
     let failure: AttemptResult | undefined;
     let requestId: string | undefined;
-    // The upstream's answer text, when it passes to the client unchanged.
-    let passed: string | undefined;
 
     /** A call that got no answer: the client left, the gateway stops, a limit passed, or the upstream is not there. */
     const unanswered = (err: unknown): CallOutcome => {
-      if (controller.signal.reason === stopped) return {};
+      if (controller.signal.reason === STOPPED) return {};
       if (call.req.signal.aborted || deps.closing?.aborted) {
         plan.report("neutral");
         const error = call.req.signal.aborted
@@ -124,21 +116,17 @@ export function embedAttempt(embed: EmbedPlan) {
         });
         plan.credential(res.status === 401 || res.status === 403 ? "refused" : "accepted");
         requestId ??= upstreamRequestId(res.headers, undefined, secrets);
-        const opened = openAnswer(
-          await readAnswerBytes(res, route.upstream.max_answer_bytes, name),
-          textRedactor(secrets),
-        );
-        const body = opened.json;
-        if (controller.signal.reason === stopped) return {};
-        if (res.ok && isObject(body)) {
-          const part = shape!.read(body, one.inputs.length, res.headers);
-          if (part && passthrough && calls.length === 1 && embed.verbatim?.(part)) passed = opened.text;
-          opened.release();
+        const read = await readAnswerBytes(res, route.upstream.max_answer_bytes, name);
+        if (controller.signal.reason === STOPPED) return {};
+        if (res.ok) {
+          const part = readPart(read, { shape: shape!, count: one.inputs.length, headers: res.headers, secrets });
           if (part) return { part };
           plan.report("model_failed");
           const error = new GatewayError("upstream", `Upstream "${name}" answered with a body that is not embeddings`);
           return { failure: failed(route, error) };
         }
+        // An error's text may quote a key: it is read only with every form of the upstream's secrets taken out.
+        const body = openAnswer(read, textRedactor(secrets)).json;
         const base = { upstream: name, status: res.status, requestId };
         return { failure: failedAnswer(deps, call, plan, { res, body, passthrough, secrets, base }) };
       } catch (err) {
@@ -162,7 +150,7 @@ export function embedAttempt(embed: EmbedPlan) {
         if ("part" in outcome) parts[index] = outcome.part;
         else if (outcome.failure && failure === undefined) {
           failure = outcome.failure;
-          controller.abort(stopped);
+          controller.abort(STOPPED);
         }
       }
     }
@@ -177,9 +165,52 @@ export function embedAttempt(embed: EmbedPlan) {
     call.exchange.usage = embedUsage(result.tokens);
     call.exchange.usage_complete = true;
     call.exchange.answer = { model: route.upstreamModel };
-    const response = passed !== undefined ? passedResponse(passed, 200) : translatedResponse(embed.answer(result));
+    const response = answerResponse(embed.answer(result), result);
     return { upstream: name, outcome: "ok", status: 200, retryable: false, requestId, response, fail: () => response };
   };
+}
+
+/** The shortest secret looked for in a base64 vector. */
+const MIN_SECRET = 8;
+
+/** What stops the calls still running once one has failed (the reason their aborts carry). */
+const STOPPED = Object.freeze({ stopped: "another call of the request failed" });
+
+/**
+ * One call's successful answer as its part of the result, or undefined when it is not one. Its text is parsed without
+ * the redaction an error's gets (a scan of every form of every secret over a large answer): what reaches the client
+ * of it is only its vectors, numbers or base64 (checked), and a base64 one that holds an upstream secret is refused.
+ */
+function readPart(
+  read: AnswerBytes,
+  { shape, count, headers, secrets }: { shape: EmbeddingShape; count: number; headers: Headers; secrets: string[] },
+): EmbedPart | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(read.bytes));
+  } catch {
+    return undefined;
+  }
+  read.bytes = undefined;
+  const part = isObject(body) ? shape.read(body, count, headers) : undefined;
+  // A secret of a few characters is found in any long base64 text by chance; it would be no secret a leak could tell.
+  const leaks = (vector: Vector) =>
+    typeof vector === "string" && secrets.some((s) => s.length >= MIN_SECRET && vector.includes(s));
+  return part && !part.vectors.some(leaks) ? part : undefined;
+}
+
+/** The size past which an answer is written out piece by piece rather than as one text (its characters, about). */
+const WHOLE_ANSWER_CHARS = 8 * 1024 * 1024;
+
+/**
+ * The client's response: an answer of ordinary size as one text (the runtime's serializer is several times faster than
+ * writing pieces), a very large one (thousands of long float vectors) piece by piece, so it is never held twice.
+ */
+function answerResponse(value: JsonObject, result: EmbedResult): Response {
+  let chars = 0;
+  for (const vector of result.vectors) chars += typeof vector === "string" ? vector.length : vector.length * 24;
+  if (chars > WHOLE_ANSWER_CHARS) return translatedResponse(value);
+  return new Response(JSON.stringify(value), { headers: { "content-type": "application/json" } });
 }
 
 /** An embeddings request's usage: input tokens only. */

@@ -28,8 +28,7 @@ Deno.test("the OpenAI SDK's embeddings: base64 by default and floats decode to t
   for (const answer of [base64, floats]) {
     assert.deepEqual(answer.data.map((d) => d.embedding), inputs.map((text) => vectorFor(text)));
     assert.deepEqual(answer.data.map((d) => d.index), [0, 1, 2]);
-    // One call to an upstream of the client's shape: its answer passes as it came, with the upstream's model id.
-    assert.equal(answer.model, "text-embedding-3-small");
+    assert.equal(answer.model, "embed-small");
     const tokens = inputs.reduce((sum, text) => sum + tokensFor(text), 0);
     assert.deepEqual(answer.usage, { prompt_tokens: tokens, total_tokens: tokens });
   }
@@ -249,4 +248,23 @@ Deno.test("a compatible service that answers floats to base64 is encoded by the 
   assert.equal(typeof raw.data[0].embedding, "string");
   const answer = await sdk(gw.url, gw.tokens.default).embeddings.create({ model: "embed-small", input: ["a", "b"] });
   assert.deepEqual(answer.data.map((d) => d.embedding), [vectorFor("a"), vectorFor("b")]);
+});
+
+Deno.test("an answer whose vector is not base64, or quotes the upstream's key, reaches the client as a 502 only", async () => {
+  const key = "UpstreamOpenAiKeyInBase64Alphabet0123456789ab";
+  for (const embedding of ["not base64!", `${key}AAAA`]) {
+    await using upstream = fakeUpstream();
+    upstream.routes.set("POST /oai/v1/embeddings", () =>
+      jsonReply({
+        object: "list",
+        data: [{ object: "embedding", index: 0, embedding }],
+        usage: { prompt_tokens: 1, total_tokens: 1 },
+      }));
+    await using gw = await embeddingsGateway({ url: upstream.url }, { env: { TEST_OPENAI_KEY: key } });
+    const res = await gw.post("/v1/embeddings", { model: "embed-small", input: "x", encoding_format: "base64" });
+    assert.equal(res.status, 502);
+    const text = await res.text();
+    assert.ok(!text.includes(key), text);
+    assert.match(text, /answered with a body that is not embeddings/);
+  }
 });
