@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { BudgetSchema } from "./money.ts";
-import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
+import { sameKinds, type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
 import { AuthSchema } from "./auth_config.ts";
 import { McpGrantSchema, McpServerSchema, McpSettingsSchema } from "./mcp_config.ts";
 import { parseRange } from "./addresses.ts";
@@ -189,7 +189,7 @@ export const ConfigSchema = z.strictObject({
   audit: Audit.default(Audit.parse({})),
   console: Console.default(Console.parse({})),
   auth: AuthSchema.default(AuthSchema.parse({})),
-  upstreams: z.array(UpstreamSchema).min(1),
+  upstreams: z.array(UpstreamSchema).min(1).superRefine(sameKinds),
   groups: z.array(Group).min(1),
   /** The team's MCP servers, served to tokens through /mcp as their group's `mcp` allows. */
   mcp_servers: z.array(McpServerSchema).default([]),

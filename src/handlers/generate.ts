@@ -10,7 +10,7 @@ import { checkBody } from "../protocols/checks.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import type { RelayRequest } from "../relay/request.ts";
-import { type ModelRoute, resolveRoutes } from "../relay/routing.ts";
+import { type ModelRoute, requireKind, resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
 import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
@@ -58,6 +58,7 @@ export function generate(
     const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
     const resolved = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
     const routes = options.narrow ? await options.narrow(ctx, principal, body, resolved) : resolved;
+    requireKind(routes, "chat", body.model as string);
     // A model served only by Responses upstreams compacts there, with the provider's own items (see compact.ts).
     const native = protocol === "openai-responses" && routes.every((route) => route.protocol === protocol);
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
