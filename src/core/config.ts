@@ -9,6 +9,7 @@ import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
 import { AuthSchema } from "./auth_config.ts";
 import { McpGrantSchema, McpServerSchema, McpSettingsSchema } from "./mcp_config.ts";
 import { parseRange } from "./addresses.ts";
+import { GuardrailSchema } from "./guardrail_config.ts";
 
 const Positive = z.number().int().positive();
 
@@ -37,6 +38,8 @@ const Group = z.strictObject({
   limits: LimitsSchema.optional(),
   /** The MCP servers (and their tools, prompts and resources) the group's tokens may use through /mcp. */
   mcp: McpGrantSchema.optional(),
+  /** The `guardrails` rules applied to the group's requests and tool calls, in order. */
+  guardrails: z.array(z.string()).optional(),
 });
 
 const Usage = z.strictObject({
@@ -193,6 +196,8 @@ export const ConfigSchema = z.strictObject({
   /** The team's MCP servers, served to tokens through /mcp as their group's `mcp` allows. */
   mcp_servers: z.array(McpServerSchema).default([]),
   mcp: McpSettingsSchema.default(McpSettingsSchema.parse({})),
+  /** Rules that keep secrets and personal data from leaving, named by the groups they apply to (see guardrails.md). */
+  guardrails: z.array(GuardrailSchema).default([]),
 });
 
 /** The validated config, with defaults applied. */
