@@ -11,6 +11,7 @@ import type { ResponseStore } from "../conversations/store.ts";
 import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
 import type { Config } from "../core/config.ts";
 import type { Exchange, Observer } from "../core/exchange.ts";
+import type { Guardrails } from "../core/guard_book.ts";
 import type { Peer } from "../core/peer.ts";
 import type { Principal } from "../core/principal.ts";
 import type { ServedProtocol } from "../core/types.ts";
@@ -67,6 +68,8 @@ export interface Deps {
   mcp: McpHub;
   /** The OAuth authorization server of /mcp: its settings, its fetch, its audit sink and counts. */
   oauth: OAuthServer;
+  /** The groups' guardrails, and what their webhooks are called with; absent, no request is checked. */
+  guardrails?: Guardrails;
   /** True when the runtime records each request's URL in a trace (OTEL_DENO on): no credential may ride in it. */
   urlTraced?: boolean;
 }

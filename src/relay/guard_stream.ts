@@ -1,0 +1,83 @@
+/**
+ * @module The guardrails' transform of a client's stream, one separate step after the relay: the client protocol's
+ * events parsed, each text channel masked and its placeholders restored as it passes (guard_events.ts), holding back
+ * only the end of a text that could still begin a match, so a match split across any two events or reads is caught;
+ * a blocking rule's match ends the stream with the protocol's error event before the match goes out.
+ */
+import { GatewayError } from "../core/errors.ts";
+import { encodeSse, SseParser } from "../core/sse.ts";
+import type { GuardRun, ScanRule } from "../core/text_scan.ts";
+import type { Protocol } from "../core/types.ts";
+import { errorEvents } from "../protocols/client_errors.ts";
+import { eventGuard, eventOf } from "./guard_events.ts";
+
+const encoder = new TextEncoder();
+
+/** The transform of one answer's stream in `protocol`. */
+export function guardStream(
+  protocol: Protocol,
+  rules: readonly ScanRule[],
+  run: GuardRun,
+): TransformStream<Uint8Array, Uint8Array> {
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  const guard = eventGuard(protocol, rules, run);
+  // True where the bytes so far end an event: a keep-alive comment there passes as it is.
+  let between = true;
+  let failed = false;
+
+  function events(text: string): string {
+    let out = "";
+    for (const message of parser.push(text)) {
+      if (message.data === "[DONE]") {
+        for (const end of guard.end?.() ?? []) out += encodeSse(eventOf(end.event, end.value));
+        out += encodeSse(message);
+        continue;
+      }
+      let value: unknown;
+      try {
+        value = JSON.parse(message.data);
+      } catch {
+        out += encodeSse(message);
+        continue;
+      }
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        out += encodeSse(message);
+        continue;
+      }
+      for (const next of guard.next(message.event, value as Record<string, unknown>)) {
+        out += encodeSse(eventOf(next.event, next.value));
+      }
+    }
+    return out;
+  }
+
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      if (failed) return;
+      const text = decoder.decode(chunk, { stream: true });
+      if (between && text.startsWith(":") && text.endsWith("\n\n")) {
+        controller.enqueue(chunk);
+        return;
+      }
+      between = text.endsWith("\n\n");
+      try {
+        const out = events(text);
+        if (out !== "") controller.enqueue(encoder.encode(out));
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err;
+        // A blocking rule's match: the events before it went out, the match never does.
+        failed = true;
+        const sent = errorEvents(err, protocol).map((message) => encodeSse(message)).join("");
+        controller.enqueue(encoder.encode(sent));
+        controller.terminate();
+      }
+    },
+    flush(controller) {
+      if (failed) return;
+      let out = events(decoder.decode() + "\n\n");
+      for (const end of guard.end?.() ?? []) out += encodeSse(eventOf(end.event, end.value));
+      if (out !== "") controller.enqueue(encoder.encode(out));
+    },
+  });
+}
