@@ -2,6 +2,7 @@
  * @module What the usage recorder writes of one finished request: its request-log entry (no prompt or completion
  * text), the counters it adds to the per-day aggregates, and the KV keys of both.
  */
+import type { GuardHit } from "../core/text_scan.ts";
 import type { Exchange } from "../core/exchange.ts";
 import { formatMoney, parseMoney } from "../core/money.ts";
 import { costOf, isUnpriced } from "./cost.ts";
@@ -44,6 +45,8 @@ export interface RequestLogEntry {
   unpriced: boolean;
   /** Set for a call of an MCP tool (route /mcp), which has no model: what was called and how it went. */
   tool?: ToolCallEntry;
+  /** The guardrails' hits: per rule, kind, action and scope, how many matches; never the matched text. */
+  guardrails?: GuardHit[];
 }
 
 /** A call of an MCP tool as the log keeps it: never its arguments or its result. */
@@ -152,6 +155,7 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     cost: formatMoney(costOf(usage, exchange.price)),
     unpriced: isUnpriced(exchange),
   };
+  if (exchange.guardrails?.length) entry.guardrails = exchange.guardrails.map((hit) => ({ ...hit }));
   if (toolCall) {
     const mcp = exchange.mcp!;
     entry.tool = {

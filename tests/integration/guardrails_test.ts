@@ -47,7 +47,7 @@ function openaiClient(url: string, token: string): OpenAI {
 Deno.test("guardrails: each kind is masked on input, the upstream sees placeholders only, and restore gives the secrets back", async () => {
   await using upstream = fakeUpstream();
   echoing(upstream);
-  await using gw = await startGateway(upstream.url, { configYaml: guardedConfig(upstream.url) });
+  await using gw = await startGateway(upstream.url, { configYaml: guardedConfig(upstream.url), admin: true });
   const client = anthropicClient(gw.url, gw.tokens.default);
   const message = await client.messages.create({
     model: "claude-test",
@@ -74,7 +74,19 @@ Deno.test("guardrails: each kind is masked on input, the upstream sees placehold
   const hits = new Map(exchange.guardrails!.map((hit) => [`${hit.rule}/${hit.kind}/${hit.scope}`, hit]));
   assert.equal(hits.get("no-secrets/github_token/input")?.count, 2);
   assert.equal(hits.get("pii/card/input")?.action, "mask");
-  const record = JSON.stringify([gw.logs, gw.exchanges]);
+  // The request log, the log line and the metric say what was done, and none of them holds a match.
+  await gw.flush();
+  const log = (await (await gw.admin("GET", "/admin/requests?limit=1")).json()).data[0];
+  assert.deepEqual(log.guardrails, exchange.guardrails);
+  const line = gw.logs.find((entry) => entry.guardrails !== undefined)!;
+  assert.deepEqual(line.guardrails, exchange.guardrails);
+  const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+  assert.match(
+    metrics,
+    /modelgate_guardrail_hits_total\{rule="no-secrets",kind="github_token",action="mask",scope="input"\} 2/,
+  );
+  assert.match(metrics, /modelgate_guardrail_hits_total\{rule="pii",kind="iban",action="mask",scope="input"\} 1/);
+  const record = JSON.stringify([gw.logs, gw.exchanges, log, metrics]);
   for (const [kind, value] of Object.entries(SAMPLES)) assert.ok(!record.includes(value), `${kind} in the log`);
 });
 
