@@ -45,6 +45,11 @@ export interface GuardRun {
   restores: Map<string, string>;
   /** The keyed tag of a match (6 hex digits): the same text, the same tag, while the gateway's key lasts. */
   tag(text: string): string;
+  /**
+   * Set when a blocking rule's match turned up in a text scanned in pieces: what came before it went out, and the
+   * stream must end with this refusal before anything more does.
+   */
+  blocked?: GatewayError;
 }
 
 /** Where text is scanned: its scope, and whether it is JSON string content (tool-call arguments as text). */
@@ -220,15 +225,24 @@ export function textChannel(rules: readonly ScanRule[], run: GuardRun, place: Sc
       if (end > offset && code >= 0xdc00 && code <= 0xdfff) end--;
       end = Math.max(end, offset);
     }
+    const stop = found.find((item) => item.rule.action === "block" && item.end <= end);
+    if (stop) {
+      // Text before the match still goes out; the match and all after it never do.
+      const out = rewrite(full, offset, stop.start, found.filter((item) => item.end <= stop.start), run, place);
+      countHit(run, { rule: stop.rule.name, kind: stop.kind, action: "block", scope: place.scope });
+      run.blocked = guardBlocked(stop.rule.name, place.scope, `holds ${stop.kind}`);
+      held = "";
+      return out;
+    }
     const out = rewrite(full, offset, end, found.filter((item) => item.end <= end), run, place);
     held = full.slice(end);
     if (end > offset) before = full[end - 1];
     return out;
   }
   return {
-    push: (piece) => piece === "" && held === "" ? "" : release(held + piece, false),
+    push: (piece) => run.blocked || (piece === "" && held === "") ? "" : release(held + piece, false),
     end() {
-      if (held === "") return "";
+      if (held === "" || run.blocked) return "";
       return release(held, true);
     },
     holding: () => held !== "",

@@ -26,9 +26,11 @@ export function guardStream(
   let between = true;
   let failed = false;
 
+  /** The events of `text` as they go out, up to the refusal of a blocking rule's match when one turns up. */
   function events(text: string): string {
     let out = "";
     for (const message of parser.push(text)) {
+      if (run.blocked) break;
       if (message.data === "[DONE]") {
         for (const end of guard.end?.() ?? []) out += encodeSse(eventOf(end.event, end.value));
         out += encodeSse(message);
@@ -45,11 +47,24 @@ export function guardStream(
         out += encodeSse(message);
         continue;
       }
-      for (const next of guard.next(message.event, value as Record<string, unknown>)) {
-        out += encodeSse(eventOf(next.event, next.value));
+      try {
+        for (const next of guard.next(message.event, value as Record<string, unknown>)) {
+          out += encodeSse(eventOf(next.event, next.value));
+        }
+      } catch (err) {
+        // A whole text an event repeats (a Responses `.done`) may hold a match no delta showed.
+        if (!(err instanceof GatewayError)) throw err;
+        run.blocked = err;
       }
     }
     return out;
+  }
+  /** Ends the stream with the refusal, the events before it sent. */
+  function refuse(out: string, controller: TransformStreamDefaultController<Uint8Array>): void {
+    failed = true;
+    const error = errorEvents(run.blocked!, protocol).map((message) => encodeSse(message)).join("");
+    controller.enqueue(encoder.encode(out + error));
+    controller.terminate();
   }
 
   return new TransformStream<Uint8Array, Uint8Array>({
@@ -61,22 +76,15 @@ export function guardStream(
         return;
       }
       between = text.endsWith("\n\n");
-      try {
-        const out = events(text);
-        if (out !== "") controller.enqueue(encoder.encode(out));
-      } catch (err) {
-        if (!(err instanceof GatewayError)) throw err;
-        // A blocking rule's match: the events before it went out, the match never does.
-        failed = true;
-        const sent = errorEvents(err, protocol).map((message) => encodeSse(message)).join("");
-        controller.enqueue(encoder.encode(sent));
-        controller.terminate();
-      }
+      const out = events(text);
+      if (run.blocked) return refuse(out, controller);
+      if (out !== "") controller.enqueue(encoder.encode(out));
     },
     flush(controller) {
       if (failed) return;
       let out = events(decoder.decode() + "\n\n");
       for (const end of guard.end?.() ?? []) out += encodeSse(eventOf(end.event, end.value));
+      if (run.blocked) return refuse(out, controller);
       if (out !== "") controller.enqueue(encoder.encode(out));
     },
   });
