@@ -1,6 +1,6 @@
 /**
  * @module A fake Anthropic and OpenAI chat upstream that answers with what it received: the last user turn's text
- * echoed back (and, when the turn says "leak", a key the client never sent), as text or, when it says "tool", as a
+ * echoed back (after a key the client never sent, when the turn says "leak"), as text or, when it says "tool", as a
  * tool call's arguments; streamed in deltas of a few characters whose bytes go out a few at a time, so anything the
  * gateway must catch is split across events and reads.
  */
@@ -24,7 +24,8 @@ function lastUserText(body: Record<string, unknown>): string {
 /** What the upstream answers for `seen`. */
 export function echoOf(seen: SeenRequest): { text: string; tool: boolean } {
   const heard = lastUserText(seen.body!);
-  return { text: `I read: ${heard}${heard.includes("leak") ? ` ${LEAKED_KEY}` : ""}`, tool: heard.includes("tool") };
+  // The leaked key comes first, so what the client sent (a placeholder, say) ends the answer.
+  return { text: `I read: ${heard.includes("leak") ? `${LEAKED_KEY} ` : ""}${heard}`, tool: heard.includes("tool") };
 }
 
 function pieces(text: string): string[] {

@@ -70,7 +70,7 @@ Deno.test("guardrails block: a key the model starts to write ends the stream wit
     const res = await gw.post(path, { model, stream: true, ...body }, { authorization: `Bearer ${gw.tokens.default}` });
     const text = await res.text();
     assert.equal(res.status, 200, text);
-    assert.match(text, /"(text|delta|content)":"eak "/, `${path}: all text before the key went out: ${text}`);
+    assert.match(text, /"(text|delta|content)":"ead: "/, `${path}: all text before the key went out: ${text}`);
     assert.ok(!text.includes(LEAKED_KEY.slice(0, 8)), `${path}: ${text}`);
     assert.match(text, /guardrail \\?"no-secrets\\?": the answer holds aws_access_key/, path);
     assert.ok(!text.includes("[DONE]") && !text.includes("message_stop") && !text.includes("response.completed"), path);

@@ -133,8 +133,13 @@ const CLIENTS: { name: string; ask(url: string, token: string, stream: boolean, 
       if (!stream) return JSON.stringify((await client.responses.create({ model, input: text })).output);
       const run = client.responses.stream({ model, input: text });
       let deltas = "";
+      const numbers: number[] = [];
+      run.on("event", (event) => numbers.push(event.sequence_number));
       run.on("response.output_text.delta", (event) => deltas += event.delta);
       const final = await run.finalResponse();
+      // The events the guardrails add are numbered in turn: every number once, in order.
+      assert.ok(numbers.length > 10, String(numbers.length));
+      assert.deepEqual(numbers, numbers.map((_, i) => numbers[0] + i));
       return deltas + JSON.stringify(final.output);
     },
   })),

@@ -74,6 +74,8 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
     misses: [
       "eyJhbGciOiJIUzI1NiJ9",
       "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.notbase64json.sig",
+      // Two base64url JSON objects and a third part, but the first names no algorithm: not a JWS header.
+      "eyJ0eXAiOiJjZmciLCJraWQiOiJtYWluIn0.eyJzdWIiOiIxMjM0IiwiaWF0IjoxfQ.c2lnbmF0dXJl",
       "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
     ],
   },
