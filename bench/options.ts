@@ -53,6 +53,10 @@ export const CASE_NAMES = [
   "responses_stream",
   "translated_responses",
   "translated_responses_stream",
+  "guardrails_off",
+  "guardrails_off_stream",
+  "guardrails_on",
+  "guardrails_on_stream",
   "long_stream",
 ];
 

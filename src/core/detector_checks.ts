@@ -35,12 +35,12 @@ function issuerLengths(digits: string): readonly number[] {
 
 /** True for a card number: one kind of separator at most, a known issuer's length, and the Luhn check. */
 export function cardNumberOk(candidate: string): boolean {
-  const separators = new Set(candidate.replace(/\d/g, ""));
-  if (separators.size > 1) return false;
   const digits = candidate.replace(/\D/g, "");
+  // The issuer first: most long numbers in code (timestamps, ids) fail it at once.
+  if (!issuerLengths(digits).includes(digits.length) || !luhnOk(digits)) return false;
+  const separators = new Set(candidate.replace(/\d/g, ""));
   // A number of one repeated digit (0000 0000 …) passes Luhn and is a fixture's filler, never a card.
-  if (/^(\d)\1+$/.test(digits)) return false;
-  return issuerLengths(digits).includes(digits.length) && luhnOk(digits);
+  return separators.size <= 1 && !/^(\d)\1+$/.test(digits);
 }
 
 /** IBAN lengths by country (ISO 13616 registry), for the countries that issue them. */

@@ -21,6 +21,11 @@ export interface Detector {
   first?: RegExp;
   /** The most characters a match takes: a stream never holds back more than this. */
   max: number;
+  /**
+   * A character every match holds, and how far a match reaches before and after it: the pattern is then run only
+   * around each one (an address's `@`), not from every position of a long text.
+   */
+  around?: { anchor: string; before: number; after: number };
 }
 
 /** A run of one character six times or more: a placeholder (`ghp_xxxxxx…`), never a generated key. */
@@ -156,6 +161,7 @@ export const DETECTORS: Record<string, Detector> = {
     pattern:
       /(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?){0,8}\.[A-Za-z]{2,24}(?![A-Za-z0-9-]|\.[A-Za-z0-9])/g,
     accept: email,
+    around: { anchor: "@", before: 64, after: 254 },
     body: /[A-Za-z0-9._%+@-]/,
     first: /[A-Za-z0-9]/,
     max: 254,

@@ -4,7 +4,7 @@
  */
 import type { GuardrailConfig } from "./guardrail_config.ts";
 import { customDetector, DETECTORS, KIND_GROUPS } from "./detectors.ts";
-import { compileDetector, type GuardScope, type ScanRule } from "./text_scan.ts";
+import { compileDetector, type GuardScope, type ScanRule, scanRule } from "./text_scan.ts";
 
 /** A webhook rule as configured. */
 export type WebhookRule = GuardrailConfig & { webhook: NonNullable<GuardrailConfig["webhook"]> };
@@ -28,7 +28,7 @@ export interface Guardrails {
 }
 
 /** The scan rule of a detecting rule. */
-function scanRule(rule: GuardrailConfig): ScanRule {
+function compiledRule(rule: GuardrailConfig): ScanRule {
   const kinds = new Set<string>();
   const detectors = [];
   for (const item of rule.detect ?? []) {
@@ -42,7 +42,7 @@ function scanRule(rule: GuardrailConfig): ScanRule {
       detectors.push(compileDetector(DETECTORS[kind]));
     }
   }
-  return { name: rule.name, action: rule.action, restore: rule.restore, detectors };
+  return scanRule({ name: rule.name, action: rule.action, restore: rule.restore, detectors });
 }
 
 /** The book of `rules` for `groups` (names already checked at load). */
@@ -65,7 +65,7 @@ export function guardBook(
       for (const scope of rule.scope) {
         if (rule.webhook) (policy.webhooks[scope] as WebhookRule[]).push(rule as WebhookRule);
         else {
-          if (!compiled.has(name)) compiled.set(name, scanRule(rule));
+          if (!compiled.has(name)) compiled.set(name, compiledRule(rule));
           (policy.scan[scope] as ScanRule[]).push(compiled.get(name)!);
         }
       }

@@ -4,30 +4,26 @@
  * over a text that arrives in pieces (a stream's deltas), holding back only the end that could still begin a match.
  */
 import { GatewayError } from "./errors.ts";
-import { type Detector, PLACEHOLDER } from "./detectors.ts";
+import { PLACEHOLDER } from "./detectors.ts";
+import {
+  compileDetector,
+  findAll,
+  type Found,
+  type GuardAction,
+  type GuardScope,
+  heldFor,
+  type ScanRule,
+  scanRule,
+} from "./text_match.ts";
 
-/** What a rule does with a match. */
-export type GuardAction = "mask" | "block" | "log";
-/** Where a rule looks: what a client sends a model, what a model answers, MCP tool arguments and results. */
-export type GuardScope = "input" | "output" | "tools";
-
-/** A detector with the table of its characters, made once at start. */
-export interface CompiledDetector {
-  detector: Detector;
-  /** 1 for each ASCII character of the detector's body; undefined when any character may be part of a match. */
-  body?: Uint8Array;
-  /** 1 for each ASCII character a match may begin with; undefined when any of the body's may. */
-  first?: Uint8Array;
-}
-
-/** One rule's detectors, as a scan uses them. */
-export interface ScanRule {
-  name: string;
-  action: GuardAction;
-  /** Placeholders of this rule's masks are restored in the answer to the same request. */
-  restore: boolean;
-  detectors: readonly CompiledDetector[];
-}
+export {
+  type CompiledDetector,
+  compileDetector,
+  type GuardAction,
+  type GuardScope,
+  type ScanRule,
+  scanRule,
+} from "./text_match.ts";
 
 /** One line of a request's guardrail record: how many matches of a kind one rule acted on in one scope. */
 export interface GuardHit {
@@ -59,55 +55,12 @@ export interface ScanPlace {
   json?: boolean;
 }
 
-/** Makes a detector's table. */
-export function compileDetector(detector: Detector): CompiledDetector {
-  const table = (chars: RegExp) => {
-    const out = new Uint8Array(128);
-    for (let code = 0; code < 128; code++) if (chars.test(String.fromCharCode(code))) out[code] = 1;
-    return out;
-  };
-  return {
-    detector,
-    body: detector.body && table(detector.body),
-    first: detector.first && table(detector.first),
-  };
-}
-
-const RESTORING: ScanRule = { name: "", action: "log", restore: false, detectors: [compileDetector(PLACEHOLDER)] };
-const SEVERITY: Record<GuardAction, number> = { block: 3, mask: 2, log: 1 };
-
-interface Found {
-  start: number;
-  end: number;
-  rule: ScanRule;
-  kind: string;
-}
-
-/** Every match in `text`, leftmost first, none overlapping (the longer, then the stricter rule's, wins). */
-function findAll(text: string, rules: readonly ScanRule[]): Found[] {
-  const found: Found[] = [];
-  for (const rule of rules) {
-    for (const { detector } of rule.detectors) {
-      if (detector.starts && !detector.starts.some((start) => text.includes(start))) continue;
-      const pattern = detector.pattern;
-      pattern.lastIndex = 0;
-      for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
-        if (match[0] === "") {
-          pattern.lastIndex++;
-          continue;
-        }
-        const length = detector.accept ? detector.accept(match[0]) : match[0].length;
-        if (length > 0) found.push({ start: match.index, end: match.index + length, rule, kind: detector.kind });
-      }
-    }
-  }
-  if (found.length < 2) return found;
-  found.sort((a, b) => a.start - b.start || b.end - a.end || SEVERITY[b.rule.action] - SEVERITY[a.rule.action]);
-  const kept: Found[] = [];
-  for (const item of found) if (kept.length === 0 || item.start >= kept.at(-1)!.end) kept.push(item);
-  return kept;
-}
-
+const RESTORING: ScanRule = scanRule({
+  name: "",
+  action: "log",
+  restore: false,
+  detectors: [compileDetector(PLACEHOLDER)],
+});
 /** The rules a scan runs: the scope's, and placeholders to restore when the request masked anything restorable. */
 function scanRules(rules: readonly ScanRule[], run: GuardRun, place: ScanPlace): readonly ScanRule[] {
   return place.scope === "output" && run.restores.size > 0 ? [...rules, RESTORING] : rules;
@@ -169,29 +122,6 @@ function rewrite(text: string, from: number, to: number, found: readonly Found[]
 export function scanText(text: string, rules: readonly ScanRule[], run: GuardRun, place: ScanPlace): string {
   const found = findAll(text, scanRules(rules, run, place));
   return found.length === 0 ? text : rewrite(text, 0, text.length, found, run, place);
-}
-
-/** How many characters at the end of `text` could begin a match of `compiled` (over-counted, never under). */
-function heldFor(text: string, compiled: CompiledDetector): number {
-  const { detector, body, first } = compiled;
-  const n = text.length;
-  if (!body) return Math.min(n, detector.max - 1);
-  const floor = Math.max(0, n - (detector.max - 1));
-  let run = n;
-  while (run > floor) {
-    const code = text.charCodeAt(run - 1);
-    if (code >= 128 || body[code] === 0) break;
-    run--;
-  }
-  if (first) { while (run < n && first[text.charCodeAt(run)] !== 1) run++; }
-  if (!detector.starts) return n - run;
-  for (let i = run; i < n; i++) {
-    for (const start of detector.starts) {
-      if (text.charCodeAt(i) !== start.charCodeAt(0)) continue;
-      if (text.startsWith(start, i) || start.startsWith(text.slice(i))) return n - i;
-    }
-  }
-  return 0;
 }
 
 /** A text that arrives in pieces, scanned as it comes. */

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { DETECTORS } from "../../src/core/detectors.ts";
-import { compileDetector, type GuardRun, scanText } from "../../src/core/text_scan.ts";
+import { compileDetector, type GuardRun, scanRule, scanText } from "../../src/core/text_scan.ts";
 
 const PEM_BODY =
   "qgwzLOrx3dnqrlIQlg5JqDz9daDAqj2QUKgrMZX0x6iWfMlYuk6osgBMkiNHelCx\neiphah9UD33GqQHBxRx43tfz00Fvlz6N44VqNBNYiAiWBBDZ7vkYdtKCXW7MSKd4\n";
@@ -120,7 +120,7 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
 
 function scan(text: string, kind: string): string {
   const run: GuardRun = { hits: [], restores: new Map(), tag: () => "abcdef" };
-  const rule = { name: "r", action: "mask" as const, restore: false, detectors: [compileDetector(DETECTORS[kind])] };
+  const rule = scanRule({ name: "r", action: "mask", restore: false, detectors: [compileDetector(DETECTORS[kind])] });
   return scanText(text, [rule], run, { scope: "input" });
 }
 

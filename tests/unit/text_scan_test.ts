@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { DETECTORS, KIND_GROUPS } from "../../src/core/detectors.ts";
-import { compileDetector, type GuardRun, scanText, textChannel } from "../../src/core/text_scan.ts";
+import { compileDetector, type GuardRun, scanRule, scanText, textChannel } from "../../src/core/text_scan.ts";
 
 const ALL = [...KIND_GROUPS.secrets, ...KIND_GROUPS.pii].map((kind) => compileDetector(DETECTORS[kind]));
-const MASK = [{ name: "all", action: "mask" as const, restore: true, detectors: ALL }];
+const MASK = [scanRule({ name: "all", action: "mask", restore: true, detectors: ALL })];
 
 function newRun(): GuardRun {
   return {
@@ -69,7 +69,7 @@ Deno.test("restore turns this request's placeholders back, and leaves others", (
 });
 
 Deno.test("a blocking rule refuses naming the rule and the kind, never the match", () => {
-  const block = [{ name: "no-keys", action: "block" as const, restore: false, detectors: ALL }];
+  const block = [scanRule({ name: "no-keys", action: "block", restore: false, detectors: ALL })];
   assert.throws(() => scanText("AKIAXLNXB4EI6OCLOY6V", block, newRun(), { scope: "input" }), (err: Error) => {
     assert.match(err.message, /guardrail "no-keys".*aws_access_key/);
     assert.doesNotMatch(err.message, /AKIA/);
