@@ -58,6 +58,7 @@ function anthropic(rules: readonly ScanRule[], run: GuardRun): EventGuard {
         if (!field) return [{ event, value }];
         kinds.set(index, delta.type as string);
         const text = open.push(String(index), delta[field[0]] as string, field[1]);
+        if (text === delta[field[0]]) return [{ event, value }];
         return [{ event, value: { ...value, delta: { ...delta, [field[0]]: text } } }];
       }
       if (value.type === "content_block_stop") {
@@ -142,7 +143,7 @@ function responses(rules: readonly ScanRule[], run: GuardRun): EventGuard {
   const key = (value: Json) =>
     `${value.type}:${value.output_index}:${value.content_index ?? value.summary_index ?? ""}`;
   const numbered = (event: string | undefined, value: Json) =>
-    typeof value.sequence_number === "number"
+    typeof value.sequence_number === "number" && added > 0
       ? { event, value: { ...value, sequence_number: value.sequence_number + added } }
       : { event, value };
   return {
@@ -150,7 +151,8 @@ function responses(rules: readonly ScanRule[], run: GuardRun): EventGuard {
       const type = value.type as string;
       const delta = RESPONSES_DELTAS[type];
       if (delta && typeof value.delta === "string") {
-        return [numbered(event, { ...value, delta: open.push(key(value), value.delta, delta[1]) })];
+        const text = open.push(key(value), value.delta, delta[1]);
+        return [numbered(event, text === value.delta ? value : { ...value, delta: text })];
       }
       const ended = RESPONSES_DONE.get(type);
       const out: { event?: string; value: unknown }[] = [];

@@ -12,6 +12,8 @@ import { errorEvents } from "../protocols/client_errors.ts";
 import { eventGuard, eventOf } from "./guard_events.ts";
 
 const encoder = new TextEncoder();
+/** The Anthropic events that carry a model's text. */
+const TEXT_EVENTS = new Set(["content_block_start", "content_block_delta", "content_block_stop"]);
 
 /** The transform of one answer's stream in `protocol`. */
 export function guardStream(
@@ -36,6 +38,11 @@ export function guardStream(
         out += encodeSse(message);
         continue;
       }
+      // Of Anthropic's events only the content blocks' carry text: the rest pass without being parsed.
+      if (protocol === "anthropic" && message.event !== undefined && !TEXT_EVENTS.has(message.event)) {
+        out += encodeSse(message);
+        continue;
+      }
       let value: unknown;
       try {
         value = JSON.parse(message.data);
@@ -49,7 +56,8 @@ export function guardStream(
       }
       try {
         for (const next of guard.next(message.event, value as Record<string, unknown>)) {
-          out += encodeSse(eventOf(next.event, next.value));
+          // An event the guard left as it was goes out as it came, not written again.
+          out += next.value === value ? encodeSse(message) : encodeSse(eventOf(next.event, next.value));
         }
       } catch (err) {
         // A whole text an event repeats (a Responses `.done`) may hold a match no delta showed.
