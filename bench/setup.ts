@@ -41,7 +41,7 @@ function messagesBody(model: string, stream: boolean, messages: unknown = PROMPT
  * A coding agent's turn, as the guardrails cases send it: about 8 KB of a repository's source and config read into the
  * conversation, with one key and one address in it, so the rules have work to do.
  */
-const CODE_TURN = (() => {
+export const CODE_TURN = (() => {
   const source = [
     "export async function handler(req: Request): Promise<Response> {",
     "  const url = new URL(req.url);",

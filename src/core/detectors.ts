@@ -19,6 +19,11 @@ export interface Detector {
   body?: RegExp;
   /** The characters a match may begin with, when `starts` does not say and fewer than `body` may. */
   first?: RegExp;
+  /**
+   * The characters that may not come just before a match (it would be part of a longer word or number): checked on
+   * the candidate's place, which is cheaper than a look-behind at the head of the pattern.
+   */
+  notAfter?: RegExp;
   /** The most characters a match takes: a stream never holds back more than this. */
   max: number;
   /**
@@ -177,7 +182,8 @@ export const DETECTORS: Record<string, Detector> = {
   },
   card: {
     kind: "card",
-    pattern: /(?<![\d.-])\d(?:[ -]?\d){12,18}(?!\d|\.\d)/g,
+    pattern: /\d(?:[ -]?\d){12,18}(?!\d|\.\d)/g,
+    notAfter: /[\d.-]/,
     accept: (match) => cardNumberOk(match) ? match.length : 0,
     body: /[0-9 -]/,
     first: /[0-9]/,
@@ -185,7 +191,8 @@ export const DETECTORS: Record<string, Detector> = {
   },
   iban: {
     kind: "iban",
-    pattern: /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}/g,
+    pattern: /[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}/g,
+    notAfter: /[A-Za-z0-9]/,
     accept: iban,
     body: /[A-Z0-9 ]/,
     first: /[A-Z]/,
@@ -194,7 +201,8 @@ export const DETECTORS: Record<string, Detector> = {
   us_ssn: {
     kind: "us_ssn",
     // Only the written form: nine digits alone are any number.
-    pattern: /(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])/g,
+    pattern: /\d{3}-\d{2}-\d{4}(?![\d-])/g,
+    notAfter: /[\d-]/,
     accept: (match) => ssnOk(match) ? match.length : 0,
     body: /[0-9-]/,
     first: /[0-9]/,

@@ -19,6 +19,8 @@ export interface CompiledDetector {
   first?: Uint8Array;
   /** The pattern anchored where a search puts it (sticky), for a detector whose matches begin with its `starts`. */
   sticky?: RegExp;
+  /** 1 for each ASCII character that may not come just before a match. */
+  notAfter?: Uint8Array;
 }
 
 /** One rule's detectors, as a scan uses them. */
@@ -47,6 +49,7 @@ export function compileDetector(detector: Detector): CompiledDetector {
     body: detector.body && table(detector.body),
     first: detector.first && table(detector.first),
     sticky: detector.starts && new RegExp(detector.pattern.source, "y"),
+    notAfter: detector.notAfter && table(detector.notAfter),
   };
 }
 
@@ -111,10 +114,16 @@ function matchesOf(text: string, compiled: CompiledDetector, found: (start: numb
     }
     return;
   }
+  const { notAfter } = compiled;
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
     if (match[0] === "") {
       pattern.lastIndex++;
+      continue;
+    }
+    if (notAfter && match.index > 0 && notAfter[text.charCodeAt(match.index - 1)] === 1) {
+      // Part of a longer number or word: a match may still begin further on.
+      pattern.lastIndex = match.index + 1;
       continue;
     }
     const length = accepted(detector, match[0]);
