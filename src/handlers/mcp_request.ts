@@ -7,7 +7,7 @@ import { GatewayError, toGatewayError } from "../core/errors.ts";
 import { jsonRpcErrorBody } from "../protocols/mcp.ts";
 import type { McpFacts } from "../core/exchange.ts";
 import type { Principal } from "../core/principal.ts";
-import { isObject } from "../core/types.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import {
   CODES,
   errorOf,
@@ -20,10 +20,11 @@ import {
 } from "../mcp/jsonrpc.ts";
 import type { CallOptions } from "../mcp/hub.ts";
 import { listAnswer } from "../mcp/listings.ts";
-import { type Route, routeOf } from "../mcp/methods.ts";
+import { type CallPlan, planCall } from "../mcp/methods.ts";
 import { reply, rpcReply } from "../mcp/reply.ts";
 import type { ClientSession } from "../mcp/sessions.ts";
 import type { RequestContext } from "./context.ts";
+import { guardToolCall, isGuardRefusal } from "./guard_tools.ts";
 
 /** A request with who sent it and on which session. */
 export interface McpCall {
@@ -72,17 +73,24 @@ export async function answerRequest(req: Request, ctx: RequestContext, call: Mcp
     if (request.method === "ping") return answered(ctx, 200, resultOf(request.id, {}));
     const listed = await listAnswer(hub, grant, request, ctx.deps.config.mcp.list_page_bytes);
     if (listed) return answered(ctx, 200, resultOf(request.id, listed));
-    const route = await routeOf(hub, grant, request);
-    if (!route) {
+    const plan = await planCall(hub, grant, request);
+    if (!plan) {
       throw new RpcError(CODES.methodNotFound, `Method not found: ${request.method}`);
     }
-    facts.server = route.server;
-    if (request.method !== "resources/read") facts.name = route.name;
-    if (request.method === "tools/call") {
-      const refused = await admitted(ctx, principal, request.id);
-      if (refused) return refused;
+    facts.server = plan.server;
+    if (request.method !== "resources/read") facts.name = plan.name;
+    if (request.method !== "tools/call") return await relay(req, ctx, call, plan);
+    const refused = await admitted(ctx, principal, request.id);
+    if (refused) return refused;
+    let guarded: Awaited<ReturnType<typeof guardToolCall>>;
+    try {
+      guarded = await guardToolCall(ctx.deps.guardrails, { principal, exchange: ctx.exchange, route: plan });
+    } catch (err) {
+      if (!isGuardRefusal(err)) throw err;
+      facts.outcome = "refused";
+      return answered(ctx, 200, jsonRpcErrorBody(err, request.id) as unknown as RpcResponse);
     }
-    return await relay(req, ctx, call, route);
+    return await relay(req, ctx, call, guarded.route, guarded.result);
   } catch (err) {
     if (!(err instanceof RpcError)) throw err;
     facts.outcome = err.outcome;
@@ -91,7 +99,13 @@ export async function answerRequest(req: Request, ctx: RequestContext, call: Mcp
 }
 
 /** Sends the call to its server and replies with what comes back (JSON, or SSE when notifications came first). */
-function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): Promise<Response> {
+function relay(
+  req: Request,
+  ctx: RequestContext,
+  call: McpCall,
+  plan: CallPlan,
+  guard?: (result: JsonObject) => JsonObject,
+): Promise<Response> {
   const facts: McpFacts = ctx.exchange.mcp!;
   const hub = ctx.deps.mcp;
   const stop = new AbortController();
@@ -100,18 +114,19 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): 
   const forget = hub.track(call.session, call.request.id, stop);
   let endExchange: (() => void) | undefined;
   const trace = ctx.exchange.trace;
-  const transport = hub.servers.find((server) => server.name === route.server)?.url ? "http" : "stdio";
+  // A planned call's server is one of the hub's (the plan came from its catalog), so it has a transport.
+  const transport = hub.transport(plan.server) ?? "http";
   const send = (onNotice: CallOptions["onNotice"]) => {
-    const sent = () => hub.call(route.server, call.session, route.request, { signal: stop.signal, onNotice });
+    const sent = () => hub.call(plan.server, call.session, plan.request, { signal: stop.signal, onNotice });
     if (!trace?.mcp) return sent();
     const span = {
       method: call.request.method,
-      server: route.server,
-      target: route.name,
+      server: plan.server,
+      target: plan.name,
       requestId: call.request.id,
       session: call.session.id,
       transport,
-      params: route.request.params ?? {},
+      params: plan.request.params ?? {},
       redact: hub.redact,
     } as const;
     return trace.mcp(span, sent);
@@ -120,7 +135,15 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): 
     send(onNotice).then(
       (response) => {
         facts.outcome = outcomeOf(response);
-        return response.result ? resultOf(call.request.id, route.finish(response.result)) : response;
+        if (!response.result) return response;
+        try {
+          const result = plan.finish(response.result);
+          return resultOf(call.request.id, guard ? guard(result) : result);
+        } catch (err) {
+          if (!isGuardRefusal(err)) throw err;
+          facts.outcome = "refused";
+          return jsonRpcErrorBody(err, call.request.id) as unknown as RpcResponse;
+        }
       },
       (err) => {
         if (err instanceof RpcError) {
