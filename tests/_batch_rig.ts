@@ -21,6 +21,8 @@ export const BATCH_KEYS = {
 export interface BatchRig extends AsyncDisposable {
   api: FakeBatchApi;
   gw: TestGateway;
+  /** The gateway's config, for a CLI run on the same KV. */
+  configYaml: string;
   clock: { now: number };
   /** The first and a second token of the same group. */
   token: string;
@@ -49,8 +51,7 @@ export async function batchRig(options: BatchRigOptions = {}): Promise<BatchRig>
     () => clock.now,
   );
   const limits = options.groupLimits ? `, limits: ${options.groupLimits}` : "";
-  const gw = await startGateway(api.url, {
-    configYaml: `
+  const configYaml = `
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
 routing: { affinity: { enabled: false }, retry_budget: { ratio: 0, min_retries: 0 } }
@@ -69,7 +70,9 @@ upstreams:
 groups:
   - { name: default, listing: auto, models: [claude-batch, claude-2, gpt-batch, gpt-resp, llama]${limits} }
 usage: { flush_ms: 60000, auth_refresh_ms: 100 }
-`,
+`;
+  const gw = await startGateway(api.url, {
+    configYaml,
     env: BATCH_KEYS,
     now: () => new Date(clock.now),
     ...options.gateway,
@@ -79,6 +82,7 @@ usage: { flush_ms: 60000, auth_refresh_ms: 100 }
   return {
     api,
     gw,
+    configYaml,
     clock,
     token,
     other,
