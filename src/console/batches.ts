@@ -24,6 +24,12 @@ function state(batch: BatchSummary): Html {
   return badge(batch.state, tone);
 }
 
+/** The request counts that are not zero, as the protocol names them. */
+function counts(batch: BatchSummary): string {
+  const shown = Object.entries(batch.counts).filter(([, value]) => value > 0);
+  return shown.map(([name, value]) => `${name} ${value}`).join(" · ") || "–";
+}
+
 function cancelButton(batch: BatchSummary, c: ConsoleRequest): Html | string {
   if (batch.state !== "in_progress" && batch.state !== "validating" || c.actor.role === "viewer") return "";
   return html`<form method="post" action="/ui/batches/${encodeURIComponent(batch.id)}/cancel" class="inline">
@@ -38,7 +44,7 @@ function rows(batches: readonly BatchSummary[], c: ConsoleRequest): Html[] {
           ? "Message Batches"
           : "Batch API"}</div></td>
         <td>${state(b)}</td>
-        <td>${Object.entries(b.counts).map(([name, value]) => `${name} ${value}`).join(" · ") || "–"}</td>
+        <td>${counts(b)}</td>
         <td>${b.owner ?? "–"}<div class="muted small">${b.token}${b.group ? ` · ${b.group}` : ""}</div></td>
         <td>${b.models.join(", ") || "–"}</td>
         <td>${b.runs_on}</td>
