@@ -7,7 +7,7 @@ import { GatewayError } from "../core/errors.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import type { RequestContext } from "../handlers/context.ts";
-import type { Route } from "../relay/routing.ts";
+import type { ModelRoute } from "../relay/routing.ts";
 import { fileIdsOf } from "./file_refs.ts";
 import { noSuchFile } from "./files.ts";
 import { idStore } from "./ids.ts";
@@ -18,8 +18,8 @@ export async function holdingRoutes(
   ctx: RequestContext,
   principal: Principal,
   body: JsonObject,
-  routes: readonly Route[],
-): Promise<readonly Route[]> {
+  routes: readonly ModelRoute[],
+): Promise<readonly ModelRoute[]> {
   const ids = fileIdsOf(body);
   if (ids.length === 0) return routes;
   const store = idStore(ctx.deps.store.kv);

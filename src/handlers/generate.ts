@@ -10,7 +10,7 @@ import { checkBody } from "../protocols/checks.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import type { RelayRequest } from "../relay/request.ts";
-import { resolveRoutes, type Route } from "../relay/routing.ts";
+import { type ModelRoute, resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
 import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
@@ -33,8 +33,8 @@ export function generate(
       ctx: RequestContext,
       principal: Principal,
       body: JsonObject,
-      routes: readonly Route[],
-    ) => Promise<readonly Route[]>;
+      routes: readonly ModelRoute[],
+    ) => Promise<readonly ModelRoute[]>;
   } = {},
 ) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {

@@ -56,8 +56,9 @@ export function forwardBody(call: ForwardCall): { headers: [string, string][]; b
 
 /**
  * An upstream's way of sending requests and reading answers. `send` answers as the upstream's protocol does
- * (Anthropic Messages or chat completions): a JSON body, an SSE stream, or an error in that protocol's envelope,
- * whatever the wire between looks like. It throws a GatewayError when the upstream could not be asked at all.
+ * (Anthropic Messages, Chat Completions, Responses or Gemini): a JSON body, an SSE stream, or an error in that
+ * protocol's envelope, whatever the wire between looks like. It throws a GatewayError when the upstream could not
+ * be asked at all.
  */
 export interface Transport {
   send(call: TransportCall): Promise<Response>;
@@ -78,7 +79,7 @@ export const CLOUD_BETAS: readonly string[] = [
   "context-management-2025-06-27",
 ];
 
-/** The betas a client asked for (`anthropic-beta`, or the seed's `vendorx-beta`), one per entry. */
+/** The betas a client asked for (`anthropic-beta`, or its other spelling `vendorx-beta`), one per entry. */
 function requestedBetas(headers: Headers, body: JsonObject): string[] {
   const header = headers.get("anthropic-beta") ?? headers.get("vendorx-beta") ?? "";
   const fromBody = Array.isArray(body.anthropic_beta) ? body.anthropic_beta.filter((b) => typeof b === "string") : [];

@@ -11,7 +11,7 @@ import type { UpstreamProtocol } from "../core/types.ts";
 import type { Transport } from "../providers/mod.ts";
 
 /** One way to serve a public model id: a deployment, whose health is tracked on its own. */
-export interface Route {
+export interface ModelRoute {
   /** The public model id. */
   model: string;
   upstream: UpstreamConfig;
@@ -47,7 +47,7 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
 
 /** Public model id -> routes (config order) and listing metadata. */
 export interface RouteTable {
-  routes: ReadonlyMap<string, readonly Route[]>;
+  routes: ReadonlyMap<string, readonly ModelRoute[]>;
   models: ReadonlyMap<string, ModelInfo>;
 }
 
@@ -89,7 +89,7 @@ export function buildRouteTable(
   options: RouteTableOptions = {},
 ): RouteTable {
   const undated = (options.now ?? new Date()).toISOString();
-  const routes = new Map<string, Route[]>();
+  const routes = new Map<string, ModelRoute[]>();
   const models = new Map<string, ModelInfo>();
   for (const upstream of config.upstreams) {
     const transport = transportOf(upstream);
@@ -144,7 +144,7 @@ export function resolveRoutes(
   group: Group,
   model: string,
   listing = "GET /v1/models",
-): readonly Route[] {
+): readonly ModelRoute[] {
   const routes = group.models.includes(model) ? table.routes.get(model) : undefined;
   if (!routes?.length) {
     throw new GatewayError(
