@@ -15,6 +15,7 @@ export const BATCH_KEYS = {
   ANTH_BATCH_KEY: "anth-team-key",
   ANTH_OTHER_KEY: "anth-other-key",
   OAI_BATCH_KEY: "oai-team-key",
+  AZURE_BATCH_KEY: "azure-resource-key",
 };
 
 /** The rig. */
@@ -35,6 +36,9 @@ export interface BatchRig extends AsyncDisposable {
 export interface BatchRigOptions {
   extraYaml?: string;
   groupLimits?: string;
+  /** More upstreams (YAML list items, {api} standing for the fake's URL) and the models of theirs the group enables. */
+  upstreams?: string;
+  models?: string[];
   gateway?: StartOptions;
 }
 
@@ -46,6 +50,7 @@ export async function batchRig(options: BatchRigOptions = {}): Promise<BatchRig>
       [BATCH_KEYS.ANTH_BATCH_KEY]: "team",
       [BATCH_KEYS.OAI_BATCH_KEY]: "team",
       [BATCH_KEYS.ANTH_OTHER_KEY]: "other",
+      [BATCH_KEYS.AZURE_BATCH_KEY]: "azure",
     },
     ["claude-up-1", "claude-up-2", "gpt-up-1"],
     () => clock.now,
@@ -67,8 +72,11 @@ upstreams:
   - { name: oai-resp, protocol: openai-responses, base_url: "${api.url}/openai/v1", api_key_env: OAI_BATCH_KEY,
       models: [{ id: gpt-resp, upstream_id: gpt-up-1 }] }
   - { name: compat, protocol: openai, base_url: "${api.url}/compat/v1", api_key_env: OAI_BATCH_KEY, models: [llama] }
+${(options.upstreams ?? "").replaceAll("{api}", api.url)}
 groups:
-  - { name: default, listing: auto, models: [claude-batch, claude-2, gpt-batch, gpt-resp, llama]${limits} }
+  - { name: default, listing: auto, models: [claude-batch, claude-2, gpt-batch, gpt-resp, llama${
+    (options.models ?? []).map((model) => `, ${model}`).join("")
+  }]${limits} }
 usage: { flush_ms: 60000, auth_refresh_ms: 100 }
 `;
   const gw = await startGateway(api.url, {
