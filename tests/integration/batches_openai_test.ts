@@ -122,3 +122,12 @@ Deno.test("Azure OpenAI's v1 API: the file and the batch go to the resource with
   const output = await (await client.files.content(done.output_file_id!)).text();
   assert.deepEqual(output.trim().split("\n").map((line) => JSON.parse(line).custom_id).sort(), ["a", "b"]);
 });
+
+Deno.test("files: an upload larger than max_body_bytes goes through to the provider, since the gateway does not read it", async () => {
+  await using rig = await batchRig({ extraYaml: "max_body_bytes: 1048576" });
+  const big = new Uint8Array(3 * 1024 * 1024).fill(0x61);
+  const file = await rig.openai().files.create({ file: await toFile(big, "big.txt"), purpose: "user_data" });
+  assert.equal(file.bytes, big.byteLength);
+  const stored = rig.api.accounts.get("team")!.files.get(file.id)!;
+  assert.equal(stored.content.byteLength, big.byteLength);
+});
