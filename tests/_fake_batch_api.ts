@@ -78,9 +78,6 @@ export function fakeBatchApi(keys: Record<string, string>, models: readonly stri
   async function anthropic(req: Request, path: string, account: Account): Promise<Response> {
     const files = /^\/files(?:\/([^/]+))?(\/content)?$/.exec(path);
     if (files) {
-      if (!/files-api-2025-04-14/.test(req.headers.get("anthropic-beta") ?? "")) {
-        return anthropicError(400, "invalid_request_error", "The Files API needs the files-api-2025-04-14 beta");
-      }
       const [, id, content] = files;
       if (!id && req.method === "POST") {
         const made = await upload(req, account, (file) => ({
