@@ -20,6 +20,7 @@ import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { GEMINI_ENDPOINTS } from "./handlers/gemini.ts";
 import { MCP_ENDPOINT } from "./handlers/mcp.ts";
 import { OAUTH_ENDPOINTS } from "./oauth/endpoint.ts";
+import { openAiEmbeddings } from "./handlers/embeddings.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
@@ -47,6 +48,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     handle: generate("anthropic", "count_tokens"),
   },
   { method: "POST", path: "/v1/chat/completions", errors: chatErrors, handle: generate("openai-chat", "generate") },
+  { method: "POST", path: "/v1/embeddings", errors: chatErrors, handle: openAiEmbeddings },
   {
     method: "POST",
     path: "/v1/responses",

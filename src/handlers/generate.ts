@@ -10,11 +10,12 @@ import { checkBody } from "../protocols/checks.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import type { RelayRequest } from "../relay/request.ts";
-import { type ModelRoute, resolveRoutes } from "../relay/routing.ts";
+import { type ModelRoute, requireKind, resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
 import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
+import { guardAnswer, guardRequest } from "./guard.ts";
 import { prepareResponses } from "./responses.ts";
 
 /**
@@ -46,18 +47,27 @@ export function generate(
       hold: ctx.holdBody(),
       watchdog: ctx.deps.watchdog,
     });
-    const value = options.reshape ? options.reshape(sent) : sent;
+    const reshaped = options.reshape ? options.reshape(sent) : sent;
     const { exchange } = ctx;
     // Only a model the group enables is recorded: anything else is client input of any size and content. It is
     // known before the body's check, so a body refused by it is recorded under its model.
-    const named = isObject(value) ? value.model : undefined;
+    const named = isObject(reshaped) ? reshaped.model : undefined;
     if (typeof named === "string" && principal.group.models.includes(named)) exchange.model = named;
-    const body = checkBody(protocol, operation, options.compact ? compactBody(value) : value);
+    const checked = checkBody(protocol, operation, options.compact ? compactBody(reshaped) : reshaped);
+    // Before anything reads it (the upstream, stored turns, a compaction), the body passes the group's guardrails.
+    const { body, answer: guard } = await guardRequest(ctx.deps.guardrails, {
+      principal,
+      exchange,
+      protocol,
+      body: checked,
+    });
+    const value = body === checked ? reshaped : body;
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
     const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
     const resolved = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
     const routes = options.narrow ? await options.narrow(ctx, principal, body, resolved) : resolved;
+    requireKind(routes, "chat", body.model as string);
     // A model served only by Responses upstreams compacts there, with the provider's own items (see compact.ts).
     const native = protocol === "openai-responses" && routes.every((route) => route.protocol === protocol);
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.
@@ -106,7 +116,10 @@ export function generate(
       watch,
       affinity,
     };
-    return compaction ? await relayCompacting(ctx, call, { plan: compaction, principal }) : await relay(ctx.deps, call);
+    const res = compaction
+      ? await relayCompacting(ctx, call, { plan: compaction, principal })
+      : await relay(ctx.deps, call);
+    return await guardAnswer(res, guard, { protocol, requestId: ctx.requestId });
   };
 }
 

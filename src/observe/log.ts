@@ -131,6 +131,8 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     usage_complete: exchange.usage_complete,
     error: exchange.error,
   };
+  // An embeddings request's counts; its text never.
+  if (exchange.embeddings) line.embeddings = { ...exchange.embeddings };
   // A request to /mcp: its method and, for a call, where it went and how it ended (never its arguments or result).
   const mcp = exchange.mcp;
   if (mcp) {
@@ -143,6 +145,8 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
       response_bytes: mcp.response_bytes,
     };
   }
+  // What the guardrails did: rules, kinds and counts, never the matched text.
+  if (exchange.guardrails?.length) line.guardrails = exchange.guardrails;
   // With tracing on, the line names the request's server span, so a backend links the two.
   const trace = exchange.trace;
   if (trace?.traceId) {

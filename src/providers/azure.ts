@@ -1,6 +1,6 @@
 /**
  * @module Azure OpenAI's v1 API as a keyed upstream: OpenAI's paths under the resource's `/openai/v1` (Responses create
- * and compact, or Chat Completions, as the config's `api` says), the deployment name as the body's model, and its own
+ * and compact, or Chat Completions, as the config's `api` says, and embeddings on either), the deployment name as the body's model, and its own
  * credential: the resource's key as `api-key` (never as a bearer), or a Microsoft Entra ID token as a bearer, fetched
  * anew and the request sent once more after a 401. No client header crosses; the answers are OpenAI's shapes and pass
  * as they come.

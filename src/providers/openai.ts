@@ -5,11 +5,14 @@
  */
 import type { KeyedApi } from "./keyed.ts";
 
-/** Chat completions only: such upstreams have no token-counting endpoint. */
-export const openaiChat: KeyedApi = { name: "openai-chat", paths: { generate: "/chat/completions" } };
+/** Chat completions and embeddings: such upstreams have no token-counting endpoint. */
+export const openaiChat: KeyedApi = {
+  name: "openai-chat",
+  paths: { generate: "/chat/completions", embed: "/embeddings" },
+};
 
-/** Creates and compactions; the Responses API has no token-counting endpoint the gateway uses. */
+/** Creates, compactions and embeddings; the Responses API has no token-counting endpoint the gateway uses. */
 export const openaiResponses: KeyedApi = {
   name: "openai-responses",
-  paths: { generate: "/responses", compact: "/responses/compact" },
+  paths: { generate: "/responses", compact: "/responses/compact", embed: "/embeddings" },
 };

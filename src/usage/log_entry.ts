@@ -2,6 +2,7 @@
  * @module What the usage recorder writes of one finished request: its request-log entry (no prompt or completion
  * text), the counters it adds to the per-day aggregates, and the KV keys of both.
  */
+import type { GuardHit } from "../core/text_scan.ts";
 import type { Exchange } from "../core/exchange.ts";
 import { formatMoney, parseMoney } from "../core/money.ts";
 import { costOf, isUnpriced } from "./cost.ts";
@@ -44,6 +45,10 @@ export interface RequestLogEntry {
   unpriced: boolean;
   /** Set for a call of an MCP tool (route /mcp), which has no model: what was called and how it went. */
   tool?: ToolCallEntry;
+  /** Set for an embeddings request (OpenAI's or Gemini's shape): how many inputs and the vector length asked, no text. */
+  embeddings?: { inputs: number; dimensions?: number };
+  /** The guardrails' hits: per rule, kind, action and scope, how many matches; never the matched text. */
+  guardrails?: GuardHit[];
 }
 
 /** A call of an MCP tool as the log keeps it: never its arguments or its result. */
@@ -132,7 +137,8 @@ export function isToolCall(exchange: Exchange): boolean {
 export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
   if (!exchange.token_id) return undefined;
   const toolCall = isToolCall(exchange);
-  if (!toolCall && !MODEL_ROUTES.has(exchange.route)) return undefined;
+  // An embeddings request is a model request under either shape's route (the Gemini API's names the model in its path).
+  if (!toolCall && !MODEL_ROUTES.has(exchange.route) && !exchange.embeddings) return undefined;
   const usage = exchange.usage;
   const entry: RequestLogEntry = {
     request_id: exchange.request_id,
@@ -161,6 +167,8 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     cost: formatMoney(costOf(usage, exchange.price)),
     unpriced: isUnpriced(exchange),
   };
+  if (exchange.embeddings) entry.embeddings = { ...exchange.embeddings };
+  if (exchange.guardrails?.length) entry.guardrails = exchange.guardrails.map((hit) => ({ ...hit }));
   if (toolCall) {
     const mcp = exchange.mcp!;
     entry.tool = {
