@@ -252,7 +252,7 @@ Deno.test("a compatible service that answers floats to base64 is encoded by the 
 
 Deno.test("an answer whose vector is not base64, or quotes the upstream's key, reaches the client as a 502 only", async () => {
   const key = "UpstreamOpenAiKeyInBase64Alphabet0123456789ab";
-  for (const embedding of ["not base64!", `${key}AAAA`]) {
+  for (const embedding of ["not base64!", key + "A".repeat(16 - (key.length % 16))]) {
     await using upstream = fakeUpstream();
     upstream.routes.set("POST /oai/v1/embeddings", () =>
       jsonReply({
