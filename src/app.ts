@@ -5,6 +5,8 @@
 import { authenticateFrom, noCredential, readCredential, readGoogleCredential } from "./access/auth.ts";
 import { AUTH_ENDPOINTS } from "./admin/auth_routes.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
+import { BATCH_ENDPOINTS } from "./batches/endpoints.ts";
+import { holdingRoutes } from "./batches/file_routing.ts";
 import { CONSOLE_ENDPOINT } from "./console/endpoint.ts";
 import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, GatewayError, toGatewayError } from "./core/errors.ts";
@@ -33,7 +35,12 @@ const responsesErrors = () => "openai-responses" as const;
 export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/v1/models", errors: listingProtocol, handle: listModelsHandler },
   { method: "GET", path: "/v1/models/:id", errors: listingProtocol, handle: getModel },
-  { method: "POST", path: "/v1/messages", errors: anthropicErrors, handle: generate("anthropic", "generate") },
+  {
+    method: "POST",
+    path: "/v1/messages",
+    errors: anthropicErrors,
+    handle: generate("anthropic", "generate", { narrow: holdingRoutes }),
+  },
   {
     method: "POST",
     path: "/v1/messages/count_tokens",
@@ -46,7 +53,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     method: "POST",
     path: "/v1/responses",
     errors: responsesErrors,
-    handle: generate("openai-responses", "generate"),
+    handle: generate("openai-responses", "generate", { narrow: holdingRoutes }),
   },
   // The Responses API's WebSocket mode: each response.create on the socket goes back through this table as a POST.
   { method: "GET", path: "/v1/responses", errors: responsesErrors, handle: responsesSocket },
@@ -59,6 +66,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/v1/responses/:id", errors: responsesErrors, handle: getResponse },
   { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
+  ...BATCH_ENDPOINTS,
   ...GEMINI_ENDPOINTS,
   MCP_ENDPOINT,
   ...OAUTH_ENDPOINTS,

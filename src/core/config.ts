@@ -9,6 +9,7 @@ import { sameKinds, type UpstreamConfig, UpstreamSchema } from "./upstream_confi
 import { AuthSchema } from "./auth_config.ts";
 import { McpGrantSchema, McpServerSchema, McpSettingsSchema } from "./mcp_config.ts";
 import { parseRange } from "./addresses.ts";
+import { BatchesSchema } from "./batch_config.ts";
 
 const Positive = z.number().int().positive();
 
@@ -193,6 +194,7 @@ export const ConfigSchema = z.strictObject({
   /** The team's MCP servers, served to tokens through /mcp as their group's `mcp` allows. */
   mcp_servers: z.array(McpServerSchema).default([]),
   mcp: McpSettingsSchema.default(McpSettingsSchema.parse({})),
+  batches: BatchesSchema.default(BatchesSchema.parse({})),
 });
 
 /** The validated config, with defaults applied. */

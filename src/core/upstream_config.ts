@@ -108,6 +108,11 @@ const KeyedUpstream = z.strictObject({
   protocol: z.enum(["anthropic", "openai", "openai-responses", "gemini"]),
   base_url: BaseUrl,
   api_key_env: EnvName,
+  /**
+   * Whether an `openai` upstream has OpenAI's Files and Batch APIs, so batches go to it natively: by default only
+   * api.openai.com does, not the compatible services.
+   */
+  batch_api: z.boolean().optional(),
 }).superRefine(embeddingsServed);
 
 const BedrockUpstream = z.strictObject({

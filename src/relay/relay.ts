@@ -13,7 +13,7 @@ import { type AttemptPlan, type AttemptResult, attemptUpstream } from "./attempt
 import type { Admission, Deployment, HealthView } from "./health.ts";
 import { deploymentOf, type NextAttempt, pickNext } from "./pick.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
-import type { Route } from "./routing.ts";
+import type { ModelRoute } from "./routing.ts";
 import { leadWith, orderCandidates } from "./select.ts";
 import { DRAIN_MS } from "./stream.ts";
 import { createWatchdog, tickFor, type Watchdog } from "../core/watchdog.ts";
@@ -83,7 +83,7 @@ async function relayAttempts(deps: RelayDeps, call: RelayRequest, attempt: Attem
   const clientDeadline = Math.min(deadline, started + (clientTimeoutMs(call.req.headers) ?? Infinity));
   // The token is the caller whose repeated failures count once (see health.ts, strikes).
   const health = deps.health.forRequest(call.exchange.token_id);
-  const tried = new Map<Route, AttemptResult>();
+  const tried = new Map<ModelRoute, AttemptResult>();
   let last: AttemptResult | undefined;
   let waited = false;
   for (let tries = 0; tries < deps.config.routing.max_attempts; tries++) {

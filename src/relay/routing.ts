@@ -12,7 +12,7 @@ import { type ModelKind, modelKind } from "../core/upstream_config.ts";
 import type { Transport } from "../providers/mod.ts";
 
 /** One way to serve a public model id: a deployment, whose health is tracked on its own. */
-export interface Route {
+export interface ModelRoute {
   /** The public model id. */
   model: string;
   upstream: UpstreamConfig;
@@ -52,7 +52,7 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
 
 /** Public model id -> routes (config order) and listing metadata. */
 export interface RouteTable {
-  routes: ReadonlyMap<string, readonly Route[]>;
+  routes: ReadonlyMap<string, readonly ModelRoute[]>;
   models: ReadonlyMap<string, ModelInfo>;
 }
 
@@ -94,7 +94,7 @@ export function buildRouteTable(
   options: RouteTableOptions = {},
 ): RouteTable {
   const undated = (options.now ?? new Date()).toISOString();
-  const routes = new Map<string, Route[]>();
+  const routes = new Map<string, ModelRoute[]>();
   const models = new Map<string, ModelInfo>();
   for (const upstream of config.upstreams) {
     const transport = transportOf(upstream);
@@ -151,7 +151,7 @@ export function resolveRoutes(
   group: Group,
   model: string,
   listing = "GET /v1/models",
-): readonly Route[] {
+): readonly ModelRoute[] {
   const routes = group.models.includes(model) ? table.routes.get(model) : undefined;
   if (!routes?.length) {
     throw new GatewayError(
@@ -167,7 +167,7 @@ export function resolveRoutes(
  * Refuses a model of the wrong kind for the endpoint (`kind` is what the endpoint serves): a chat request to an
  * embedding model, or an embeddings request to a chat model, would get the upstream's puzzling error instead.
  */
-export function requireKind(routes: readonly Route[], kind: ModelKind, model: string): void {
+export function requireKind(routes: readonly ModelRoute[], kind: ModelKind, model: string): void {
   const found = routes[0]?.kind ?? "chat";
   if (found === kind) return;
   const served = found === "embedding" ? "the embeddings endpoints (POST /v1/embeddings)" : "the generation endpoints";

@@ -113,8 +113,17 @@ export const LOG_INDEXED_SINCE: Deno.KvKey = ["request_log_indexed_since"];
 /** The token-counting route: free upstream, so neither recorded nor limited. */
 export const COUNT_TOKENS_ROUTE = "/v1/messages/count_tokens";
 
-/** The routes of model calls, which are recorded whether they reach an upstream or are refused before. */
-const MODEL_ROUTES = new Set(["/v1/messages", "/v1/chat/completions", "/v1/responses"]);
+/**
+ * The routes of model calls, which are recorded whether they reach an upstream or are refused before; a request of a
+ * batch is recorded under its batch's route.
+ */
+const MODEL_ROUTES = new Set([
+  "/v1/messages",
+  "/v1/chat/completions",
+  "/v1/responses",
+  "/v1/messages/batches",
+  "/v1/batches",
+]);
 
 /** True for the exchange of a call of an MCP tool. */
 export function isToolCall(exchange: Exchange): boolean {
