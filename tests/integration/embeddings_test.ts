@@ -268,3 +268,23 @@ Deno.test("an answer whose vector is not base64, or quotes the upstream's key, r
     assert.match(text, /answered with a body that is not embeddings/);
   }
 });
+
+Deno.test("a token's cost_per_day budget counts embeddings at their input price, then refuses them", async () => {
+  await using upstream = fakeUpstream();
+  mountOpenAi(upstream);
+  await using gw = await embeddingsGateway({ url: upstream.url }, { now: frozenClock() });
+  const { secret, record } = await gw.store.createToken({ group: "default" });
+  // 0.02 per million input tokens: 1,000 tokens cost 0.00002, so a third does not fit after two.
+  await gw.store.updateToken(record.id, { limits: { cost_per_day: 0.00005 } });
+  const client = sdk(gw.url, secret);
+  for (let i = 0; i < 2; i++) {
+    await client.embeddings.create({ model: "embed-small", input: ["z".repeat(4000)] });
+    await gw.deps.operator.limiter.settled();
+  }
+  await assert.rejects(
+    client.embeddings.create({ model: "embed-small", input: ["z".repeat(4000)] }),
+    (err: InstanceType<typeof OpenAI.APIError>) =>
+      err.status === 429 && /cost_per_day = 0\.00005 USD/.test(err.message),
+  );
+  assert.equal(upstream.requests.length, 2);
+});
