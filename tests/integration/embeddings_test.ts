@@ -11,6 +11,7 @@ import { embeddingsGateway, mountOpenAi } from "../_embeddings_gateway.ts";
 import { tokensFor, vectorFor } from "../_fake_embeddings.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { deadlineFetch } from "../_helpers.ts";
+import { create, openSocket } from "../_socket.ts";
 import { frozenClock } from "../_spend.ts";
 
 function sdk(url: string, apiKey: string): OpenAI {
@@ -287,4 +288,18 @@ Deno.test("a token's cost_per_day budget counts embeddings at their input price,
       err.status === 429 && /cost_per_day = 0\.00005 USD/.test(err.message),
   );
   assert.equal(upstream.requests.length, 2);
+});
+
+Deno.test("a Responses socket's turn and warm-up on an embedding model are refused naming its kind", async () => {
+  await using upstream = fakeUpstream();
+  mountOpenAi(upstream);
+  await using gw = await embeddingsGateway({ url: upstream.url });
+  await using socket = await openSocket(gw.url, { authorization: `Bearer ${gw.tokens.default}` });
+  for (const generate of [false, true]) {
+    socket.send(create({ generate, model: "embed-small", input: "hi" }));
+    const refused = await socket.next();
+    const error = refused.error as { code: string; param: string };
+    assert.deepEqual([refused.status, error.param, error.code], [400, "model", "model_kind_mismatch"]);
+  }
+  assert.equal(upstream.requests.length, 0);
 });
