@@ -15,6 +15,7 @@ import { sharesTier } from "../relay/select.ts";
 import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
+import { guardAnswer, guardRequest } from "./guard.ts";
 import { prepareResponses } from "./responses.ts";
 
 /**
@@ -46,13 +47,21 @@ export function generate(
       hold: ctx.holdBody(),
       watchdog: ctx.deps.watchdog,
     });
-    const value = options.reshape ? options.reshape(sent) : sent;
+    const reshaped = options.reshape ? options.reshape(sent) : sent;
     const { exchange } = ctx;
     // Only a model the group enables is recorded: anything else is client input of any size and content. It is
     // known before the body's check, so a body refused by it is recorded under its model.
-    const named = isObject(value) ? value.model : undefined;
+    const named = isObject(reshaped) ? reshaped.model : undefined;
     if (typeof named === "string" && principal.group.models.includes(named)) exchange.model = named;
-    const body = checkBody(protocol, operation, options.compact ? compactBody(value) : value);
+    const checked = checkBody(protocol, operation, options.compact ? compactBody(reshaped) : reshaped);
+    // Before anything reads it (the upstream, stored turns, a compaction), the body passes the group's guardrails.
+    const { body, answer: guard } = await guardRequest(ctx.deps.guardrails, {
+      principal,
+      exchange,
+      protocol,
+      body: checked,
+    });
+    const value = body === checked ? reshaped : body;
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
     const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
@@ -107,7 +116,10 @@ export function generate(
       watch,
       affinity,
     };
-    return compaction ? await relayCompacting(ctx, call, { plan: compaction, principal }) : await relay(ctx.deps, call);
+    const res = compaction
+      ? await relayCompacting(ctx, call, { plan: compaction, principal })
+      : await relay(ctx.deps, call);
+    return await guardAnswer(res, guard, { protocol, requestId: ctx.requestId });
   };
 }
 
