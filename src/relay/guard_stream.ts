@@ -27,14 +27,20 @@ export function guardStream(
   const guard = eventGuard(protocol, rules, run);
   // True where the bytes so far end an event: a keep-alive comment there passes as it is.
   let between = true;
+  // Set when an event of the text being read goes out other than as it came.
+  let rewritten = false;
 
   /** The events of `text` as they go out, up to the refusal of a blocking rule's match when one turns up. */
   function events(text: string): string {
     let out = "";
+    rewritten = false;
     for (const message of parser.push(text)) {
       if (run.blocked) break;
       if (message.data === "[DONE]") {
-        for (const end of guard.end?.() ?? []) out += encodeSse(eventOf(end.event, end.value));
+        for (const end of guard.end?.() ?? []) {
+          out += encodeSse(eventOf(end.event, end.value));
+          rewritten = true;
+        }
         out += encodeSse(message);
         continue;
       }
@@ -57,7 +63,11 @@ export function guardStream(
       try {
         for (const next of guard.next(message.event, value as Record<string, unknown>)) {
           // An event the guard left as it was goes out as it came, not written again.
-          out += next.value === value ? encodeSse(message) : encodeSse(eventOf(next.event, next.value));
+          if (next.value === value) out += encodeSse(message);
+          else {
+            out += encodeSse(eventOf(next.event, next.value));
+            rewritten = true;
+          }
         }
       } catch (err) {
         // A whole text an event repeats (a Responses `.done`) may hold a match no delta showed.
@@ -71,8 +81,12 @@ export function guardStream(
   function piece(chunk: Uint8Array): { bytes?: Uint8Array; last?: boolean } {
     const text = decoder.decode(chunk, { stream: true });
     if (between && text.startsWith(":") && text.endsWith("\n\n")) return { bytes: chunk };
+    const whole = between && text.endsWith("\n\n");
     between = text.endsWith("\n\n");
-    return finished(events(text));
+    const out = events(text);
+    // Whole events, none of them changed: the bytes go on as they came, not encoded again.
+    if (whole && !rewritten && !run.blocked) return { bytes: chunk };
+    return finished(out);
   }
   /** `out` as bytes, and the refusal after it when a match was blocked. */
   function finished(out: string): { bytes?: Uint8Array; last?: boolean } {
