@@ -4,8 +4,17 @@
  */
 import type { OpenStreamsSide } from "./open_streams.ts";
 import { EVENTS_PER_STREAM } from "./setup.ts";
-import type { Target } from "./targets.ts";
 import type { WrkResult } from "./wrk.ts";
+
+/** One target's verdict. */
+export interface Target {
+  name: string;
+  value: string;
+  limit: string;
+  status: "pass" | "fail" | "unavailable";
+  /** The same figure for the floor proxy; "n/a" when it was not measured or has no floor counterpart. */
+  floor: string;
+}
 
 /** Mean, range and spread ((max - min) / mean, in percent) of one figure over the repeats. */
 export interface Stat {

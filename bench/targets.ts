@@ -4,18 +4,8 @@
  * memory at idle, at its peak, with many open streams and with large bodies in flight.
  */
 import type { OpenStreamsSide } from "./open_streams.ts";
-import { type Comparison, fixed, type Memory, type Ttfb } from "./report.ts";
+import { type Comparison, fixed, type Memory, type Target, type Ttfb } from "./report.ts";
 import { EVENTS_PER_STREAM } from "./setup.ts";
-
-/** One target's verdict. */
-export interface Target {
-  name: string;
-  value: string;
-  limit: string;
-  status: "pass" | "fail" | "unavailable";
-  /** The same figure for the floor proxy; "n/a" when it was not measured or has no floor counterpart. */
-  floor: string;
-}
 
 /** One large-bodies case (bench:bodies): peak RSS growth over the bytes of the bodies in flight, median of rounds. */
 export interface BodiesResult {
@@ -52,6 +42,8 @@ export const LIMITS = {
   answer: 4,
   translated: 2,
   responsesPassthrough: 1.1,
+  /** An embeddings request of 16 inputs, against the Messages passthrough. */
+  embeddings: 1.2,
 };
 
 const MB = 1024 * 1024;
@@ -125,6 +117,7 @@ export function evaluateTargets(input: {
     ["responses_stream", "messages_stream", LIMITS.responsesPassthrough],
     ["translated_responses", "responses", LIMITS.translated],
     ["translated_responses_stream", "responses_stream", LIMITS.translated],
+    ["embeddings", "messages", LIMITS.embeddings],
   ] as const;
   for (const [measured, passthrough, limit] of pairs) {
     const ratio = (side: "gateway" | "floor" | "jsRelay") =>

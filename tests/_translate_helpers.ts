@@ -1,7 +1,28 @@
 /** @module Shared pieces of the translator unit tests: a deterministic context, sample requests, a stream driver. */
 import type { Protocol } from "../src/core/types.ts";
+import { PROTOCOLS } from "../src/protocols/registry.ts";
 import { translateSse } from "../src/relay/stream.ts";
-import type { TranslateContext, Translator } from "../src/translate/mod.ts";
+import { type Pair, pickTranslator, type TranslateContext, type Translator } from "../src/translate/mod.ts";
+
+/** A pair of two different protocols and the translator the registry picks for it. */
+export interface TranslatedPair {
+  pair: Pair;
+  client: Protocol;
+  upstream: Protocol;
+  translator: Translator;
+}
+
+/** Every pair of two different protocols, each with its translator (a pair the registry cannot serve fails here). */
+export function translatedPairs(): TranslatedPair[] {
+  const names = Object.keys(PROTOCOLS) as Protocol[];
+  return names.flatMap((client) =>
+    names.filter((upstream) => upstream !== client).map((upstream) => {
+      const translator = pickTranslator(client, upstream);
+      if (!translator) throw new Error(`no translator for ${client}->${upstream}`);
+      return { pair: `${client}->${upstream}` as const, client, upstream, translator };
+    })
+  );
+}
 
 /** A deterministic context; `logs` collects what the translator reports dropping. */
 export function testContext(logs: Record<string, unknown>[] = []): TranslateContext {

@@ -3,13 +3,14 @@
  * call behind Gemini's model actions.
  */
 import { saneId } from "../core/http.ts";
+import type { Principal } from "../core/principal.ts";
 import { readJsonBody } from "../core/request_body.ts";
 import { isObject, type JsonObject, type Operation, type Protocol } from "../core/types.ts";
 import { checkBody } from "../protocols/checks.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import { relay } from "../relay/relay.ts";
 import type { RelayRequest } from "../relay/request.ts";
-import { resolveRoutes } from "../relay/routing.ts";
+import { type ModelRoute, requireKind, resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
 import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody, type CompactionPlan, relayCompacting } from "./compact.ts";
@@ -25,7 +26,17 @@ import { prepareResponses } from "./responses.ts";
 export function generate(
   protocol: Protocol,
   operation: Operation,
-  options: { compact?: boolean; reshape?: (body: JsonObject) => JsonObject } = {},
+  options: {
+    compact?: boolean;
+    reshape?: (body: JsonObject) => JsonObject;
+    /** Narrows the model's routes to those the request may go to (the deployment holding a file it names). */
+    narrow?: (
+      ctx: RequestContext,
+      principal: Principal,
+      body: JsonObject,
+      routes: readonly ModelRoute[],
+    ) => Promise<readonly ModelRoute[]>;
+  } = {},
 ) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
     const principal = await ctx.authenticate();
@@ -54,7 +65,9 @@ export function generate(
     exchange.stream = body.stream === true;
     exchange.session_id = sessionId(req.headers);
     const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
-    const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
+    const resolved = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
+    const routes = options.narrow ? await options.narrow(ctx, principal, body, resolved) : resolved;
+    requireKind(routes, "chat", body.model as string);
     // A model served only by Responses upstreams compacts there, with the provider's own items (see compact.ts).
     const native = protocol === "openai-responses" && routes.every((route) => route.protocol === protocol);
     // A Responses request is made whole first, so limits (and the upstream) see everything it stands for.

@@ -9,16 +9,16 @@ import { guardValue } from "../core/guard_walk.ts";
 import type { Principal } from "../core/principal.ts";
 import type { JsonObject } from "../core/types.ts";
 import type { Exchange } from "../core/exchange.ts";
-import type { Route } from "../mcp/methods.ts";
+import type { CallPlan } from "../mcp/methods.ts";
 import type { GuardRun } from "../core/text_scan.ts";
 import type { GuardPolicy } from "../core/guard_book.ts";
 import { askWebhooks, guardRun } from "./guard.ts";
 
-/** A call's route with its arguments guarded, and the guard of its result; the route as it was for a group without tool rules. */
+/** A call's plan with its arguments guarded, and the guard of its result; the plan as it was for a group without tool rules. */
 export async function guardToolCall(
   guardrails: Guardrails | undefined,
-  call: { principal: Principal; exchange: Exchange; route: Route },
-): Promise<{ route: Route; result?(result: JsonObject): JsonObject }> {
+  call: { principal: Principal; exchange: Exchange; route: CallPlan },
+): Promise<{ route: CallPlan; result?(result: JsonObject): JsonObject }> {
   const policy: GuardPolicy | undefined = guardrails?.book.get(call.principal.group.name);
   const { route } = call;
   if (!guardrails || !policy || (policy.scan.tools.length === 0 && policy.webhooks.tools.length === 0)) {

@@ -20,7 +20,7 @@ import {
 } from "../mcp/jsonrpc.ts";
 import type { CallOptions } from "../mcp/hub.ts";
 import { listAnswer } from "../mcp/listings.ts";
-import { type Route, routeOf } from "../mcp/methods.ts";
+import { type CallPlan, planCall } from "../mcp/methods.ts";
 import { reply, rpcReply } from "../mcp/reply.ts";
 import type { ClientSession } from "../mcp/sessions.ts";
 import type { RequestContext } from "./context.ts";
@@ -73,18 +73,18 @@ export async function answerRequest(req: Request, ctx: RequestContext, call: Mcp
     if (request.method === "ping") return answered(ctx, 200, resultOf(request.id, {}));
     const listed = await listAnswer(hub, grant, request, ctx.deps.config.mcp.list_page_bytes);
     if (listed) return answered(ctx, 200, resultOf(request.id, listed));
-    const route = await routeOf(hub, grant, request);
-    if (!route) {
+    const plan = await planCall(hub, grant, request);
+    if (!plan) {
       throw new RpcError(CODES.methodNotFound, `Method not found: ${request.method}`);
     }
-    facts.server = route.server;
-    if (request.method !== "resources/read") facts.name = route.name;
-    if (request.method !== "tools/call") return await relay(req, ctx, call, route);
+    facts.server = plan.server;
+    if (request.method !== "resources/read") facts.name = plan.name;
+    if (request.method !== "tools/call") return await relay(req, ctx, call, plan);
     const refused = await admitted(ctx, principal, request.id);
     if (refused) return refused;
     let guarded: Awaited<ReturnType<typeof guardToolCall>>;
     try {
-      guarded = await guardToolCall(ctx.deps.guardrails, { principal, exchange: ctx.exchange, route });
+      guarded = await guardToolCall(ctx.deps.guardrails, { principal, exchange: ctx.exchange, route: plan });
     } catch (err) {
       if (!isGuardRefusal(err)) throw err;
       facts.outcome = "refused";
@@ -103,7 +103,7 @@ function relay(
   req: Request,
   ctx: RequestContext,
   call: McpCall,
-  route: Route,
+  plan: CallPlan,
   guard?: (result: JsonObject) => JsonObject,
 ): Promise<Response> {
   const facts: McpFacts = ctx.exchange.mcp!;
@@ -114,18 +114,19 @@ function relay(
   const forget = hub.track(call.session, call.request.id, stop);
   let endExchange: (() => void) | undefined;
   const trace = ctx.exchange.trace;
-  const transport = hub.servers.find((server) => server.name === route.server)?.url ? "http" : "stdio";
+  // A planned call's server is one of the hub's (the plan came from its catalog), so it has a transport.
+  const transport = hub.transport(plan.server) ?? "http";
   const send = (onNotice: CallOptions["onNotice"]) => {
-    const sent = () => hub.call(route.server, call.session, route.request, { signal: stop.signal, onNotice });
+    const sent = () => hub.call(plan.server, call.session, plan.request, { signal: stop.signal, onNotice });
     if (!trace?.mcp) return sent();
     const span = {
       method: call.request.method,
-      server: route.server,
-      target: route.name,
+      server: plan.server,
+      target: plan.name,
       requestId: call.request.id,
       session: call.session.id,
       transport,
-      params: route.request.params ?? {},
+      params: plan.request.params ?? {},
       redact: hub.redact,
     } as const;
     return trace.mcp(span, sent);
@@ -136,7 +137,7 @@ function relay(
         facts.outcome = outcomeOf(response);
         if (!response.result) return response;
         try {
-          const result = route.finish(response.result);
+          const result = plan.finish(response.result);
           return resultOf(call.request.id, guard ? guard(result) : result);
         } catch (err) {
           if (!isGuardRefusal(err)) throw err;

@@ -3,9 +3,27 @@
  * (["mcp_session", id]), its place among its token's open sessions (["mcp_token_session", token, created, id], with
  * when it was last used), the count of the token's openings that keeps two at once apart, and, while it has sessions
  * open with servers, its due entry (["mcp_session_due", when it expires, id]) by which an instance ends those sessions
- * once it expires.
+ * once it expires; and the record's shape.
  */
-import type { ClientSession } from "./sessions.ts";
+/** A session the gateway opened with one HTTP server for a client session. */
+export interface UpstreamRef {
+  /** The server's session id; absent for a server that keeps no sessions. */
+  id?: string;
+  version: string;
+}
+
+/** One client's session. */
+export interface ClientSession {
+  id: string;
+  token_id: string;
+  /** The protocol version agreed at initialize. */
+  version: string;
+  created_at: number;
+  /** When the session was last used, as far as its record says (pushed on at most once a minute). */
+  touched_at: number;
+  /** Per server name, the session opened there for this client. */
+  upstream: Record<string, UpstreamRef>;
+}
 
 /** The first part of every due entry's key, which sorts them by when they fall due. */
 export const DUE = "mcp_session_due";

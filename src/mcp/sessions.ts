@@ -6,27 +6,9 @@
  * ./session_keys.ts.
  */
 import { type KvWriter, RETRY } from "../core/kv_write.ts";
-import { byToken, change, DUE, openings, record } from "./session_keys.ts";
+import { byToken, change, type ClientSession, DUE, openings, record, type UpstreamRef } from "./session_keys.ts";
 
-/** A session the gateway opened with one HTTP server for a client session. */
-export interface UpstreamRef {
-  /** The server's session id; absent for a server that keeps no sessions. */
-  id?: string;
-  version: string;
-}
-
-/** One client's session. */
-export interface ClientSession {
-  id: string;
-  token_id: string;
-  /** The protocol version agreed at initialize. */
-  version: string;
-  created_at: number;
-  /** When the session was last used, as far as its record says (pushed on at most once a minute). */
-  touched_at: number;
-  /** Per server name, the session opened there for this client. */
-  upstream: Record<string, UpstreamRef>;
-}
+export type { ClientSession, UpstreamRef } from "./session_keys.ts";
 
 /** A session ended without the client: its id, and the sessions it had opened with servers, to be ended there. */
 export type EndedSession = Pick<ClientSession, "id" | "upstream">;

@@ -94,11 +94,11 @@ export function anthropicSettings(
 ): JsonObject {
   // Towards a Responses upstream a request without a limit stays without one, and thinking needs no signed history.
   const asked = clampMaxTokens(fields.maxTokens, ctx.maxOutputTokens);
-  const maxTokens = asked ?? (ctx.towardsResponses ? undefined : ctx.defaultMaxTokens);
+  const maxTokens = asked ?? (ctx.towards === "openai-responses" ? undefined : ctx.defaultMaxTokens);
   const out: JsonObject = maxTokens === undefined ? {} : { max_tokens: maxTokens };
   const room = maxTokens ?? Infinity;
   let thinking = fields.thinking ? fields.thinking.of(room) : thinkingFromEffort(fields.effort, room);
-  if (thinking && !ctx.towardsResponses && hasUnthoughtToolUse(fields.messages)) {
+  if (thinking && ctx.towards !== "openai-responses" && hasUnthoughtToolUse(fields.messages)) {
     logDrop(ctx, { field: fields.thinking?.field ?? "reasoning", type: "thinking", reason: "tool calls in history" });
     thinking = undefined;
   }

@@ -4,7 +4,7 @@
  */
 import type { Usage } from "../core/exchange.ts";
 import type { StreamStep } from "../core/sse.ts";
-import type { JsonObject, Operation } from "../core/types.ts";
+import type { JsonObject, Operation, UpstreamProtocol } from "../core/types.ts";
 
 /** What a translation knows about the request it serves. */
 export interface TranslateContext {
@@ -32,10 +32,11 @@ export interface TranslateContext {
   /** Whether a chat upstream takes freeform (`custom`) tools as they are (OpenAI does); when not, they become functions. */
   nativeCustomTools?: boolean;
   /**
-   * Set when a chat or Gemini client's Messages request is only a step towards a Responses upstream (compose.ts):
-   * unlike Anthropic, that upstream needs no output limit and takes reasoning beside tool calls made without it.
+   * The upstream a client's Messages request is only a step towards, set by the registry (mod.ts) on the client's half
+   * of a pair it composes through Messages: unlike Anthropic, a Responses upstream needs no output limit and takes
+   * reasoning beside tool calls made without it.
    */
-  towardsResponses?: boolean;
+  towards?: UpstreamProtocol;
   /** Output items a Responses answer starts with, before the model's own. */
   leading?: readonly JsonObject[];
   /** What the call that made the leading items used (a compaction's summary): a Responses answer's usage adds it. */

@@ -1,17 +1,14 @@
 /**
- * @module Gemini answer -> Anthropic Messages answer, whole and streamed, and the translators of every client onto a
- * Gemini upstream: Messages directly, chat and Responses through their own Messages translations.
+ * @module Gemini answer -> Anthropic Messages answer, whole and streamed, and the Messages client's translator onto a
+ * Gemini upstream.
  */
 import { GatewayError } from "../core/errors.ts";
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { NO_USAGE, tokenCount, type TokenCounts } from "../core/usage.ts";
 import { readGeminiAnswer, readGeminiChunk, usageFromGemini } from "../protocols/gemini.ts";
-import { chatViaMessages } from "./chat_messages_response.ts";
-import { throughMessages } from "./compose.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
 import { idWithSignature, messagesToGeminiRequest, textSignatureBlock } from "./messages_gemini_request.ts";
-import { responsesViaMessages } from "./responses_response.ts";
 import { answerToolId, anthropicUsage, type ToolNames, toolNames } from "./shared.ts";
 
 /** Gemini `finishReason` -> Anthropic `stop_reason` (see docs/protocols.md, "Stop and finish reasons"). */
@@ -196,14 +193,4 @@ export function messagesViaGemini(ctx: TranslateContext): Translation {
       counting ? { input_tokens: tokenCount(body.totalTokens) } : geminiToMessagesResponse(body, builder),
     stream: () => geminiToMessagesStream(builder),
   };
-}
-
-/** Chat client -> Gemini upstream. */
-export function chatViaGemini(ctx: TranslateContext): Translation {
-  return throughMessages(chatViaMessages(ctx), messagesViaGemini(ctx));
-}
-
-/** Responses client -> Gemini upstream. */
-export function responsesViaGemini(ctx: TranslateContext): Translation {
-  return throughMessages(responsesViaMessages(ctx), messagesViaGemini(ctx));
 }

@@ -1,68 +1,21 @@
 /**
  * @module OpenAI Responses answer -> Anthropic Messages answer (see docs/protocols.md, "Anthropic Messages client,
- * Responses upstream"), the pieces its stream shares, and the translators of every client onto a Responses upstream:
- * Messages directly, chat and Gemini through their own Messages translations.
+ * Responses upstream"), and the Messages client's translator onto a Responses upstream.
  */
 import { estimatePromptTokens } from "../core/estimate.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
-import { usageFromResponses } from "../protocols/responses.ts";
-import { chatViaMessages } from "./chat_messages_response.ts";
-import { throughMessages } from "./compose.ts";
-import { geminiViaMessages } from "./gemini_response.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
+import {
+  partText,
+  type ResponsesAnswerState,
+  stopOfResponse,
+  toolUseOf,
+  usageOfResponse,
+} from "./messages_responses_parts.ts";
 import { messagesToResponsesRequest } from "./messages_responses_request.ts";
 import { responsesToMessagesStream } from "./messages_responses_stream.ts";
-import { reasoningRecovery } from "./responses_passthrough.ts";
-import { reasoningBlock } from "./responses_reasoning.ts";
-import { answerToolId, anthropicUsage, parseToolArguments, type ToolNames, toolNames } from "./shared.ts";
-
-/** Responses `incomplete_details.reason` -> Anthropic `stop_reason` (see docs/protocols.md, "Stop and finish reasons"). */
-export const STOP_BY_INCOMPLETE: Record<string, string> = {
-  max_output_tokens: "max_tokens",
-  content_filter: "refusal",
-};
-
-/** The stop reason of a finished response: its incomplete reason, else a refusal, else a call, else the turn's end. */
-export function stopOfResponse(response: JsonObject, called: boolean, refused: boolean): string {
-  if (response.status === "incomplete") {
-    const details = isObject(response.incomplete_details) ? response.incomplete_details : {};
-    return STOP_BY_INCOMPLETE[String(details.reason)] ?? "end_turn";
-  }
-  if (refused) return "refusal";
-  return called ? "tool_use" : "end_turn";
-}
-
-/** Per-request state the request, the answer and its stream share. */
-export interface ResponsesAnswerState {
-  ctx: TranslateContext;
-  names: ToolNames;
-  /** Estimated prompt tokens for `message_start`: the real count comes only with the response's end. */
-  promptTokens: number;
-  /** Tool calls given out so far, numbering the ids of calls the provider sent without one. */
-  calls: number;
-}
-
-/** A function_call item as a tool_use block under the client's tool name. */
-export function toolUseOf(item: JsonObject, state: ResponsesAnswerState): JsonObject {
-  return {
-    type: "tool_use",
-    id: answerToolId(item.call_id, "toolu", state.ctx, state.calls++),
-    name: state.names.toClient(String(item.name ?? "")),
-    input: parseToolArguments(item.arguments),
-  };
-}
-
-/** The text of a message item's part: `output_text`, or a `refusal`'s words. */
-export function partText(part: unknown): { text: string; refusal: boolean } {
-  if (!isObject(part)) return { text: "", refusal: false };
-  if (part.type === "refusal") return { text: typeof part.refusal === "string" ? part.refusal : "", refusal: true };
-  return { text: typeof part.text === "string" ? part.text : "", refusal: false };
-}
-
-/** The Anthropic `usage` of a response (cached input apart, reasoning inside output). */
-export function usageOfResponse(response: JsonObject): JsonObject {
-  return anthropicUsage(usageFromResponses(response.usage));
-}
+import { reasoningBlock, reasoningRecovery } from "./responses_reasoning.ts";
+import { toolNames } from "./shared.ts";
 
 /** A whole Responses answer as an Anthropic message: its output items in order. */
 export function responsesToMessagesResponse(body: JsonObject, state: ResponsesAnswerState): JsonObject {
@@ -109,14 +62,4 @@ export function messagesViaResponses(ctx: TranslateContext): Translation {
     stream: () => responsesToMessagesStream(state),
     recover: recovery.recover,
   };
-}
-
-/** Chat client -> Responses upstream, through the chat client's Messages translation. */
-export function chatViaResponses(ctx: TranslateContext): Translation {
-  return throughMessages(chatViaMessages({ ...ctx, towardsResponses: true }), messagesViaResponses(ctx));
-}
-
-/** Gemini client -> Responses upstream, through the Gemini client's Messages translation. */
-export function geminiViaResponses(ctx: TranslateContext): Translation {
-  return throughMessages(geminiViaMessages({ ...ctx, towardsResponses: true }), messagesViaResponses(ctx));
 }

@@ -13,7 +13,7 @@ import {
   stopOfResponse,
   toolUseOf,
   usageOfResponse,
-} from "./messages_responses_response.ts";
+} from "./messages_responses_parts.ts";
 import { reasoningBlock } from "./responses_reasoning.ts";
 import { readResponsesEvent } from "../protocols/responses.ts";
 

@@ -8,7 +8,7 @@
 import { isObject, type JsonObject } from "../core/types.ts";
 import { chatCustomTool, freeformArguments, freeformDescription, freeformParameters } from "./freeform_tools.ts";
 import { logDrop, type TranslateContext } from "./identity.ts";
-import { sanitizeToolId, shortenToolName, unsupported } from "./shared.ts";
+import { joinText, sanitizeToolId, shortenToolName, unsupported } from "./shared.ts";
 
 /** A tool as the client knows it. */
 export interface ClientTool {
@@ -170,4 +170,29 @@ export function chatCall(call: HistoryCall, tools: ResponsesTools): JsonObject {
     return { id: call.id, type: "custom", custom: { name: call.name, input: call.input } };
   }
   return { id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } };
+}
+
+/** Fields with no meaning once the request leaves the Responses API; `previous_response_id` is refused. */
+export function checkUnsupported(body: JsonObject): void {
+  if (typeof body.previous_response_id === "string" && body.previous_response_id) {
+    throw unsupported(
+      "previous_response_id",
+      "is not supported for this model; send the whole conversation in input (as with store:false)",
+    );
+  }
+}
+
+/** `input` as a list of items with their place in it; a string is one user message, role-only items are messages. */
+export function inputItems(body: JsonObject): [JsonObject, number][] {
+  if (typeof body.input === "string") return [[{ type: "message", role: "user", content: body.input }, 0]];
+  return (body.input as unknown[]).flatMap((item, i): [JsonObject, number][] =>
+    !isObject(item)
+      ? []
+      : [[item.type === undefined && typeof item.role === "string" ? { ...item, type: "message" } : item, i]]
+  );
+}
+
+/** A function_call_output's `output` (string or content parts) as text. */
+export function outputText(output: unknown): string {
+  return typeof output === "string" ? output : joinText(output);
 }

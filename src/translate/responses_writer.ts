@@ -3,13 +3,14 @@
  * their full event sequence, contiguous `sequence_number`s from 0, and a terminal event carrying `response.id`
  * and integer usage (see docs/protocols.md, "Responses streams"). Both Responses translators drive it.
  */
-import type { GatewayError } from "../core/errors.ts";
+import { GatewayError } from "../core/errors.ts";
 import type { SseMessage } from "../core/sse.ts";
 import type { JsonObject } from "../core/types.ts";
 import { type TokenCounts, withRecorded } from "../core/usage.ts";
 import type { TranslateContext } from "./identity.ts";
-import type { ClientTool } from "./responses_tools.ts";
-import { responsesUsage } from "./shared.ts";
+import { freeformInput } from "./freeform_tools.ts";
+import type { ClientTool, ResponsesState } from "./responses_tools.ts";
+import { finishFromStop, responsesUsage, toolArgumentsText } from "./shared.ts";
 
 /** How the upstream's turn ended, in Responses terms. */
 export type ResponsesEnd = "completed" | "max_output_tokens" | "content_filter";
@@ -235,4 +236,38 @@ export function responsesWriter(ctx: TranslateContext): ResponsesWriter {
     },
     response,
   };
+}
+
+/** The end a chat finish reason stands for. */
+export function endFromFinish(finish: unknown): ResponsesEnd {
+  if (finish === "length") return "max_output_tokens";
+  return finish === "content_filter" ? "content_filter" : "completed";
+}
+
+/** Through the chat finish reason, so the stop-reason table stays in one place (shared.ts). */
+export function endFromStop(stop: unknown): ResponsesEnd {
+  return endFromFinish(finishFromStop(stop));
+}
+
+/**
+ * One whole tool call from the upstream, under the client's tool: a function call with its arguments, or a freeform
+ * call whose raw input is read out of the function form (or taken as it is from a native `custom` call).
+ */
+export function writeCall(
+  writer: ResponsesWriter,
+  call: { id: string; name: string; args: unknown; native?: boolean },
+  { tools }: ResponsesState,
+) {
+  const client = tools.clientTool(call.name);
+  const tool = call.native ? { ...client, custom: true } : client;
+  let text: string;
+  if (call.native) text = String(call.args ?? "");
+  else if (tool.custom) text = freeformInput(call.args);
+  else text = typeof call.args === "string" ? toolArgumentsText(call.args) : JSON.stringify(call.args ?? {});
+  return [...writer.callStart(call.id, tool), ...writer.callArguments(text)];
+}
+
+/** The error of an upstream stream that stopped before its answer's end. */
+export function cutShort(): GatewayError {
+  return new GatewayError("upstream", "Upstream stream ended before the answer was complete");
 }

@@ -7,7 +7,7 @@ import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { geminiCall } from "../_gemini_reader.ts";
 import { fixture, readText, startGateway } from "../_helpers.ts";
 import type { MappingRow as Row, Obj } from "../_mapping_rows.ts";
-import { thoughtSignatureFor } from "../../src/translate/gemini_request.ts";
+import { thoughtSignatureFor } from "../../src/translate/gemini_messages_request.ts";
 
 const HI = { role: "user", parts: [{ text: "Hi" }] };
 const messages = (sent: Obj) => sent.messages;

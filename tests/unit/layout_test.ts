@@ -1,7 +1,8 @@
 /**
  * @module The layout of src/ stays true: every file sits in a folder named after its layer, imports point only
- * down the layers, no import circle spans two folders, translate/ stays pure, nothing in src/ reaches outside, and
- * comments cite sections that docs/protocols.md has.
+ * down the layers, no import circle anywhere (in src/, bench/ or tests/, inside a folder or across, type-only imports
+ * counted), translate/ stays pure, nothing in src/ reaches outside, and comments cite sections that docs/protocols.md
+ * has.
  */
 import assert from "node:assert/strict";
 
@@ -24,12 +25,13 @@ const LAYERS: Record<string, number> = {
   mcp: 3,
   handlers: 4,
   observe: 4,
-  admin: 5,
-  console: 6,
-  oauth: 7,
-  ".": 8,
-  serve: 9,
-  cli: 10,
+  batches: 5,
+  admin: 6,
+  console: 7,
+  oauth: 8,
+  ".": 9,
+  serve: 10,
+  cli: 11,
 };
 const ROOT_FILES = new Set(["app.ts"]);
 /** What a pure translator must not touch: the network and Deno's APIs (KV, files, environment). */
@@ -101,10 +103,17 @@ export function layoutProblems(sources: readonly Source[]): string[] {
       }
     }
   }
-  for (const circle of circles(edges)) {
-    if (new Set(circle.map(folderOf)).size > 1) problems.push(`import circle across folders: ${circle.join(", ")}`);
-  }
+  problems.push(...importCircles(sources));
   return problems;
+}
+
+/**
+ * Every import circle among `sources`, as sentences: a circle inside one folder is refused as one across folders
+ * is, since either leaves its files without an order to read (or load) them in, and a type-only import counts.
+ */
+export function importCircles(sources: readonly Source[]): string[] {
+  const edges = new Map(sources.map((s) => [s.path, s.imports.map((specifier) => resolve(s.path, specifier))]));
+  return circles(edges).map((circle) => `import circle: ${circle.join(", ")}`);
 }
 
 /** The strongly connected groups of more than one file (Tarjan's algorithm), each sorted. */
@@ -165,10 +174,18 @@ export function citedSections(text: string): string[] {
 
 const source = (path: string, ...imports: string[]): Source => ({ path, text: "/** @module A file. */\n", imports });
 
-Deno.test("src/ keeps its layout: folders by layer, imports downward, no circle across folders", async () => {
+Deno.test("src/ keeps its layout: folders by layer, imports downward, no import circle", async () => {
   const sources = await readSources(new URL("../../src/", import.meta.url));
   assert.ok(sources.length > 50, "src/ was read");
   assert.deepEqual(layoutProblems(sources), []);
+});
+
+Deno.test("bench/ and tests/ have no import circle either", async () => {
+  for (const dir of ["bench", "tests"]) {
+    const sources = await readSources(new URL(`../../${dir}/`, import.meta.url));
+    assert.ok(sources.length > 10, `${dir}/ was read`);
+    assert.deepEqual(importCircles(sources), [], dir);
+  }
 });
 
 Deno.test("comments in src/ and tests/ cite only sections that docs/protocols.md has", async () => {
@@ -278,15 +295,32 @@ Deno.test("layoutProblems() names each broken rule", () => {
   }
 });
 
-Deno.test("layoutProblems() reports a circle across folders, and leaves one inside a folder alone", () => {
+Deno.test("layoutProblems() reports every import circle: across folders, inside one, and of types alone", () => {
   const across = layoutProblems([
     source("app.ts", "./handlers/generate.ts"),
     source("handlers/generate.ts", "../app.ts"),
   ]);
-  assert.ok(across.includes("import circle across folders: app.ts, handlers/generate.ts"), JSON.stringify(across));
+  assert.ok(across.includes("import circle: app.ts, handlers/generate.ts"), JSON.stringify(across));
   const inside = layoutProblems([
     source("relay/relay.ts", "./attempt.ts"),
-    source("relay/attempt.ts", "./relay.ts"),
+    source("relay/attempt.ts", "./answer.ts"),
+    source("relay/answer.ts", "./relay.ts"),
   ]);
-  assert.deepEqual(inside, []);
+  assert.deepEqual(inside, ["import circle: relay/answer.ts, relay/attempt.ts, relay/relay.ts"]);
+  const types = (path: string, from: string): Source => {
+    const text = `/** @module A file. */\nimport type { Shape } from "${from}";\n`;
+    return { path, text, imports: parseImports(text) };
+  };
+  const typesOnly = layoutProblems([types("mcp/sessions.ts", "./keys.ts"), types("mcp/keys.ts", "./sessions.ts")]);
+  assert.deepEqual(typesOnly, ["import circle: mcp/keys.ts, mcp/sessions.ts"]);
+  assert.deepEqual(layoutProblems([source("relay/relay.ts", "./attempt.ts"), source("relay/attempt.ts")]), []);
+});
+
+Deno.test("importCircles() finds a circle in bench/'s files, whose imports of src/ lead out of the set", () => {
+  const bench = [
+    source("report.ts", "./targets.ts", "../src/core/bytes.ts"),
+    source("targets.ts", "./report.ts"),
+    source("run.ts", "./report.ts"),
+  ];
+  assert.deepEqual(importCircles(bench), ["import circle: report.ts, targets.ts"]);
 });

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { Protocol } from "../../src/core/types.ts";
 import { relayStream } from "../../src/relay/stream.ts";
-import { TRANSLATORS } from "../../src/translate/mod.ts";
+import { pickTranslator } from "../../src/translate/mod.ts";
 import { usageMeter } from "../../src/usage/meter.ts";
 import { readText } from "../_reads.ts";
 import { SAMPLE_REQUESTS, testContext } from "../_translate_helpers.ts";
@@ -19,7 +19,7 @@ const STREAM = new TextEncoder().encode(START + ERROR);
 
 /** What a client of `client` gets from an Anthropic upstream that sends `chunks`, with KEY as the upstream's secret. */
 async function relayed(client: Protocol, chunks: Uint8Array[]): Promise<string> {
-  const translator = TRANSLATORS[`${client}->anthropic`];
+  const translator = pickTranslator(client, "anthropic");
   const translation = translator?.(testContext());
   translation?.request(structuredClone(SAMPLE_REQUESTS[client]));
   const body = relayStream(ReadableStream.from(chunks).getReader(), new Uint8Array(0), {

@@ -3,30 +3,27 @@
  * bytes are cut, including inside a multi-byte character and between CR and LF.
  */
 import assert from "node:assert/strict";
-import type { Protocol } from "../../src/core/types.ts";
-import { TRANSLATORS } from "../../src/translate/mod.ts";
 import { fixture } from "../_helpers.ts";
-import { translateFixture } from "../_translate_helpers.ts";
+import { translatedPairs, translateFixture } from "../_translate_helpers.ts";
 
 const FIXTURES = ["text", "tool_use"];
 
-for (const [pair, translator] of Object.entries(TRANSLATORS)) {
-  const [client, upstream] = pair.split("->") as [Protocol, Protocol];
+for (const { pair, client, upstream, translator } of translatedPairs()) {
   for (const name of FIXTURES) {
     Deno.test(`${pair} gives the same ${name} stream when the upstream bytes are split at every offset`, async () => {
       const bytes = new TextEncoder().encode(fixture(`${upstream}/${name}.sse`));
-      const whole = await translateFixture(translator!, client, [bytes]);
+      const whole = await translateFixture(translator, client, [bytes]);
       for (let at = 1; at < bytes.length; at++) {
-        const got = await translateFixture(translator!, client, [bytes.subarray(0, at), bytes.subarray(at)]);
+        const got = await translateFixture(translator, client, [bytes.subarray(0, at), bytes.subarray(at)]);
         if (got !== whole) assert.equal(got, whole, `split at byte ${at}`);
       }
       const single = Array.from(bytes, (b) => Uint8Array.of(b));
-      assert.equal(await translateFixture(translator!, client, single), whole, "one byte per chunk");
+      assert.equal(await translateFixture(translator, client, single), whole, "one byte per chunk");
     });
   }
   Deno.test(`${pair} reads CRLF-framed upstream events split between CR and LF`, async () => {
     const text = fixture(`${upstream}/text.sse`);
-    const whole = await translateFixture(translator!, client, [new TextEncoder().encode(text)]);
+    const whole = await translateFixture(translator, client, [new TextEncoder().encode(text)]);
     const crlf = new TextEncoder().encode(text.replaceAll("\n", "\r\n"));
     const chunks = [];
     let start = 0;
@@ -37,7 +34,7 @@ for (const [pair, translator] of Object.entries(TRANSLATORS)) {
       }
     }
     chunks.push(crlf.subarray(start));
-    assert.equal(await translateFixture(translator!, client, chunks), whole);
+    assert.equal(await translateFixture(translator, client, chunks), whole);
   });
 }
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { SseParser } from "../../src/core/sse.ts";
 import type { Protocol } from "../../src/core/types.ts";
-import { TRANSLATORS } from "../../src/translate/mod.ts";
+import { hasOwnTranslator, pickTranslator } from "../../src/translate/mod.ts";
 import {
   readAnthropicJson,
   readAnthropicStream,
@@ -16,7 +16,7 @@ import {
 import { readGeminiJson, readGeminiStream } from "../_gemini_reader.ts";
 import { readResponsesJson, readResponsesStream } from "../_responses_reader.ts";
 import { fixture } from "../_helpers.ts";
-import { SAMPLE_REQUESTS, testContext, translateFixture } from "../_translate_helpers.ts";
+import { SAMPLE_REQUESTS, testContext, translatedPairs, translateFixture } from "../_translate_helpers.ts";
 
 const STREAM_READERS: Record<Protocol, (events: ReturnType<SseParser["push"]>) => Summary> = {
   anthropic: readAnthropicStream,
@@ -88,10 +88,6 @@ const SKIPS: Record<string, string> = {
   "openai-chat->openai-responses:thinking signature": "chat completions has no field to carry a reasoning item",
 };
 
-function upstreamOf(pair: string): Protocol {
-  return pair.split("->")[1] as Protocol;
-}
-
 function compare(got: Summary, want: Want): void {
   for (const [key, value] of Object.entries(want)) {
     if (key === "tools") {
@@ -102,8 +98,7 @@ function compare(got: Summary, want: Want): void {
   if (want.error === undefined) assert.equal(got.error, undefined, "no error");
 }
 
-for (const [pair, translator] of Object.entries(TRANSLATORS)) {
-  const [client, upstream] = [pair.split("->")[0] as Protocol, upstreamOf(pair)];
+for (const { pair, client, upstream, translator } of translatedPairs()) {
   for (const c of CASES) {
     const skip = SKIPS[`${pair}:${c.name}`];
     Deno.test({
@@ -111,7 +106,7 @@ for (const [pair, translator] of Object.entries(TRANSLATORS)) {
       ignore: skip !== undefined,
       async fn() {
         const bytes = new TextEncoder().encode(fixture(`${upstream}/${c.fixture ?? c.name}.sse`));
-        const text = await translateFixture(translator!, client, [bytes]);
+        const text = await translateFixture(translator, client, [bytes]);
         const got = STREAM_READERS[client](new SseParser().push(text));
         compare(got, c.want);
         c.check?.(got);
@@ -122,7 +117,7 @@ for (const [pair, translator] of Object.entries(TRANSLATORS)) {
       name: `${pair} translates the ${c.name} fixture as a valid ${client} body${skip ? ` (skipped: ${skip})` : ""}`,
       ignore: skip !== undefined,
       fn() {
-        const translation = translator!(testContext());
+        const translation = translator(testContext());
         translation.request({ ...structuredClone(SAMPLE_REQUESTS[client]), stream: false });
         const body = translation.response(JSON.parse(fixture(`${upstream}/${c.fixture ?? c.name}.json`)));
         const got = JSON_READERS[client](body);
@@ -133,10 +128,31 @@ for (const [pair, translator] of Object.entries(TRANSLATORS)) {
   }
 }
 
-Deno.test("every registered pair translates to a protocol other than its own", () => {
-  for (const pair of Object.keys(TRANSLATORS)) {
-    const [client, upstream] = pair.split("->");
-    assert.notEqual(client, upstream);
+Deno.test("a protocol onto itself passes the upstream's answer through as it came", () => {
+  for (const protocol of Object.keys(STREAM_READERS) as Protocol[]) {
+    const translation = pickTranslator(protocol, protocol)!(testContext());
+    const sent = translation.request({ ...structuredClone(SAMPLE_REQUESTS[protocol]), stream: false });
+    assert.equal(sent.model, "upstream-model", protocol);
+    const answer = JSON.parse(fixture(`${protocol}/text.json`));
+    assert.equal(translation.response(answer), answer, protocol);
+    assert.equal(translation.stream, undefined, `${protocol}: stream bytes are relayed unchanged`);
   }
-  assert.equal(Object.keys(TRANSLATORS).length, 12);
+});
+
+Deno.test("a pair without a translator of its own goes through Messages, its client's half told where it goes", () => {
+  const composed = translatedPairs().filter(({ pair }) => !hasOwnTranslator(pair));
+  assert.ok(composed.length > 0, "some pairs are composed");
+  for (const { pair, client, upstream, translator } of composed) {
+    const request = { ...structuredClone(SAMPLE_REQUESTS[client]), stream: false };
+    const outer = pickTranslator(client, "anthropic")!({ ...testContext(), towards: upstream });
+    const inner = pickTranslator("anthropic", upstream)!(testContext());
+    const whole = translator(testContext());
+    assert.deepEqual(
+      whole.request(structuredClone(request)),
+      inner.request(outer.request(structuredClone(request))),
+      pair,
+    );
+    const answer = JSON.parse(fixture(`${upstream}/tool_use.json`));
+    assert.deepEqual(whole.response(structuredClone(answer)), outer.response(inner.response(answer)), pair);
+  }
 });

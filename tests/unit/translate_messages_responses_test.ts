@@ -3,16 +3,12 @@
  * client, Responses upstream"), and reasoning items carried in thinking blocks and put back.
  */
 import assert from "node:assert/strict";
-import { thoughtSignatureFor } from "../../src/translate/gemini_request.ts";
+import { thoughtSignatureFor } from "../../src/translate/gemini_messages_request.ts";
 import { messagesViaGemini } from "../../src/translate/messages_gemini_response.ts";
-import {
-  chatViaResponses,
-  geminiViaResponses,
-  messagesViaResponses,
-} from "../../src/translate/messages_responses_response.ts";
+import { messagesViaResponses } from "../../src/translate/messages_responses_response.ts";
 import { reasoningBlock, reasoningItemIn } from "../../src/translate/responses_reasoning.ts";
 import { shortenToolName } from "../../src/translate/shared.ts";
-import type { TranslateContext } from "../../src/translate/mod.ts";
+import { pickTranslator, type TranslateContext } from "../../src/translate/mod.ts";
 import type { MappingRow as Row, Obj } from "../_mapping_rows.ts";
 import { testContext } from "../_translate_helpers.ts";
 
@@ -347,7 +343,7 @@ Deno.test("chat and Gemini clients reach the same second try through their Messa
     message: "The encrypted content for item rs_1 ...",
   };
   const thought = thoughtSignatureFor(reasoningBlock(ITEM)!);
-  const gemini = geminiViaResponses(testContext());
+  const gemini = pickTranslator("gemini", "openai-responses")!(testContext());
   const sent = gemini.request({
     model: "m",
     contents: [
@@ -358,7 +354,7 @@ Deno.test("chat and Gemini clients reach the same second try through their Messa
   });
   assert.deepEqual((sent.input as Obj[])[1], ITEM);
   assert.deepEqual(gemini.recover!(refusal)!.input, (sent.input as Obj[]).filter((i) => i.type !== "reasoning"));
-  const chat = chatViaResponses(testContext());
+  const chat = pickTranslator("openai-chat", "openai-responses")!(testContext());
   chat.request({ model: "m", messages: [{ role: "user", content: "Hi" }] });
   assert.equal(chat.recover!(refusal), undefined, "nothing to leave out");
 });

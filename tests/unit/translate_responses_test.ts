@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../src/core/errors.ts";
 import { freeformParameters } from "../../src/translate/freeform_tools.ts";
-import { responsesViaChat, responsesViaMessages } from "../../src/translate/responses_response.ts";
+import { responsesViaChat } from "../../src/translate/responses_chat_response.ts";
+import { responsesViaMessages } from "../../src/translate/responses_messages_response.ts";
 import { fixture } from "../_helpers.ts";
 import { testContext } from "../_translate_helpers.ts";
 

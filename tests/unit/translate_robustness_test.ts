@@ -7,8 +7,7 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../../src/core/errors.ts";
 import { checkBody } from "../../src/protocols/checks.ts";
 import type { JsonObject, Protocol } from "../../src/core/types.ts";
-import { TRANSLATORS } from "../../src/translate/mod.ts";
-import { testContext } from "../_translate_helpers.ts";
+import { testContext, translatedPairs } from "../_translate_helpers.ts";
 
 const ODD_VALUES: unknown[] = [null, 0, 1.5, -1, "", "x", true, [], [null], [1, "a"], {}, { type: "x" }];
 
@@ -116,14 +115,13 @@ function variants(body: JsonObject): JsonObject[] {
   return out;
 }
 
-for (const [pair, translator] of Object.entries(TRANSLATORS)) {
-  const client = pair.split("->")[0] as Protocol;
+for (const { pair, client, translator } of translatedPairs()) {
   Deno.test(`${pair} answers odd field values with a translation or a 400, never a crash`, () => {
     let translated = 0;
     for (const body of variants(RICH[client])) {
       try {
         checkBody(client, "generate", body);
-        translator!(testContext()).request(body);
+        translator(testContext()).request(body);
         translated++;
       } catch (err) {
         if (!(err instanceof GatewayError)) assert.fail(`${JSON.stringify(body)} threw ${err}`);

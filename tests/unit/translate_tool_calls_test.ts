@@ -8,7 +8,7 @@ import type { Protocol } from "../../src/core/types.ts";
 import { translateSse } from "../../src/relay/stream.ts";
 import { messagesViaChat } from "../../src/translate/messages_chat_response.ts";
 import type { Translator } from "../../src/translate/mod.ts";
-import { responsesViaChat } from "../../src/translate/responses_response.ts";
+import { responsesViaChat } from "../../src/translate/responses_chat_response.ts";
 import { readAnthropicJson, readAnthropicStream, type Summary } from "../_client_readers.ts";
 import { readResponsesJson, readResponsesStream } from "../_responses_reader.ts";
 import { readSse } from "../_reads.ts";

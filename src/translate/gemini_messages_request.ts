@@ -6,9 +6,9 @@
 import { isObject, type JsonObject } from "../core/types.ts";
 import { anthropicTurns } from "./anthropic_turns.ts";
 import { anthropicSettings } from "./chat_messages_request.ts";
-import { geminiToolChoice, geminiTools } from "./gemini_tools.ts";
+import { geminiToolChoice, geminiTools } from "./gemini_messages_tools.ts";
 import { logDrop, type TranslateContext } from "./identity.ts";
-import { sealThinking, unsealThinking } from "./responses_request.ts";
+import { sealThinking, unsealThinking } from "./responses_reasoning.ts";
 import { sanitizeToolId, thinkingFromEffort, unsupported } from "./shared.ts";
 
 /** A Gemini `thoughtSignature` (base64, as the API's bytes fields are) holding an Anthropic thinking block. */

@@ -1,6 +1,6 @@
 /**
- * @module Anthropic Messages answer -> Gemini `GenerateContentResponse`, whole and streamed, plus the Gemini client's
- * translators onto Anthropic and (through the Messages translation) chat upstreams.
+ * @module Anthropic Messages answer -> Gemini `GenerateContentResponse`, whole and streamed, and the Gemini client's
+ * translator onto an Anthropic upstream.
  */
 import type { SseMessage, StreamStep } from "../core/sse.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
@@ -12,10 +12,8 @@ import {
   readAnthropicMessage,
   usageFromAnthropic,
 } from "../protocols/anthropic.ts";
-import { geminiToMessagesRequest, thoughtSignatureFor } from "./gemini_request.ts";
-import { throughMessages } from "./compose.ts";
+import { geminiToMessagesRequest, thoughtSignatureFor } from "./gemini_messages_request.ts";
 import type { TranslateContext, Translation } from "./identity.ts";
-import { messagesViaChat } from "./messages_chat_response.ts";
 import { answerToolId } from "./shared.ts";
 
 /** Anthropic `stop_reason` -> Gemini `finishReason` (see docs/protocols.md, "Stop and finish reasons"). */
@@ -184,9 +182,4 @@ export function geminiViaMessages(ctx: TranslateContext): Translation {
     response: (body) => counting ? countToGemini(body) : messagesToGeminiResponse(body, ctx),
     stream: () => messagesToGeminiStream(ctx),
   };
-}
-
-/** Gemini client -> chat upstream: the Gemini request as Messages, then the Messages client's own translation. */
-export function geminiViaChat(ctx: TranslateContext): Translation {
-  return throughMessages(geminiViaMessages(ctx), messagesViaChat(ctx));
 }
