@@ -15,12 +15,15 @@ export const BATCH_KEYS = {
   ANTH_BATCH_KEY: "anth-team-key",
   ANTH_OTHER_KEY: "anth-other-key",
   OAI_BATCH_KEY: "oai-team-key",
+  AZURE_BATCH_KEY: "azure-resource-key",
 };
 
 /** The rig. */
 export interface BatchRig extends AsyncDisposable {
   api: FakeBatchApi;
   gw: TestGateway;
+  /** The gateway's config, for a CLI run on the same KV. */
+  configYaml: string;
   clock: { now: number };
   /** The first and a second token of the same group. */
   token: string;
@@ -33,6 +36,9 @@ export interface BatchRig extends AsyncDisposable {
 export interface BatchRigOptions {
   extraYaml?: string;
   groupLimits?: string;
+  /** More upstreams (YAML list items, {api} standing for the fake's URL) and the models of theirs the group enables. */
+  upstreams?: string;
+  models?: string[];
   gateway?: StartOptions;
 }
 
@@ -44,13 +50,13 @@ export async function batchRig(options: BatchRigOptions = {}): Promise<BatchRig>
       [BATCH_KEYS.ANTH_BATCH_KEY]: "team",
       [BATCH_KEYS.OAI_BATCH_KEY]: "team",
       [BATCH_KEYS.ANTH_OTHER_KEY]: "other",
+      [BATCH_KEYS.AZURE_BATCH_KEY]: "azure",
     },
     ["claude-up-1", "claude-up-2", "gpt-up-1"],
     () => clock.now,
   );
   const limits = options.groupLimits ? `, limits: ${options.groupLimits}` : "";
-  const gw = await startGateway(api.url, {
-    configYaml: `
+  const configYaml = `
 listen: { host: 127.0.0.1, port: 0 }
 kv_path: ":memory:"
 routing: { affinity: { enabled: false }, retry_budget: { ratio: 0, min_retries: 0 } }
@@ -66,10 +72,15 @@ upstreams:
   - { name: oai-resp, protocol: openai-responses, base_url: "${api.url}/openai/v1", api_key_env: OAI_BATCH_KEY,
       models: [{ id: gpt-resp, upstream_id: gpt-up-1 }] }
   - { name: compat, protocol: openai, base_url: "${api.url}/compat/v1", api_key_env: OAI_BATCH_KEY, models: [llama] }
+${(options.upstreams ?? "").replaceAll("{api}", api.url)}
 groups:
-  - { name: default, listing: auto, models: [claude-batch, claude-2, gpt-batch, gpt-resp, llama]${limits} }
+  - { name: default, listing: auto, models: [claude-batch, claude-2, gpt-batch, gpt-resp, llama${
+    (options.models ?? []).map((model) => `, ${model}`).join("")
+  }]${limits} }
 usage: { flush_ms: 60000, auth_refresh_ms: 100 }
-`,
+`;
+  const gw = await startGateway(api.url, {
+    configYaml,
     env: BATCH_KEYS,
     now: () => new Date(clock.now),
     ...options.gateway,
@@ -79,6 +90,7 @@ usage: { flush_ms: 60000, auth_refresh_ms: 100 }
   return {
     api,
     gw,
+    configYaml,
     clock,
     token,
     other,

@@ -18,6 +18,7 @@ export const PAGES = [
   "/ui/requests",
   "/ui/upstreams",
   "/ui/mcp",
+  "/ui/batches",
   "/ui/operators",
   "/ui/people",
   "/ui/audit",

@@ -2,27 +2,17 @@
  * @module Fake Anthropic and OpenAI Files and batch APIs on 127.0.0.1 port 0, keeping files and batches per account
  * (per API key) as the real services do: another account's id is a 404, a batch advances only when the test calls
  * `advance()`, and its results are files in the real formats (Anthropic's results JSONL with an absolute
- * `results_url`; OpenAI's output and error files). Anthropic is under /anthropic/v1, OpenAI under /openai/v1.
+ * `results_url`; OpenAI's output and error files). Anthropic is under /anthropic/v1, OpenAI under /openai/v1 (its half in
+ * tests/_fake_batch_openai.ts), Azure OpenAI's v1 API under /azure/openai/v1 with its key as api-key.
  */
-type Json = Record<string, unknown>;
-
-/** A stored file of one account. */
-interface StoredFile {
-  meta: Json;
-  content: Uint8Array<ArrayBuffer>;
-}
-
-/** A batch of one account, with its requests. */
-interface StoredBatch {
-  object: Json;
-  requests: { custom_id: string; params: Json }[];
-}
-
-/** One account's files and batches. */
-interface Account {
-  files: Map<string, StoredFile>;
-  batches: Map<string, StoredBatch>;
-}
+import {
+  type Account,
+  advanceOpenai,
+  type FakeState,
+  type Json,
+  openai,
+  type StoredBatch,
+} from "./_fake_batch_openai.ts";
 
 /** The fake, with what it saw. */
 export interface FakeBatchApi extends AsyncDisposable {
@@ -37,8 +27,6 @@ export interface FakeBatchApi extends AsyncDisposable {
 const iso = (ms: number) => new Date(ms).toISOString();
 const anthropicError = (status: number, type: string, message: string) =>
   Response.json({ type: "error", error: { type, message } }, { status });
-const openaiError = (status: number, message: string, param: string | null = null) =>
-  Response.json({ error: { message, type: "invalid_request_error", param, code: null } }, { status });
 
 /** Starts the fake; `keys` maps each API key to its account name, `models` the upstream model ids it serves. */
 export function fakeBatchApi(keys: Record<string, string>, models: readonly string[], now: () => number): FakeBatchApi {
@@ -67,8 +55,11 @@ export function fakeBatchApi(keys: Record<string, string>, models: readonly stri
       ? req.headers.get("authorization")?.replace(/^Bearer /, "") ?? null
       : req.headers.get("api-key");
     const account = accountOf(key);
-    if (!account) return openaiError(401, "Incorrect API key provided");
-    return await openai(req, url.pathname.slice(prefix.length), url.searchParams, account);
+    if (!account) {
+      const error = { message: "Incorrect API key provided", type: "invalid_request_error", param: null, code: null };
+      return Response.json({ error }, { status: 401 });
+    }
+    return await openai(state, req, url.pathname.slice(prefix.length), url.searchParams, account);
   });
   base = `http://127.0.0.1:${server.addr.port}`;
 
@@ -82,12 +73,11 @@ export function fakeBatchApi(keys: Record<string, string>, models: readonly stri
     return Response.json(made);
   }
 
+  const state: FakeState = { next, now, upload };
+
   async function anthropic(req: Request, path: string, account: Account): Promise<Response> {
     const files = /^\/files(?:\/([^/]+))?(\/content)?$/.exec(path);
     if (files) {
-      if (!/files-api-2025-04-14/.test(req.headers.get("anthropic-beta") ?? "")) {
-        return anthropicError(400, "invalid_request_error", "The Files API needs the files-api-2025-04-14 beta");
-      }
       const [, id, content] = files;
       if (!id && req.method === "POST") {
         const made = await upload(req, account, (file) => ({
@@ -187,135 +177,6 @@ export function fakeBatchApi(keys: Record<string, string>, models: readonly stri
     };
   }
 
-  async function openai(req: Request, path: string, query: URLSearchParams, account: Account): Promise<Response> {
-    const files = /^\/files(?:\/([^/]+))?(\/content)?$/.exec(path);
-    if (files) {
-      const [, id, content] = files;
-      if (!id && req.method === "POST") {
-        const made = await upload(req, account, (file, form) => {
-          const purpose = form.get("purpose");
-          if (!["batch", "user_data", "vision", "assistants"].includes(String(purpose))) {
-            return openaiError(400, "purpose: invalid", "purpose");
-          }
-          return {
-            id: `file-${next()}`,
-            object: "file",
-            bytes: file.size,
-            created_at: Math.floor(now() / 1000),
-            filename: file.name,
-            purpose,
-            status: "processed",
-          };
-        });
-        return made ?? openaiError(400, "file: required", "file");
-      }
-      if (!id) {
-        const data = [...account.files.values()].map((file) => file.meta).reverse();
-        return Response.json({ object: "list", data, has_more: false });
-      }
-      const file = account.files.get(id);
-      if (!file) return openaiError(404, `No such File object: ${id}`, "id");
-      if (content) return new Response(file.content, { headers: { "content-type": "application/octet-stream" } });
-      if (req.method === "DELETE") {
-        account.files.delete(id);
-        return Response.json({ id, object: "file", deleted: true });
-      }
-      return Response.json(file.meta);
-    }
-    if (path === "/responses" && req.method === "POST") {
-      const body = await req.json();
-      for (const id of JSON.stringify(body.input).match(/file-\d+/g) ?? []) {
-        if (!account.files.has(id)) return openaiError(404, `No such File object: ${id}`, "input");
-      }
-      return Response.json({
-        id: `resp_${next()}`,
-        object: "response",
-        status: "completed",
-        model: body.model,
-        output: [],
-      });
-    }
-    const batch = /^\/batches(?:\/([^/]+))?(\/cancel)?$/.exec(path);
-    if (!batch) return openaiError(404, `no route ${path}`);
-    const [, id, cancel] = batch;
-    if (!id && req.method === "POST") {
-      const body = await req.json();
-      const input = account.files.get(body.input_file_id);
-      if (!input) return openaiError(404, `No such File object: ${body.input_file_id}`, "input_file_id");
-      const requests = new TextDecoder().decode(input.content).split("\n").filter((l) => l.trim()).map((l) =>
-        JSON.parse(l)
-      );
-      const made = `batch_${next()}`;
-      const object: Json = {
-        id: made,
-        object: "batch",
-        endpoint: body.endpoint,
-        input_file_id: body.input_file_id,
-        completion_window: body.completion_window,
-        status: "validating",
-        output_file_id: null,
-        error_file_id: null,
-        created_at: Math.floor(now() / 1000),
-        metadata: body.metadata ?? null,
-        request_counts: { total: requests.length, completed: 0, failed: 0 },
-      };
-      account.batches.set(made, {
-        object,
-        requests: requests.map((r: Json) => ({ custom_id: String(r.custom_id), params: r.body as Json })),
-      });
-      return Response.json(object);
-    }
-    if (!id) {
-      const data = [...account.batches.values()].map((b) => b.object).reverse();
-      const limit = Number(query.get("limit") ?? 20);
-      return Response.json({ object: "list", data: data.slice(0, limit), has_more: data.length > limit });
-    }
-    const stored = account.batches.get(id);
-    if (!stored) return openaiError(404, `No batch found with id '${id}'.`);
-    if (cancel) stored.object.status = "cancelling";
-    return Response.json(stored.object);
-  }
-
-  function advanceOpenai(account: Account, stored: StoredBatch) {
-    const { object } = stored;
-    if (object.status === "validating") object.status = "in_progress";
-    else if (object.status === "cancelling") object.status = "cancelled";
-    else if (object.status === "in_progress") {
-      const ok: string[] = [];
-      const failed: string[] = [];
-      for (const request of stored.requests) {
-        const line = (status: number, body: Json) =>
-          JSON.stringify({
-            id: `batch_req_${next()}`,
-            custom_id: request.custom_id,
-            response: { status_code: status, request_id: `req_${next()}`, body },
-            error: null,
-          });
-        if (request.custom_id.startsWith("fail")) {
-          failed.push(line(400, { error: { message: "refused", type: "invalid_request_error" } }));
-        } else ok.push(line(200, completion(String(request.params.model), `answer to ${request.custom_id}`)));
-      }
-      const put = (lines: string[], purpose: string) => {
-        const fileId = `file-${next()}`;
-        const content = new TextEncoder().encode(lines.map((l) => `${l}\n`).join(""));
-        const meta = {
-          id: fileId,
-          object: "file",
-          bytes: content.byteLength,
-          created_at: 0,
-          filename: `${object.id}_${purpose}.jsonl`,
-          purpose,
-        };
-        account.files.set(fileId, { meta, content });
-        return fileId;
-      };
-      object.output_file_id = ok.length ? put(ok, "batch_output") : null;
-      object.error_file_id = failed.length ? put(failed, "batch_error") : null;
-      object.request_counts = { total: stored.requests.length, completed: ok.length, failed: failed.length };
-      object.status = "completed";
-    }
-  }
-
   return {
     url: base,
     seen,
@@ -340,7 +201,7 @@ export function fakeBatchApi(keys: Record<string, string>, models: readonly stri
               },
               results_url: `${base}/anthropic/v1/messages/batches/${object.id}/results`,
             });
-          } else advanceOpenai(account, stored);
+          } else advanceOpenai(state, account, stored);
         }
       }
     },
@@ -361,17 +222,5 @@ function message(model: unknown, text: string): Json {
     stop_reason: "end_turn",
     stop_sequence: null,
     usage: { input_tokens: 1000, output_tokens: 500 },
-  };
-}
-
-/** A chat completion from `model` saying `text`, with usage. */
-function completion(model: string, text: string): Json {
-  return {
-    id: `chatcmpl-${crypto.randomUUID().slice(0, 8)}`,
-    object: "chat.completion",
-    created: 0,
-    model,
-    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-    usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 },
   };
 }

@@ -54,6 +54,7 @@ export const AUDIT_ACTIONS = [
   "group.delete",
   "response.delete",
   "response.purge",
+  "batch.cancel",
   "operator_key.create",
   "operator_key.revoke",
   "person.update",

@@ -9,6 +9,7 @@ import { json } from "../core/http.ts";
 import { readJsonObject } from "../core/request_body.ts";
 import type { Deps, Endpoint, RequestContext } from "../handlers/context.ts";
 import { serves } from "../relay/routing.ts";
+import { type BatchDesk, cancelBatch, listBatches } from "../batches/operate.ts";
 import type { Actor } from "./audit.ts";
 import { keyActor } from "./operator_ops.ts";
 import { type AdminService, adminService } from "./service.ts";
@@ -106,4 +107,26 @@ export const ADMIN_ENDPOINTS: readonly Endpoint[] = [
   admin("GET", "/admin/mcp/grants", async (s) => ({ data: await s.listOAuthGrants() })),
   admin("DELETE", "/admin/mcp/grants/:id", (s, _req, ctx) => s.revokeOAuthGrant(ctx.params.id)),
   admin("GET", "/admin/mcp/clients", async (s) => ({ data: await s.listOAuthClients() })),
+  admin("GET", "/admin/batches", async (_s, req, ctx) => ({ data: await listBatches(deskOf(ctx.deps), limitOf(req)) })),
+  admin(
+    "POST",
+    "/admin/batches/:id/cancel",
+    (s, _req, ctx) => s.cancelBatch(ctx.params.id, () => cancelBatch(deskOf(ctx.deps), ctx.params.id)),
+  ),
 ];
+
+/** What the operator's batch calls work on. */
+export function deskOf(deps: Deps): BatchDesk {
+  return { kv: deps.store.kv, table: deps.table, now: deps.now, runner: deps.batchRunner };
+}
+
+/** The `limit` of a batch listing: 1 to 1000, 100 by default. */
+function limitOf(req: Request): number {
+  const raw = new URL(req.url).searchParams.get("limit");
+  if (raw === null) return 100;
+  const limit = Number(raw);
+  if (!/^\d+$/.test(raw) || limit < 1 || limit > 1000) {
+    throw new GatewayError("invalid_request", "limit: must be an integer from 1 to 1000", { param: "limit" });
+  }
+  return limit;
+}

@@ -195,6 +195,13 @@ export function adminService(ctx: AdminContext) {
       await record("response.purge", token.id, null, { deleted });
       return { token: token.id, deleted };
     },
+    /** Cancels a batch, whoever made it, through `cancel` (which reaches its deployment); recorded in the trail. */
+    async cancelBatch<T>(id: string, cancel: () => Promise<T>): Promise<T> {
+      mayChange();
+      const after = await cancel();
+      await record("batch.cancel", id, null, after);
+      return after;
+    },
     usage: (input: unknown): Promise<UsageAnswer> => usageOf(parseInput(UsageQuery, input)),
     /** The audit trail, newest first, a page at a time. */
     async audit(input: unknown): Promise<{ data: AuditRecord[]; next_cursor: string | null }> {

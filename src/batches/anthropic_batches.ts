@@ -241,6 +241,9 @@ async function remove(req: Request, ctx: RequestContext): Promise<Response> {
     await idStore(ctx.deps.store.kv).remove(record);
     return Response.json(deleted);
   }
+  // Read once more first: a batch deleted without being read since it ended is counted in usage before it goes.
+  const batch = await current(req, ctx, record, native);
+  if (batch instanceof Response) return batch;
   const res = await send(
     native,
     forward(ctx, req, `/messages/batches/${encodeURIComponent(record.upstream_id!)}`, "DELETE"),

@@ -15,6 +15,8 @@ import type { RouteTable } from "../relay/routing.ts";
 export interface Native {
   upstream: UpstreamConfig;
   forward(call: ForwardCall): Promise<Response>;
+  /** The upstream's secrets (its key, a current token), never to reach a client. */
+  secrets(): string[];
   /** Public model id -> the id this upstream knows it by. */
   upstreamModels: Map<string, string>;
   /** Public model id -> what it costs on this upstream, when the config prices it. */
@@ -57,7 +59,13 @@ function natives(table: RouteTable, protocol: BatchProtocol): Native[] {
       const forward = route.transport?.forward?.bind(route.transport) as Transport["forward"];
       if (!forward || batchApiOf(route.upstream) !== protocol) continue;
       const native = found.get(route.upstream.name) ??
-        { upstream: route.upstream, forward, upstreamModels: new Map<string, string>(), prices: new Map() };
+        {
+          upstream: route.upstream,
+          forward,
+          secrets: () => route.transport?.secrets() ?? [],
+          upstreamModels: new Map<string, string>(),
+          prices: new Map(),
+        };
       native.upstreamModels.set(route.model, route.upstreamModel);
       native.prices.set(route.model, route.price);
       found.set(route.upstream.name, native);
@@ -126,10 +134,15 @@ export async function send(native: Native, call: ForwardCall): Promise<Response>
 
 /**
  * An answer that is not a success, as the client gets it: the provider's JSON error (its status and body, as the
- * provider's own client would see them), or a 502 when the body is not JSON.
+ * provider's own client would see them, with the upstream's secrets taken out), or a 502 when the body is not JSON.
+ * The provider refusing the gateway's own credential is the gateway's failure, not the client's: a 502 that says so.
  */
 export async function passError(res: Response, native: Native): Promise<Response> {
-  const text = await res.text().catch(() => "");
+  let text = await res.text().catch(() => "");
+  if (res.status === 401) {
+    throw new GatewayError("upstream", `Upstream "${native.upstream.name}" refused the gateway's credentials`);
+  }
+  for (const secret of native.secrets()) if (secret.length >= 8) text = text.replaceAll(secret, "[redacted]");
   try {
     const body = JSON.parse(text);
     return Response.json(body, { status: res.status });

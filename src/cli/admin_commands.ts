@@ -5,7 +5,8 @@
 import { LIMIT_FIELDS } from "../access/limits.ts";
 import { seedGroups } from "../access/store.ts";
 import { type AdminService, adminService } from "../admin/service.ts";
-import type { Limits } from "../core/config.ts";
+import type { Store } from "../access/store.ts";
+import type { Config, Limits } from "../core/config.ts";
 import { loadConfigFrom } from "../core/config_load.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { TokenRecord } from "../core/principal.ts";
@@ -15,7 +16,11 @@ import type { Args, Io } from "./args.ts";
 import { jsonText, printable, table } from "./print.ts";
 
 /** Runs `run` with the service over the configured KV, closing it afterwards. */
-export async function withService<T>(args: Args, io: Io, run: (service: AdminService) => Promise<T>): Promise<T> {
+export async function withService<T>(
+  args: Args,
+  io: Io,
+  run: (service: AdminService, opened: { store: Store; config: Config }) => Promise<T>,
+): Promise<T> {
   const { config, source } = await loadConfigFrom(args.flags.config as string | undefined, io.env);
   // The CLI's own notes (a KV file's mode tightened, a write given up) go to stderr as the gateway would log them.
   const store = await openKvStore(config.kv_path, source, { ...io, log: (line) => io.err(JSON.stringify(line)) });
@@ -23,14 +28,17 @@ export async function withService<T>(args: Args, io: Io, run: (service: AdminSer
     await seedGroups(store, config.groups);
     // Only which models are served matters here, not how to reach them.
     const table = buildRouteTable(config, () => undefined);
-    return await run(adminService({
-      store,
-      config,
-      served: (model) => serves(table, model),
-      now: () => new Date(),
-      // Whoever can run the CLI can open the KV file, so it acts as the owner; it is named "cli" in the trail.
-      actor: { name: "cli", role: "owner", via: "cli" },
-    }));
+    return await run(
+      adminService({
+        store,
+        config,
+        served: (model) => serves(table, model),
+        now: () => new Date(),
+        // Whoever can run the CLI can open the KV file, so it acts as the owner; it is named "cli" in the trail.
+        actor: { name: "cli", role: "owner", via: "cli" },
+      }),
+      { store, config },
+    );
   } finally {
     store.close();
   }

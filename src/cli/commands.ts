@@ -4,6 +4,7 @@ import { spawnWorker, stopSignals, superviseWorkers, workerCount } from "../serv
 import { groupCommand, responseCommand, tokenCommand } from "./admin_commands.ts";
 import type { Args, Io } from "./args.ts";
 import { auditCommand } from "./audit_command.ts";
+import { batchCommand } from "./batch_commands.ts";
 import { loginCommand, logoutCommand } from "./login.ts";
 import { mcpCommand } from "./mcp_commands.ts";
 import { operatorKeyCommand } from "./operator_key_commands.ts";
@@ -34,6 +35,7 @@ Commands:
   operator-key create|list|revoke  personal admin API keys with a role (owner, admin, viewer)
   audit [--actor A] [--since 7d]  who changed what, newest first
   mcp grants list|revoke      the OAuth grants MCP clients hold on /mcp
+  batch list|cancel           every batch (state, counts, owner, models, age); cancel one by id
 
 Every command takes --config PATH (else $MODELGATE_CONFIG_YAML, the whole config; else $MODELGATE_CONFIG; else
 config/gateway.yaml; else the example), --help, and --json where it prints data.
@@ -53,6 +55,14 @@ is left out, and Codex is given the gateway as its model provider (codex -c ... 
 the gateway's MCP endpoint as the server "modelgate" (claude --mcp-config, codex -c mcp_servers...), the token read
 from those variables; --no-mcp leaves it out. Signals reach the command, and its exit code is modelgate's.
 Example: modelgate run -- claude`,
+  batch: `Usage: modelgate batch list [--limit N] [--json]
+       modelgate batch cancel ID [--json]
+
+Lists every batch made through the gateway, newest first, whoever made it: its API, state and request counts as its
+protocol names them, the owner (the token's person, else the token's id), its models, the deployment it runs on
+("gateway" for one the gateway runs itself) and its age. A batch still running is asked of its deployment, with the
+upstream credentials of this environment. cancel cancels one at its deployment, recorded in the audit trail as
+batch.cancel; a batch the gateway runs itself is cancelled through a running gateway's admin API.`,
   logout: `Usage: modelgate logout
 
 Revokes the saved login's token at its gateway and deletes the credentials file.`,
@@ -163,6 +173,7 @@ export async function runCli(args: Args, io: Io): Promise<number> {
   if (command === "audit") return await auditCommand(args, io);
   if (command === "operator-key") return await operatorKeyCommand(args, io, HELP["operator-key"]);
   if (command === "mcp") return await mcpCommand(args, io, HELP.mcp);
+  if (command === "batch") return await batchCommand(args, io, HELP.batch);
   io.err(`Unknown command "${command}"\n\n${HELP[""]}`);
   return 2;
 }

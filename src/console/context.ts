@@ -44,6 +44,7 @@ export const DONE: Record<string, string> = {
   deleted: "Deleted.",
   "signed-out": "Signed out.",
   removed: "Removed: their sessions end at their next page.",
+  "canceled-batch": "Cancel asked: the batch ends once its provider has stopped its running requests.",
 };
 
 /** The confirmation for the page's `?done=` code, if it has a known one. */

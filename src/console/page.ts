@@ -47,6 +47,7 @@ const NAV: NavLink[] = [
   { path: "/ui/requests", title: "Request log" },
   { path: "/ui/upstreams", title: "Upstreams and models" },
   { path: "/ui/mcp", title: "MCP" },
+  { path: "/ui/batches", title: "Batches" },
   { path: "/ui/operators", title: "Operator keys" },
   { path: "/ui/people", title: "People" },
   { path: "/ui/audit", title: "Audit trail" },

@@ -9,6 +9,7 @@ import { GatewayError } from "../core/errors.ts";
 import type { RequestContext } from "../handlers/context.ts";
 import { asset } from "./assets.ts";
 import { AUDIT_ROUTES } from "./audit.ts";
+import { BATCH_ROUTES } from "./batches.ts";
 import type { ConsoleRoute } from "./context.ts";
 import { GROUP_ROUTES } from "./groups.ts";
 import { html } from "./html.ts";
@@ -37,6 +38,7 @@ export const CONSOLE_ROUTES: readonly ConsoleRoute[] = [
   ...TOKEN_DETAIL_ROUTES,
   ...GROUP_ROUTES,
   ...USAGE_ROUTES,
+  ...BATCH_ROUTES,
   ...REQUEST_ROUTES,
   ...UPSTREAM_ROUTES,
   ...MCP_ROUTES,

@@ -198,3 +198,12 @@ Deno.test("Anthropic batch refused: another token's file id named in a request i
   assert.equal(res.status, 404);
   assert.match((await res.json()).error.message, /^requests\[0\]\.params: no such file/);
 });
+
+Deno.test("a provider refusing the gateway's key is the gateway's 502, and no part of the key reaches the client", async () => {
+  await using rig = await batchRig({ gateway: { env: { ANTH_BATCH_KEY: "anth-revoked-key-0123" } } });
+  const res = await rig.gw.post("/v1/messages/batches", { requests: [ask("a")] }, { "x-api-key": rig.token });
+  const text = await res.text();
+  assert.equal(res.status, 502, text);
+  assert.match(JSON.parse(text).error.message, /Upstream "anth" refused the gateway's credentials/);
+  assert.ok(!text.includes("anth-revoked"));
+});

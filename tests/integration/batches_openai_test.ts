@@ -92,3 +92,42 @@ Deno.test("OpenAI files and batches: another token of the same group gets 404s a
   assert.equal((await client.files.delete(file.id)).deleted, true);
   await assert.rejects(client.files.retrieve(file.id), (err: Error & { status?: number }) => err.status === 404);
 });
+
+Deno.test("Azure OpenAI's v1 API: the file and the batch go to the resource with its key as api-key, deployments named per line", async () => {
+  await using rig = await batchRig({
+    upstreams:
+      `  - { name: az, protocol: azure-openai, api: chat, base_url: "{api}/azure/openai/v1", api_key_env: AZURE_BATCH_KEY,
+      models: [{ id: gpt-azure, upstream_id: gpt-up-1 }] }`,
+    models: ["gpt-azure"],
+  });
+  // A group whose only OpenAI model is on Azure puts its files there.
+  await rig.gw.store.createGroup({ name: "az", listing: "openai", models: ["gpt-azure"] });
+  const token = (await rig.gw.store.createToken({ group: "az" })).secret;
+  const client = rig.openai(token);
+  const file = await client.files.create({ file: await upload(chatLines(["a", "b"], "gpt-azure")), purpose: "batch" });
+  const made = await client.batches.create({
+    input_file_id: file.id,
+    endpoint: "/v1/chat/completions",
+    completion_window: "24h",
+  });
+  const sent = rig.api.seen.find((s) => s.method === "POST" && s.path === "/azure/openai/v1/batches")!;
+  assert.equal(sent.headers.get("api-key"), "azure-resource-key");
+  assert.equal(sent.headers.get("authorization"), null);
+  const copy = rig.api.accounts.get("azure")!.files.get(JSON.parse(sent.body!).input_file_id)!;
+  assert.match(new TextDecoder().decode(copy.content), /"model":"gpt-up-1"/, "each line names the deployment");
+  rig.api.advance();
+  rig.api.advance();
+  const done = await client.batches.retrieve(made.id);
+  assert.equal(done.status, "completed");
+  const output = await (await client.files.content(done.output_file_id!)).text();
+  assert.deepEqual(output.trim().split("\n").map((line) => JSON.parse(line).custom_id).sort(), ["a", "b"]);
+});
+
+Deno.test("files: an upload larger than max_body_bytes goes through to the provider, since the gateway does not read it", async () => {
+  await using rig = await batchRig({ extraYaml: "max_body_bytes: 1048576" });
+  const big = new Uint8Array(3 * 1024 * 1024).fill(0x61);
+  const file = await rig.openai().files.create({ file: await toFile(big, "big.txt"), purpose: "user_data" });
+  assert.equal(file.bytes, big.byteLength);
+  const stored = rig.api.accounts.get("team")!.files.get(file.id)!;
+  assert.equal(stored.content.byteLength, big.byteLength);
+});

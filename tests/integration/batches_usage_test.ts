@@ -74,3 +74,13 @@ Deno.test("batch budget: a batch whose largest cost does not fit the budget is r
   const made = await client.messages.batches.create({ requests: three.slice(0, 2) });
   assert.equal(made.processing_status, "in_progress");
 });
+
+Deno.test("batch usage: a batch deleted without being read since it ended is still counted, once", async () => {
+  await using rig = await batchRig();
+  const client = rig.anthropic();
+  const made = await client.messages.batches.create({ requests: [ask("a", "claude-batch")] });
+  rig.api.advance();
+  await client.messages.batches.delete(made.id);
+  const recorded = rig.gw.exchanges.filter((e) => e.route === "/v1/messages/batches" && e.usage);
+  assert.deepEqual(recorded.map((e) => [e.model, e.usage?.output_tokens]), [["claude-batch", 500]]);
+});

@@ -34,6 +34,19 @@ Deno.test("Anthropic files: the SDK uploads, lists, reads metadata and deletes; 
   assert.deepEqual((await client.beta.files.list({ betas: BETA })).data, []);
 });
 
+Deno.test("Anthropic files: the generally available client.files (no beta header) works the same way", async () => {
+  await using rig = await batchRig();
+  const client = rig.anthropic();
+  const file = await client.files.upload({
+    file: await toFile(new TextEncoder().encode("ga"), "ga.txt", { type: "text/plain" }),
+  });
+  assert.equal(rig.api.seen.at(-1)!.headers.get("anthropic-beta"), null);
+  assert.deepEqual((await client.files.list()).data.map((f) => f.id), [file.id]);
+  assert.equal((await client.files.retrieveMetadata(file.id)).filename, "ga.txt");
+  assert.deepEqual((await rig.anthropic(rig.other).files.list()).data, []);
+  assert.equal((await client.files.delete(file.id)).id, file.id);
+});
+
 Deno.test("Anthropic files: a message naming the file id goes to the deployment holding it", async () => {
   await using rig = await batchRig();
   const client = rig.anthropic();

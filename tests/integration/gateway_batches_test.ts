@@ -1,13 +1,15 @@
 /**
  * @module Batches the gateway runs itself: an Anthropic batch whose requests name an OpenAI-compatible model and a
  * Gemini model, each served as the same request sent alone would be (translated, failed over), its results in
- * Anthropic's format; an OpenAI batch onto a chat upstream with its output and error files; cancel; another token's
- * ids.
+ * Anthropic's format; an OpenAI batch onto a chat upstream with its output and error files, and one of embeddings;
+ * cancel; another token's ids; a token revoked mid-batch.
  */
 import assert from "node:assert/strict";
 import { idStore } from "../../src/batches/ids.ts";
 import { chatCompletion, fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { geminiResponder } from "../_gemini_upstream.ts";
+import { EMBED_KEYS, embeddingsGateway, mountOpenAi } from "../_embeddings_gateway.ts";
+import { geminiBatchEmbed, vectorFor } from "../_fake_embeddings.ts";
 import {
   caller,
   gateway,
@@ -173,21 +175,37 @@ Deno.test("a canceled batch stops taking requests, lets the one running finish, 
   await assert.rejects(runner(gw).retrieve(record, gw.url), /not found/);
 });
 
-Deno.test("a gateway-run batch refuses an endpoint it cannot serve, naming the field, and makes nothing", async () => {
+Deno.test("an OpenAI batch of embeddings over an OpenAI-compatible and a Gemini model runs through the gateway", async () => {
   await using upstream = fakeUpstream();
-  await using gw = await gateway(upstream);
-  const owner = await caller(gw, "oa");
-  await assert.rejects(
-    runner(gw).create({
-      protocol: "openai",
-      caller: owner,
-      requestId: "req_test",
-      requests: [{ custom_id: "e", endpoint: "/v1/embeddings", body: { model: "gpt-test", input: "hi" } }],
-    }),
-    (err: Error & { param?: string; status?: number }) => err.param === "endpoint" && err.status === 400,
+  mountOpenAi(upstream);
+  upstream.routes.set(
+    "POST /gemini/v1beta/models/gemini-embedding-001:batchEmbedContents",
+    geminiBatchEmbed(EMBED_KEYS.TEST_GEMINI_KEY),
   );
-  assert.deepEqual(await idStore(gw.store.kv).listOwned("batch", "openai", owner.token.id), []);
-  assert.deepEqual(await Array.fromAsync(gw.store.kv.list({ prefix: ["gbatch"] })), []);
+  await using gw = await embeddingsGateway({ url: upstream.url }, { batches: {} });
+  const owner = await caller(gw, "default");
+  const made = await runner(gw).create({
+    protocol: "openai",
+    caller: owner,
+    requestId: "req_test",
+    requests: [["oai", "embed-small"], ["gem", "gemini-embed"]].map(([id, model]) => ({
+      custom_id: id,
+      endpoint: "/v1/embeddings" as const,
+      body: { model, input: [`text for ${id}`], encoding_format: "float" },
+    })),
+    openai: { input_file_id: "file-in", endpoint: "/v1/embeddings", completion_window: "24h", metadata: null },
+  });
+  const record = await recordOf(gw, made.id as string, owner);
+  const done = await pollUntil(gw, record, (batch) => batch.status === "completed");
+  assert.deepEqual(done.request_counts, { total: 2, completed: 2, failed: 0 });
+  const output = await idStore(gw.store.kv).owned("file", done.output_file_id as string, owner.token.id);
+  assert.ok(output);
+  const lines = await linesOf(await runner(gw).results(output));
+  const vectors = Object.fromEntries(lines.map((line) => {
+    const body = (line.response as Obj).body as { data: { embedding: number[] }[] };
+    return [line.custom_id, body.data[0].embedding];
+  }));
+  assert.deepEqual(vectors, { oai: vectorFor("text for oai"), gem: vectorFor("text for gem") });
 });
 
 Deno.test("a token revoked while its batch runs gets its remaining requests answered as that token would be", async () => {

@@ -28,7 +28,7 @@ Deno.test("errors come in Google's shape with Google's statuses", async () => {
     ["/v1beta/models/claude-test:generateContent", ASK, { "x-goog-api-key": "" }, 401, "UNAUTHENTICATED"],
     ["/v1beta/models/nope:generateContent", ASK, {}, 404, "NOT_FOUND"],
     ["/v1beta/models/claude-test:generateContent", { contents: [] }, {}, 400, "INVALID_ARGUMENT"],
-    ["/v1beta/models/claude-test:embedContent", ASK, {}, 404, "NOT_FOUND"],
+    ["/v1beta/models/claude-test:predictLongRunning", ASK, {}, 404, "NOT_FOUND"],
     ["/v1beta/models/claude-test:generateContent", ASK, {}, 429, "RESOURCE_EXHAUSTED"],
   ];
   for (const [path, body, headers, status, name] of cases) {

@@ -13,7 +13,7 @@ const INLINE_BYTES = 48 * 1024;
 export type RunProtocol = "anthropic" | "openai";
 
 /** The endpoints a request of a gateway-run batch may be served as. */
-export const RUN_ENDPOINTS = ["/v1/messages", "/v1/chat/completions", "/v1/responses"] as const;
+export const RUN_ENDPOINTS = ["/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/embeddings"] as const;
 export type RunEndpoint = typeof RUN_ENDPOINTS[number];
 
 /** One request of a batch as it was checked: its id in the batch and the body the endpoint takes. */

@@ -1,22 +1,25 @@
 /**
- * @module One request of a gateway-run batch served in-process through the same generate path as the endpoint it
- * names (the body's checks, the group's models, the limits and budget, translation, failover and health), as its
+ * @module One request of a gateway-run batch served in-process by the same handler as the endpoint it names (the
+ * body's checks, the group's models, the limits and budget, translation, failover and health), as its
  * token would be served sending it alone: its exchange is recorded by the same observers, usage and spend included.
  */
 import { GatewayError, toGatewayError } from "../../core/errors.ts";
 import type { Exchange, Observer } from "../../core/exchange.ts";
 import type { Principal } from "../../core/principal.ts";
-import type { JsonObject, Protocol } from "../../core/types.ts";
+import type { JsonObject, ServedProtocol } from "../../core/types.ts";
 import { errorResponse } from "../../protocols/client_errors.ts";
-import type { Deps, RequestContext } from "../../handlers/context.ts";
+import type { Deps, Endpoint, RequestContext } from "../../handlers/context.ts";
+import { openAiEmbeddings } from "../../handlers/embeddings.ts";
 import { generate } from "../../handlers/generate.ts";
 import type { RunEndpoint } from "./records.ts";
 
-/** The client protocol each endpoint is served as. */
-const PROTOCOL_OF: Record<RunEndpoint, Protocol> = {
-  "/v1/messages": "anthropic",
-  "/v1/chat/completions": "openai-chat",
-  "/v1/responses": "openai-responses",
+/** How each endpoint is served: the handler its route has, and the protocol its answers and errors are in. */
+const SERVED: Record<RunEndpoint, { protocol: ServedProtocol; handle: Endpoint["handle"] }> = {
+  "/v1/messages": { protocol: "anthropic", handle: generate("anthropic", "generate") },
+  "/v1/chat/completions": { protocol: "openai-chat", handle: generate("openai-chat", "generate") },
+  "/v1/responses": { protocol: "openai-responses", handle: generate("openai-responses", "generate") },
+  // OpenAI's error shape, as the route's.
+  "/v1/embeddings": { protocol: "openai-chat", handle: openAiEmbeddings },
 };
 
 /** The route a batch's requests are recorded under, by the batch's protocol: usage tells them from direct calls. */
@@ -46,7 +49,7 @@ export interface ServeOne {
 /** Serves one request of a batch as its endpoint would, the whole answer read. */
 export async function serveOne(one: ServeOne): Promise<Served> {
   const { deps } = one;
-  const protocol = PROTOCOL_OF[one.endpoint];
+  const { protocol, handle } = SERVED[one.endpoint];
   const exchange: Exchange = {
     request_id: one.requestId,
     started_at: deps.now().getTime(),
@@ -99,7 +102,7 @@ export async function serveOne(one: ServeOne): Promise<Served> {
   for (const observer of deps.observers) observer.start?.(exchange);
   let response: Response;
   try {
-    response = await generate(protocol, "generate")(req, ctx);
+    response = await handle(req, ctx);
   } catch (err) {
     const error = toGatewayError(err);
     if (error.kind === "internal") {
