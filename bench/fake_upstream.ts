@@ -1,6 +1,6 @@
 /**
  * @module The benchmark's upstream: a process that answers Anthropic `POST /v1/messages`, OpenAI
- * `POST /v1/chat/completions` and `POST /v1/responses` with fixed bodies, or a fixed SSE stream when the request asks for one, doing as
+ * `POST /v1/chat/completions`, `POST /v1/responses` and `POST /v1/embeddings` with fixed bodies, or a fixed SSE stream when the request asks for one, doing as
  * little work per request as it can so that it is never the bottleneck being measured. Two models stream
  * differently: a long answer of about 2,000 events as fast as it can, and a short one paced like a real model.
  */
@@ -176,6 +176,22 @@ const OPENAI_COMPLETION = JSON.stringify({
 });
 
 const JSON_HEADERS = { "content-type": "application/json" };
+
+/** Inputs of the embeddings case, and the length of each vector (text-embedding-3-small's). */
+export const EMBED_INPUTS = 16;
+const EMBED_DIMENSIONS = 1536;
+
+/** An OpenAI embeddings answer of {@linkcode EMBED_INPUTS} vectors in base64, as the SDKs ask for them by default. */
+function embeddingsAnswer(): string {
+  const bytes = new Uint8Array(EMBED_DIMENSIONS * 4);
+  const view = new DataView(bytes.buffer);
+  const data = Array.from({ length: EMBED_INPUTS }, (_, index) => {
+    for (let i = 0; i < EMBED_DIMENSIONS; i++) view.setFloat32(i * 4, Math.sin(index * 31 + i) / 8, true);
+    return { object: "embedding", index, embedding: bytes.toBase64() };
+  });
+  const usage = { prompt_tokens: EMBED_INPUTS * 12, total_tokens: EMBED_INPUTS * 12 };
+  return JSON.stringify({ object: "list", data, model: "text-embedding-3-small", usage });
+}
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 /**
@@ -259,6 +275,7 @@ function answers() {
     anthropic: { body: encoder.encode(ANTHROPIC_MESSAGE), events: encodeAll(anthropicEvents()) },
     openai: { body: encoder.encode(OPENAI_COMPLETION), events: encodeAll(openaiEvents()) },
     responses: { body: encoder.encode(RESPONSES_ANSWER), events: encodeAll(responsesEvents()) },
+    embeddings: { body: encoder.encode(embeddingsAnswer()), events: [] },
     long: encodeAll(anthropicEvents(LONG_EVENTS - 6)),
     paced: encodeAll(anthropicEvents(PACED_EVENTS - 6)),
   };
@@ -291,6 +308,8 @@ export function createFakeUpstream(
       ? fixed.openai
       : path === "/v1/responses"
       ? fixed.responses
+      : path === "/v1/embeddings"
+      ? fixed.embeddings
       : undefined;
     if (!answer) {
       await req.body?.cancel();

@@ -53,11 +53,19 @@ export const CASE_NAMES = [
   "responses_stream",
   "translated_responses",
   "translated_responses_stream",
+  "embeddings",
   "long_stream",
 ];
 
 /** The cases the floor proxy is measured for: the passthrough ones, whose targets compare the gateway with it. */
-export const FLOOR_CASE_NAMES = ["messages", "messages_stream", "responses", "responses_stream", "long_stream"];
+export const FLOOR_CASE_NAMES = [
+  "messages",
+  "messages_stream",
+  "responses",
+  "responses_stream",
+  "embeddings",
+  "long_stream",
+];
 
 /**
  * The cases the floor's bare JS relay variant is measured for: the long stream's CPU per event is judged against it,

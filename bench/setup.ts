@@ -2,7 +2,7 @@
  * @module The benchmark's fixtures: the cases (what is sent direct and through the gateway), the generated
  * gateway config, and starting the fake upstream and the gateway with a fresh KV and a CLI-made token.
  */
-import { LARGE_MODEL, LONG_EVENTS, LONG_MODEL, PACED_MODEL } from "./fake_upstream.ts";
+import { EMBED_INPUTS, LARGE_MODEL, LONG_EVENTS, LONG_MODEL, PACED_MODEL } from "./fake_upstream.ts";
 import type { ProcessSet, Started } from "./processes.ts";
 
 /** Repository root, where the gateway's deno.json and main.ts live. */
@@ -45,6 +45,12 @@ function responsesBody(model: string, stream: boolean): string {
     store: false,
     ...(stream ? { stream: true } : {}),
   });
+}
+
+/** An embeddings request as the OpenAI SDK sends one by default (base64), of {@linkcode EMBED_INPUTS} short texts. */
+function embeddingsBody(model: string): string {
+  const input = Array.from({ length: EMBED_INPUTS }, (_, i) => `Paragraph ${i} of a document about foxes and dogs.`);
+  return JSON.stringify({ model, input, encoding_format: "base64" });
 }
 
 function chatBody(model: string, stream: boolean): string {
@@ -115,6 +121,13 @@ export const CASES: readonly BenchCase[] = [
     concurrency: 64,
   },
   {
+    name: "embeddings",
+    stream: false,
+    direct: { path: "/v1/embeddings", body: embeddingsBody("text-embedding-3-small") },
+    gateway: { path: "/v1/embeddings", body: embeddingsBody("bench-embed") },
+    concurrency: 64,
+  },
+  {
     name: "long_stream",
     stream: true,
     direct: { path: "/v1/messages", body: messagesBody(LONG_MODEL, true) },
@@ -145,7 +158,11 @@ upstreams:
     base_url: "${base}"
     api_key_env: BENCH_UPSTREAM_KEY
     models: [bench-claude, ${LONG_MODEL}, ${PACED_MODEL}, ${LARGE_MODEL}]
-  - { name: bench-openai, protocol: openai, base_url: "${base}", api_key_env: BENCH_UPSTREAM_KEY, models: [bench-gpt] }
+  - name: bench-openai
+    protocol: openai
+    base_url: "${base}"
+    api_key_env: BENCH_UPSTREAM_KEY
+    models: [bench-gpt, { id: bench-embed, upstream_id: text-embedding-3-small, kind: embedding }]
   - name: bench-openai-responses
     protocol: openai-responses
     base_url: "${base}"
@@ -154,7 +171,7 @@ upstreams:
 groups:
   - name: bench
     listing: anthropic
-    models: [bench-claude, bench-gpt, bench-codex, ${LONG_MODEL}, ${PACED_MODEL}, ${LARGE_MODEL}]
+    models: [bench-claude, bench-gpt, bench-codex, bench-embed, ${LONG_MODEL}, ${PACED_MODEL}, ${LARGE_MODEL}]
 ${mcpUrl ? '    mcp: { bench: "*" }\n' : ""}`;
 }
 
@@ -302,7 +319,7 @@ export async function probe(url: string, target: Target, stream: boolean, token:
   if (isStream !== stream) return `expected ${stream ? "a stream" : "JSON"}, got ${res.headers.get("content-type")}`;
   const complete = stream
     ? /message_stop|\[DONE\]|response\.completed/.test(text)
-    : /"(type":"message|object":"chat\.completion|object":"response)"/.test(text);
+    : /"(type":"message|object":"chat\.completion|object":"response|object":"list)"/.test(text);
   return complete ? undefined : `unexpected body: ${text.slice(0, 200)}`;
 }
 

@@ -42,6 +42,8 @@ export const LIMITS = {
   answer: 4,
   translated: 2,
   responsesPassthrough: 1.1,
+  /** An embeddings request of 16 inputs, against the Messages passthrough. */
+  embeddings: 1.2,
 };
 
 const MB = 1024 * 1024;
@@ -115,6 +117,7 @@ export function evaluateTargets(input: {
     ["responses_stream", "messages_stream", LIMITS.responsesPassthrough],
     ["translated_responses", "responses", LIMITS.translated],
     ["translated_responses_stream", "responses_stream", LIMITS.translated],
+    ["embeddings", "messages", LIMITS.embeddings],
   ] as const;
   for (const [measured, passthrough, limit] of pairs) {
     const ratio = (side: "gateway" | "floor" | "jsRelay") =>

@@ -5,6 +5,8 @@
 import { authenticateRequest } from "./access/auth.ts";
 import { AUTH_ENDPOINTS } from "./admin/auth_routes.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
+import { BATCH_ENDPOINTS } from "./batches/endpoints.ts";
+import { holdingRoutes } from "./batches/file_routing.ts";
 import { CONSOLE_ENDPOINT } from "./console/endpoint.ts";
 import { clientClosed, GatewayError, toGatewayError } from "./core/errors.ts";
 import { errorResponse } from "./protocols/client_errors.ts";
@@ -18,6 +20,7 @@ import { GEMINI_ENDPOINTS } from "./handlers/gemini.ts";
 import { exchangeLifecycle } from "./handlers/lifecycle.ts";
 import { MCP_ENDPOINT } from "./handlers/mcp.ts";
 import { OAUTH_ENDPOINTS } from "./oauth/endpoint.ts";
+import { openAiEmbeddings } from "./handlers/embeddings.ts";
 import { generate } from "./handlers/generate.ts";
 import { getModel, listingProtocol, listModelsHandler } from "./handlers/models.ts";
 import { deleteResponse, getResponse, listInputItems } from "./handlers/responses.ts";
@@ -32,7 +35,12 @@ const responsesErrors = () => "openai-responses" as const;
 export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/v1/models", errors: listingProtocol, handle: listModelsHandler },
   { method: "GET", path: "/v1/models/:id", errors: listingProtocol, handle: getModel },
-  { method: "POST", path: "/v1/messages", errors: anthropicErrors, handle: generate("anthropic", "generate") },
+  {
+    method: "POST",
+    path: "/v1/messages",
+    errors: anthropicErrors,
+    handle: generate("anthropic", "generate", { narrow: holdingRoutes }),
+  },
   {
     method: "POST",
     path: "/v1/messages/count_tokens",
@@ -40,11 +48,12 @@ export const ENDPOINTS: readonly Endpoint[] = [
     handle: generate("anthropic", "count_tokens"),
   },
   { method: "POST", path: "/v1/chat/completions", errors: chatErrors, handle: generate("openai-chat", "generate") },
+  { method: "POST", path: "/v1/embeddings", errors: chatErrors, handle: openAiEmbeddings },
   {
     method: "POST",
     path: "/v1/responses",
     errors: responsesErrors,
-    handle: generate("openai-responses", "generate"),
+    handle: generate("openai-responses", "generate", { narrow: holdingRoutes }),
   },
   // The Responses API's WebSocket mode: each response.create on the socket goes back through this table as a POST.
   { method: "GET", path: "/v1/responses", errors: responsesErrors, handle: responsesSocket },
@@ -57,6 +66,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/v1/responses/:id", errors: responsesErrors, handle: getResponse },
   { method: "DELETE", path: "/v1/responses/:id", errors: responsesErrors, handle: deleteResponse },
   { method: "GET", path: "/v1/responses/:id/input_items", errors: responsesErrors, handle: listInputItems },
+  ...BATCH_ENDPOINTS,
   ...GEMINI_ENDPOINTS,
   MCP_ENDPOINT,
   ...OAUTH_ENDPOINTS,

@@ -2,11 +2,13 @@
  * @module A fake Amazon Bedrock Runtime on 127.0.0.1 port 0 that checks what the real one checks: a SigV4 signature
  * made with its secret for service "bedrock" in its region within five minutes of its clock (or its API key as a
  * bearer token), `anthropic_version: "bedrock-2023-05-31"`, no `model` or `stream` in the body, known betas only.
- * It answers Messages JSON, AWS event-stream frames each carrying one Anthropic event, or Bedrock's own errors.
+ * It answers Messages JSON, AWS event-stream frames each carrying one Anthropic event, or Bedrock's own errors; its
+ * embedding models (Titan, Cohere) take and answer their own bodies (_fake_embeddings.ts).
  */
 import { type AwsCredentials, canonicalRequest, signatureOf } from "../src/providers/aws_sigv4.ts";
 import { encodeFrame } from "../src/providers/aws_eventstream.ts";
 import { type CloudAnswer, defaultAnswer, type StreamAnswer } from "./_cloud_answers.ts";
+import { bedrockEmbedding, isBedrockEmbedding } from "./_fake_embeddings.ts";
 
 /** A request as the fake saw it, once it passed the checks. */
 export interface BedrockRequest {
@@ -141,16 +143,22 @@ export function fakeBedrock(options: FakeBedrockOptions = {}): FakeBedrock {
       );
     }
     const action = route[2];
+    const model = decodeURIComponent(route[1]);
+    // An embedding model takes its own body (Titan's or Cohere's) and answers its own.
+    if (action === "invoke" && isBedrockEmbedding(model)) {
+      fake.requests.push({ action, model, rawPath: url.pathname, headers: req.headers, body, auth: authOf(req) });
+      return bedrockEmbedding(model, body);
+    }
     const invoke = action === "count-tokens" ? countTokensInput(body) : body;
     const invalid = invoke === undefined ? "input.invokeModel.body is required" : checkInvokeBody(invoke, betas);
     if (invalid) return bedrockError("ValidationException", 400, invalid);
     const seen: BedrockRequest = {
       action,
-      model: decodeURIComponent(route[1]),
+      model,
       rawPath: url.pathname,
       headers: req.headers,
       body: invoke!,
-      auth: req.headers.get("authorization")?.startsWith("Bearer ") ? "bearer" : "sigv4",
+      auth: authOf(req),
     };
     fake.requests.push(seen);
     return reply(fake.answer(seen), action);
@@ -161,6 +169,11 @@ export function fakeBedrock(options: FakeBedrockOptions = {}): FakeBedrock {
     url: `http://127.0.0.1:${server.addr.port}`,
     [Symbol.asyncDispose]: () => server.shutdown(),
   });
+}
+
+/** How a request that passed was authorized. */
+function authOf(req: Request): "sigv4" | "bearer" {
+  return req.headers.get("authorization")?.startsWith("Bearer ") ? "bearer" : "sigv4";
 }
 
 /** The InvokeModel body inside a CountTokens request, decoded from base64. */

@@ -66,7 +66,7 @@ const MODEL_PATH =
   /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/;
 
 const GEMINI_PATH =
-  /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
+  /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|predict)$/;
 
 /** One RSA key for every fake in a test run: generating one takes a noticeable fraction of a second. */
 const SERVICE_ACCOUNT_KEY = crypto.subtle.generateKey(

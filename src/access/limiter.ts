@@ -44,6 +44,13 @@ export interface Limiter extends Observer, Guard {
   sweep(): Promise<void>;
   /** The KV work the shares did, for the metrics. */
   stats(): ShareStats;
+  /**
+   * Refuses, as a request over budget is refused, a batch whose largest possible `cost` (pico-units) does not fit
+   * the cost budgets of its token and group; nothing stays taken, since each request is charged when its result is in.
+   */
+  checkCost(exchange: Exchange, principal: Principal, cost: bigint): Promise<void>;
+  /** Counts a request that reserved nothing beforehand (one of a provider's batch) against its token's and group's limits. */
+  charge(exchange: Exchange, principal: Principal): void;
 }
 
 /** Options for {@linkcode createLimiter}. */
@@ -180,8 +187,44 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
     await shares.returnAll();
   }
 
+  function scopes(principal: Principal) {
+    const { token, group } = principal;
+    return [
+      { scope: "token" as const, id: token.id, limits: token.limits },
+      { scope: "group" as const, id: token.group, limits: group.limits },
+    ];
+  }
+
+  async function checkCost(exchange: Exchange, principal: Principal, cost: bigint): Promise<void> {
+    const amounts: Amounts = { requests: 0n, tokens: 0n, cost, tool_calls: 0n, mcp_requests: 0n };
+    const slots = slotsFor(scopes(principal), amounts, options.now()).filter((slot) => slot.unit === "cost");
+    // An idle window admits one request past the whole budget (so none is refused for good); a batch is not one
+    // request, and one larger than the budget never fits.
+    const over = slots.find((slot) => slot.amount > slot.counter.limit);
+    if (over) throw refusal(over, 0n, exchange, options);
+    if (slots.length === 0) return;
+    const refused = await shares.take(slots.map((slot) => ({ counter: slot.counter, amount: slot.amount })));
+    if (refused) throw refusal(slots[refused.index], refused.used, exchange, options);
+    for (const slot of slots) shares.settle(slot.counter, slot.amount);
+  }
+
   return {
     check,
+    checkCost,
+    charge(exchange, principal) {
+      const { usage } = exchange;
+      if (!usage) return;
+      const used: Amounts = {
+        requests: 0n,
+        tokens: BigInt(totalTokens(usage)),
+        cost: costOf(usage, exchange.price),
+        tool_calls: 0n,
+        mcp_requests: 0n,
+      };
+      for (const slot of slotsFor(scopes(principal), used, options.now())) {
+        if (slot.unit === "tokens" || slot.unit === "cost") shares.settle(slot.counter, -slot.amount);
+      }
+    },
     finish(exchange) {
       const held = reserved.get(exchange);
       if (!held) return;

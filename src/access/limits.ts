@@ -83,7 +83,7 @@ export interface Breach {
 
 /**
  * The headers of a 429: `retry-after`, and the client protocol's own rate-limit headers for requests and tokens
- * (neither protocol has any for money, and a group's remaining budget would tell one token what others spent).
+ * (no protocol has any for money, and a group's remaining budget would tell one token what others spent).
  * A window that ends more than a minute away also gets `x-should-retry: false`: the SDKs would otherwise retry in
  * vain, or (the Anthropic SDK) sleep until the window ends.
  */

@@ -5,10 +5,11 @@
  */
 import { z } from "zod";
 import { BudgetSchema } from "./money.ts";
-import { type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
+import { sameKinds, type UpstreamConfig, UpstreamSchema } from "./upstream_config.ts";
 import { AuthSchema } from "./auth_config.ts";
 import { McpGrantSchema, McpServerSchema, McpSettingsSchema } from "./mcp_config.ts";
 import { parseRange } from "./addresses.ts";
+import { BatchesSchema } from "./batch_config.ts";
 
 const Positive = z.number().int().positive();
 
@@ -188,11 +189,12 @@ export const ConfigSchema = z.strictObject({
   audit: Audit.default(Audit.parse({})),
   console: Console.default(Console.parse({})),
   auth: AuthSchema.default(AuthSchema.parse({})),
-  upstreams: z.array(UpstreamSchema).min(1),
+  upstreams: z.array(UpstreamSchema).min(1).superRefine(sameKinds),
   groups: z.array(Group).min(1),
   /** The team's MCP servers, served to tokens through /mcp as their group's `mcp` allows. */
   mcp_servers: z.array(McpServerSchema).default([]),
   mcp: McpSettingsSchema.default(McpSettingsSchema.parse({})),
+  batches: BatchesSchema.default(BatchesSchema.parse({})),
 });
 
 /** The validated config, with defaults applied. */

@@ -72,6 +72,14 @@ export interface Exchange {
   trace?: ExchangeTrace;
   /** What a request to /mcp was and did; unset for the other routes. */
   mcp?: McpFacts;
+  /** What an embeddings request asked for (never its text); unset for the other routes. */
+  embeddings?: EmbeddingFacts;
+}
+
+/** One embeddings request: how many inputs, and the vector length it asked for. */
+export interface EmbeddingFacts {
+  inputs: number;
+  dimensions?: number;
 }
 
 /** One request to the gateway's MCP endpoint: the method, and for a call the server and what it called there. */

@@ -28,6 +28,9 @@ export const PriceSchema = z.strictObject({
   output: amount(1_000_000).optional(),
   cache_read: amount(1_000_000).optional(),
   cache_write: amount(1_000_000).optional(),
+  /** Input and output in a provider's batch (its half price when these are left out). */
+  batch_input: amount(1_000_000).optional(),
+  batch_output: amount(1_000_000).optional(),
 });
 
 /** A deployment's price per million tokens, in the config's currency. */

@@ -11,9 +11,10 @@ export type UpstreamProtocol = Protocol;
 
 /**
  * The operation a client asked for. `compact` is POST /v1/responses/compact when the model's upstreams compact on
- * their own (OpenAI's Responses API); its body is checked as a Responses create.
+ * their own (OpenAI's Responses API); its body is checked as a Responses create. `embed` is a call of an upstream's
+ * embeddings API, with the body that API takes (see src/protocols/embeddings.ts).
  */
-export type Operation = "generate" | "count_tokens" | "compact";
+export type Operation = "generate" | "count_tokens" | "compact" | "embed";
 
 /** A JSON object as read off the wire; fields the gateway does not read stay untouched. */
 export type JsonObject = { [key: string]: unknown };

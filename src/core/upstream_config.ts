@@ -20,8 +20,52 @@ const Model = z.union([
     max_output_tokens: z.number().int().positive().optional(),
     /** What this deployment costs per million tokens; a model without one is recorded as unpriced. */
     price: PriceSchema.optional(),
+    /** What the model does: answers (`chat`, the default) or embeddings (`embedding`, served by POST /v1/embeddings). */
+    kind: z.enum(["chat", "embedding"]).optional(),
   }),
 ]);
+
+/** What a configured model does: `chat` unless its entry says `kind: embedding`. */
+export type ModelKind = "chat" | "embedding";
+
+/** The kind of one entry of an upstream's `models`. */
+export function modelKind(entry: z.infer<typeof Model>): ModelKind {
+  return typeof entry === "string" ? "chat" : entry.kind ?? "chat";
+}
+
+/**
+ * Refuses `kind: embedding` on an upstream kind that has no embeddings API (Anthropic's, Claude on Vertex, the demo);
+ * Bedrock's serve only the embedding models whose bodies the gateway knows (see docs/protocols.md, "Embeddings").
+ */
+function embeddingsServed(
+  upstream: { protocol: string; models: z.infer<typeof Model>[] },
+  ctx: z.RefinementCtx,
+): void {
+  upstream.models.forEach((entry, i) => {
+    if (modelKind(entry) !== "embedding" || typeof entry === "string") return;
+    const path = ["models", i, "kind"];
+    if (NO_EMBEDDINGS.has(upstream.protocol)) {
+      ctx.addIssue({
+        code: "custom",
+        path,
+        message: `cannot be embedding: ${upstream.protocol} has no embeddings API`,
+      });
+    } else if (upstream.protocol === "anthropic-bedrock" && !BEDROCK_EMBEDDINGS.test(entry.upstream_id ?? entry.id)) {
+      ctx.addIssue({
+        code: "custom",
+        path,
+        message:
+          "cannot be embedding for this id: Bedrock embeddings are amazon.titan-embed-text-v2 and cohere.embed-*",
+      });
+    }
+  });
+}
+
+/** The upstream kinds without an embeddings API (Claude on Vertex is a partner model: it has none). */
+const NO_EMBEDDINGS = new Set(["anthropic", "anthropic-vertex", "demo"]);
+
+/** The Bedrock model ids whose embedding bodies the gateway speaks (an inference profile's geography allowed). */
+export const BEDROCK_EMBEDDINGS = /^(?:[a-z-]+\.)?(?:amazon\.titan-embed-text-v2|cohere\.embed-)/;
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
 const BaseUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, ""));
@@ -64,7 +108,12 @@ const KeyedUpstream = z.strictObject({
   protocol: z.enum(["anthropic", "openai", "openai-responses", "gemini"]),
   base_url: BaseUrl,
   api_key_env: EnvName,
-});
+  /**
+   * Whether an `openai` upstream has OpenAI's Files and Batch APIs, so batches go to it natively: by default only
+   * api.openai.com does, not the compatible services.
+   */
+  batch_api: z.boolean().optional(),
+}).superRefine(embeddingsServed);
 
 const BedrockUpstream = z.strictObject({
   ...COMMON,
@@ -77,7 +126,7 @@ const BedrockUpstream = z.strictObject({
   /** A Bedrock API key, sent as a bearer token instead of signing, when this names its variable. */
   api_key_env: EnvName.optional(),
   betas: Betas.optional(),
-}).transform((upstream) => ({
+}).superRefine(embeddingsServed).transform((upstream) => ({
   ...upstream,
   base_url: upstream.base_url ?? `https://bedrock-runtime.${upstream.region}.amazonaws.com`,
 }));
@@ -96,7 +145,10 @@ const VertexUpstream = z.strictObject({
   ...VERTEX,
   protocol: z.literal("anthropic-vertex"),
   betas: Betas.optional(),
-}).transform((upstream) => ({ ...upstream, base_url: upstream.base_url ?? vertexBaseUrl(upstream.region) }));
+}).superRefine(embeddingsServed).transform((upstream) => ({
+  ...upstream,
+  base_url: upstream.base_url ?? vertexBaseUrl(upstream.region),
+}));
 
 /** Gemini on Vertex AI: the same service account and endpoint, Google's own models. */
 const GeminiVertexUpstream = z.strictObject({ ...COMMON, ...VERTEX, protocol: z.literal("gemini-vertex") })
@@ -153,6 +205,7 @@ export const DEMO_MODEL_PREFIX = "demo-";
  * docs/configuration.md, "The demo upstream"). Its models' ids start with "demo-".
  */
 const DemoUpstream = z.strictObject({ ...COMMON, protocol: z.literal("demo") }).superRefine((upstream, ctx) => {
+  embeddingsServed(upstream, ctx);
   upstream.models.forEach((model, i) => {
     const id = typeof model === "string" ? model : model.id;
     if (id.startsWith(DEMO_MODEL_PREFIX)) return;
@@ -177,3 +230,23 @@ export const UpstreamSchema = z.discriminatedUnion("protocol", [
 
 /** One upstream as configured, with defaults applied and its base URL known. */
 export type UpstreamConfig = z.infer<typeof UpstreamSchema>;
+
+/** Refuses a model id that is an embedding model on one upstream and a chat model on another: its kind is one. */
+export function sameKinds(upstreams: readonly UpstreamConfig[], ctx: z.RefinementCtx): void {
+  const kinds = new Map<string, ModelKind>();
+  upstreams.forEach((upstream, u) => {
+    upstream.models.forEach((entry, i) => {
+      const id = typeof entry === "string" ? entry : entry.id;
+      const kind = modelKind(entry);
+      const seen = kinds.get(id);
+      if (seen === undefined) kinds.set(id, kind);
+      else if (seen !== kind) {
+        ctx.addIssue({
+          code: "custom",
+          path: [u, "models", i],
+          message: `is ${kind} here but ${seen} on an earlier upstream: a model id has one kind`,
+        });
+      }
+    });
+  });
+}

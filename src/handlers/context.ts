@@ -8,6 +8,7 @@ import type { Operator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
 import type { Sealer } from "../conversations/seal.ts";
 import type { ResponseStore } from "../conversations/store.ts";
+import type { GatewayBatchRunner } from "../core/batch_contract.ts";
 import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
 import type { Config } from "../core/config.ts";
 import type { Exchange, Guard, Observer } from "../core/exchange.ts";
@@ -69,6 +70,8 @@ export interface Deps {
   mcp: McpHub;
   /** The OAuth authorization server of /mcp: its settings, its fetch, its audit sink and counts. */
   oauth: OAuthServer;
+  /** Runs the batches no single provider batch API serves; undefined until that part is built in. */
+  batchRunner?: GatewayBatchRunner;
   /** True when the runtime records each request's URL in a trace (OTEL_DENO on): no credential may ride in it. */
   urlTraced?: boolean;
 }

@@ -1,6 +1,6 @@
 /**
  * @module The Gemini API's endpoints: `models/{model}:generateContent`, `:streamGenerateContent` (SSE or a JSON
- * array), `:countTokens`, and the model listing in Gemini's shape, under /v1beta, /v1alpha and /v1.
+ * array), `:countTokens`, `:embedContent` and `:batchEmbedContents` (embeddings.ts), and the model listing in Gemini's shape, under /v1beta, /v1alpha and /v1.
  */
 import { GatewayError } from "../core/errors.ts";
 import { json } from "../core/http.ts";
@@ -10,6 +10,7 @@ import { tokenCount } from "../core/usage.ts";
 import { invalidField } from "../core/validation.ts";
 import { listModels, type ModelInfo } from "../relay/routing.ts";
 import type { Endpoint, RequestContext } from "./context.ts";
+import { geminiEmbeddings } from "./embeddings.ts";
 import { generate } from "./generate.ts";
 
 /** What Gemini's model resource says of a model the group enables. */
@@ -22,7 +23,9 @@ function geminiModel(model: ModelInfo): JsonObject {
     description: `${model.display_name}, served by ${model.owned_by} through the gateway`,
     inputTokenLimit: model.context_window,
     outputTokenLimit: model.max_output_tokens,
-    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+    supportedGenerationMethods: model.kind === "embedding"
+      ? ["embedContent", "batchEmbedContents"]
+      : ["generateContent", "streamGenerateContent", "countTokens"],
   };
 }
 
@@ -124,6 +127,9 @@ export function geminiModelAction(req: Request, ctx: RequestContext): Promise<Re
     }
     case "countTokens":
       return countTokens(req, ctx, model);
+    case "embedContent":
+    case "batchEmbedContents":
+      return geminiEmbeddings(model, action === "batchEmbedContents")(req, ctx);
     default:
       throw new GatewayError("not_found", `Method not found: ${JSON.stringify(action)} on models/${model}`);
   }

@@ -10,7 +10,7 @@ import { isObject, type JsonObject, type Operation, type Protocol } from "../cor
 import { checkBody } from "../protocols/checks.ts";
 import { estimatedCount } from "../providers/mod.ts";
 import type { RelayRequest } from "../relay/request.ts";
-import { resolveRoutes, type Route } from "../relay/routing.ts";
+import { type ModelRoute, requireKind, resolveRoutes } from "../relay/routing.ts";
 import { sharesTier } from "../relay/select.ts";
 import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody } from "./compact.ts";
@@ -23,6 +23,13 @@ interface GenerateOptions {
   compact?: boolean;
   /** Puts into the body what the client said elsewhere (Gemini names the model and streaming in the path). */
   reshape?: (body: JsonObject) => JsonObject;
+  /** Narrows the model's routes to those the request may go to (the deployment holding a file it names). */
+  narrow?: (
+    ctx: RequestContext,
+    principal: Principal,
+    body: JsonObject,
+    routes: readonly ModelRoute[],
+  ) => Promise<readonly ModelRoute[]>;
 }
 
 /** A handler for one client protocol and operation: authenticate, check the body, resolve the model, relay. */
@@ -31,7 +38,9 @@ export function generate(protocol: Protocol, operation: Operation, options: Gene
     const principal = await ctx.authenticate();
     const { body, bytes, asSent } = await checkedBody(req, ctx, principal, { protocol, operation, ...options });
     const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
-    const routes = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
+    const resolved = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
+    const routes = options.narrow ? await options.narrow(ctx, principal, body, resolved) : resolved;
+    requireKind(routes, "chat", body.model as string);
     const turn = protocol === "openai-responses"
       ? await responsesTurn(ctx, { principal, body, size: bytes.byteLength, routes, compact: options.compact === true })
       : plainTurn(ctx, body, bytes.byteLength, operation);
@@ -61,7 +70,7 @@ export function generate(protocol: Protocol, operation: Operation, options: Gene
 }
 
 /** Whether a route's upstream counts tokens itself. */
-function counts(route: Route): boolean {
+function counts(route: ModelRoute): boolean {
   return route.protocol === "anthropic" || route.protocol === "gemini";
 }
 
@@ -107,7 +116,7 @@ async function affinity(
     principal: Principal;
     body: JsonObject;
     bytes: Uint8Array;
-    usable: readonly Route[];
+    usable: readonly ModelRoute[];
     turn: Turn;
   },
 ): Promise<RelayRequest["affinity"]> {

@@ -20,7 +20,7 @@ import {
 } from "../mcp/jsonrpc.ts";
 import type { CallOptions } from "../mcp/hub.ts";
 import { listAnswer } from "../mcp/listings.ts";
-import { type Route, routeOf } from "../mcp/methods.ts";
+import { type CallPlan, planCall } from "../mcp/methods.ts";
 import { reply, rpcReply } from "../mcp/reply.ts";
 import type { ClientSession } from "../mcp/sessions.ts";
 import type { RequestContext } from "./context.ts";
@@ -72,17 +72,17 @@ export async function answerRequest(req: Request, ctx: RequestContext, call: Mcp
     if (request.method === "ping") return answered(ctx, 200, resultOf(request.id, {}));
     const listed = await listAnswer(hub, grant, request, ctx.deps.config.mcp.list_page_bytes);
     if (listed) return answered(ctx, 200, resultOf(request.id, listed));
-    const route = await routeOf(hub, grant, request);
-    if (!route) {
+    const plan = await planCall(hub, grant, request);
+    if (!plan) {
       throw new RpcError(CODES.methodNotFound, `Method not found: ${request.method}`);
     }
-    facts.server = route.server;
-    if (request.method !== "resources/read") facts.name = route.name;
+    facts.server = plan.server;
+    if (request.method !== "resources/read") facts.name = plan.name;
     if (request.method === "tools/call") {
       const refused = await admitted(ctx, principal, request.id);
       if (refused) return refused;
     }
-    return await relay(req, ctx, call, route);
+    return await relay(req, ctx, call, plan);
   } catch (err) {
     if (!(err instanceof RpcError)) throw err;
     facts.outcome = err.outcome;
@@ -91,7 +91,7 @@ export async function answerRequest(req: Request, ctx: RequestContext, call: Mcp
 }
 
 /** Sends the call to its server and replies with what comes back (JSON, or SSE when notifications came first). */
-function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): Promise<Response> {
+function relay(req: Request, ctx: RequestContext, call: McpCall, plan: CallPlan): Promise<Response> {
   const facts: McpFacts = ctx.exchange.mcp!;
   const hub = ctx.deps.mcp;
   const stop = new AbortController();
@@ -100,18 +100,19 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): 
   const forget = hub.track(call.session, call.request.id, stop);
   let endExchange: (() => void) | undefined;
   const trace = ctx.exchange.trace;
-  const transport = hub.servers.find((server) => server.name === route.server)?.url ? "http" : "stdio";
+  // A planned call's server is one of the hub's (the plan came from its catalog), so it has a transport.
+  const transport = hub.transport(plan.server) ?? "http";
   const send = (onNotice: CallOptions["onNotice"]) => {
-    const sent = () => hub.call(route.server, call.session, route.request, { signal: stop.signal, onNotice });
+    const sent = () => hub.call(plan.server, call.session, plan.request, { signal: stop.signal, onNotice });
     if (!trace?.mcp) return sent();
     const span = {
       method: call.request.method,
-      server: route.server,
-      target: route.name,
+      server: plan.server,
+      target: plan.name,
       requestId: call.request.id,
       session: call.session.id,
       transport,
-      params: route.request.params ?? {},
+      params: plan.request.params ?? {},
       redact: hub.redact,
     } as const;
     return trace.mcp(span, sent);
@@ -120,7 +121,7 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, route: Route): 
     send(onNotice).then(
       (response) => {
         facts.outcome = outcomeOf(response);
-        return response.result ? resultOf(call.request.id, route.finish(response.result)) : response;
+        return response.result ? resultOf(call.request.id, plan.finish(response.result)) : response;
       },
       (err) => {
         if (err instanceof RpcError) {

@@ -8,7 +8,7 @@ import type { Principal } from "../core/principal.ts";
 import type { JsonObject, Operation } from "../core/types.ts";
 import { relay } from "../relay/relay.ts";
 import type { AnswerWatch, RelayRequest } from "../relay/request.ts";
-import type { Route } from "../relay/routing.ts";
+import type { ModelRoute } from "../relay/routing.ts";
 import { type CompactionPlan, relayCompacting } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
 import { prepareResponses } from "./responses.ts";
@@ -41,7 +41,7 @@ export function plainTurn(ctx: RequestContext, body: JsonObject, size: number, o
  */
 export async function responsesTurn(
   ctx: RequestContext,
-  request: { principal: Principal; body: JsonObject; size: number; routes: readonly Route[]; compact: boolean },
+  request: { principal: Principal; body: JsonObject; size: number; routes: readonly ModelRoute[]; compact: boolean },
 ): Promise<Turn> {
   const { principal, compact } = request;
   // A model served only by Responses upstreams compacts there, with the provider's own items (see compact.ts).

@@ -1,26 +1,21 @@
 /**
- * @module How the catalog reaches one server: on the gateway's own session with it (a stdio server's one session; an
- * HTTP server's opened at the first listing and kept, opened again when the server forgot it), one page at a time.
+ * @module How the catalog reaches one server: on the gateway's own session with it (a shared link's one session; else
+ * one opened at the first listing and kept, opened again when the server forgot it), one page at a time.
  */
 import type { McpServerConfig } from "../core/mcp_config.ts";
 import type { CatalogSource } from "./catalog.ts";
-import { type HttpLink, SessionGone, type UpstreamSession } from "./http_link.ts";
 import { RpcError, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
-import type { StdioLink } from "./stdio_link.ts";
-
-/** A server's link, with an HTTP server's session for listings once it is opened. */
-export type Link = { kind: "http"; link: HttpLink; own?: Promise<UpstreamSession> } | {
-  kind: "stdio";
-  link: StdioLink;
-};
+import { type McpLink, SessionGone, type UpstreamSession } from "./link.ts";
 
 /** The catalog's source for `server` over `link`. */
-export function catalogSource(server: McpServerConfig, link: Link): CatalogSource {
+export function catalogSource(server: McpServerConfig, link: McpLink): CatalogSource {
+  let kept: Promise<UpstreamSession> | undefined;
   const own = async (signal: AbortSignal): Promise<UpstreamSession> => {
-    if (link.kind === "stdio") return await link.link.session(signal);
-    link.own ??= link.link.open(signal);
-    return await link.own.catch((err) => {
-      link.own = undefined;
+    // A shared link keeps its session itself, and a new one after its process restarts.
+    if (link.shared) return await link.open(signal);
+    kept ??= link.open(signal);
+    return await kept.catch((err) => {
+      kept = undefined;
       throw err;
     });
   };
@@ -34,13 +29,10 @@ export function catalogSource(server: McpServerConfig, link: Link): CatalogSourc
     };
     let response: RpcResponse;
     try {
-      const session = await own(signal);
-      response = link.kind === "http"
-        ? await link.link.send(request, { session, signal })
-        : await link.link.send(request, { signal });
+      response = await link.send(request, { session: await own(signal), signal });
     } catch (err) {
-      if (!(err instanceof SessionGone) || link.kind !== "http" || !again) throw err;
-      link.own = undefined;
+      if (!(err instanceof SessionGone) || !again) throw err;
+      kept = undefined;
       return await page(method, cursor, signal, false);
     }
     if (response.error) throw new RpcError(response.error.code, response.error.message);

@@ -1,52 +1,22 @@
 /**
  * @module The gateway as a client of one Streamable HTTP server: opening a session (initialize, then initialized),
- * sending a request on it and reading the answer (JSON or SSE), notifications, and ending the session. The server's
+ * sending a request on it and reading the answer (JSON or SSE), telling the server of a request stopped midway, and
+ * ending the session. The server's
  * URL and its headers' values never appear in an error: they may hold secrets.
  */
 import type { McpServerConfig } from "../core/mcp_config.ts";
-import { isObject, type JsonObject } from "../core/types.ts";
+import { isObject } from "../core/types.ts";
 import { readAnswer } from "./answer.ts";
 import { CODES, RpcError, type RpcNotification, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
-
-/** The protocol versions the gateway speaks to its servers, newest first; it asks for the first. */
-export const UPSTREAM_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-
-/** The gateway's name and version as a client of its servers. */
-export const CLIENT_INFO = { name: "modelgate", version: "1.0.0" };
-
-/** An open session with a server: its id (none for a server that keeps no sessions) and what it agreed to. */
-export interface UpstreamSession {
-  id?: string;
-  version: string;
-  capabilities: JsonObject;
-}
-
-/** The server no longer knows the session (it answered 404): the caller opens a new one. */
-export class SessionGone extends Error {
-  constructor() {
-    super("The MCP server no longer knows this session");
-    this.name = "SessionGone";
-  }
-}
-
-/** How one request is sent. */
-export interface SendOptions {
-  session?: Pick<UpstreamSession, "id" | "version">;
-  signal: AbortSignal;
-  onNotice?(notice: RpcNotification): void;
-}
-
-/** One Streamable HTTP server as the gateway reaches it. */
-export interface HttpLink {
-  /** Opens a session: initialize with the gateway's (empty) client capabilities, then notifications/initialized. */
-  open(signal: AbortSignal): Promise<UpstreamSession>;
-  /** Sends a request and reads its response; throws {@linkcode SessionGone} when the server forgot the session. */
-  send(request: RpcRequest, options: SendOptions): Promise<RpcResponse>;
-  /** Sends a notification; failures are the server's to miss. */
-  notify(notification: RpcNotification, options: SendOptions): Promise<void>;
-  /** Ends a session (DELETE); a failure changes nothing for the client. */
-  end(session: Pick<UpstreamSession, "id" | "version">, signal: AbortSignal): Promise<void>;
-}
+import {
+  CLIENT_INFO,
+  FAREWELL_MS,
+  type McpLink,
+  type SendOptions,
+  SessionGone,
+  UPSTREAM_VERSIONS,
+  type UpstreamSession,
+} from "./link.ts";
 
 /** Options for {@linkcode httpLink}. */
 export interface HttpLinkOptions {
@@ -67,7 +37,7 @@ export function configuredHeaders(config: McpServerConfig, env: (name: string) =
 }
 
 /** A link to the server at `config.url`. */
-export function httpLink(config: McpServerConfig, io: HttpLinkOptions): HttpLink {
+export function httpLink(config: McpServerConfig, io: HttpLinkOptions): McpLink {
   const url = config.url!;
   const server = config.name;
   const { headers: own } = configuredHeaders(config, io.env);
@@ -111,6 +81,22 @@ export function httpLink(config: McpServerConfig, io: HttpLinkOptions): HttpLink
   }
 
   async function send(request: RpcRequest, options: SendOptions): Promise<RpcResponse> {
+    try {
+      return await answer(request, options);
+    } catch (err) {
+      // Stopped waiting: the server is told, so it can stop working on it (an HTTP server would not know otherwise).
+      if (options.signal.aborted && options.session) {
+        const reason = options.deadline?.aborted ? "timeout" : "cancelled";
+        void notify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: request.id, reason } }, {
+          session: options.session,
+          signal: AbortSignal.timeout(FAREWELL_MS),
+        });
+      }
+      throw err;
+    }
+  }
+
+  async function answer(request: RpcRequest, options: SendOptions): Promise<RpcResponse> {
     const response = await post(request, options);
     if (!response.body) throw new RpcError(CODES.server, `MCP server "${server}" answered with an empty body`);
     const sse = (response.headers.get("content-type") ?? "").toLowerCase().startsWith("text/event-stream");
@@ -129,7 +115,17 @@ export function httpLink(config: McpServerConfig, io: HttpLinkOptions): HttpLink
     });
   }
 
+  async function notify(notification: RpcNotification, options: SendOptions): Promise<void> {
+    try {
+      await (await post(notification, options)).body?.cancel();
+    } catch {
+      // A notification has no answer to wait for; a server that misses it is not the client's concern.
+    }
+  }
+
   return {
+    transport: "http",
+    shared: false,
     async open(signal) {
       const request: RpcRequest = {
         jsonrpc: "2.0",
@@ -160,13 +156,6 @@ export function httpLink(config: McpServerConfig, io: HttpLinkOptions): HttpLink
       return session;
     },
     send,
-    async notify(notification, options) {
-      try {
-        await (await post(notification, options)).body?.cancel();
-      } catch {
-        // A notification has no answer to wait for; a server that misses it is not the client's concern.
-      }
-    },
     async end(session, signal) {
       if (!session.id) return;
       try {
@@ -181,5 +170,7 @@ export function httpLink(config: McpServerConfig, io: HttpLinkOptions): HttpLink
         // The server forgets the session on its own in the end.
       }
     },
+    state: () => undefined,
+    close: () => Promise.resolve(),
   };
 }

@@ -1,8 +1,9 @@
 /**
  * @module The gateway's MCP servers, built from `mcp_servers`: a link to each (HTTP or stdio), the catalog of what they
- * offer, the clients' sessions, and one call on a server for a client session within the server's time limit. An HTTP
- * server gets a session of its own per client session, opened at its first call, kept in the client's record and ended
- * when the client's session ends, is evicted or expires; a stdio server is one process shared by all. Nothing is
+ * offer, the clients' sessions, and one call on a server for a client session within the server's time limit. Every
+ * server is reached through one link interface (link.ts). An HTTP server gets a session of its own per client session,
+ * opened at its first call, kept in the client's record and ended when the client's session ends, is evicted or
+ * expires; a stdio server's link is shared: one process, one session for all. Nothing is
  * started or opened before it is first needed.
  */
 import type { Config, McpServerConfig } from "../core/config.ts";
@@ -10,8 +11,8 @@ import type { KvWriter } from "../core/kv_write.ts";
 import { textRedactor } from "../core/redact.ts";
 import type { JsonObject } from "../core/types.ts";
 import { type Catalog, type CatalogSource, createCatalog, type Health } from "./catalog.ts";
-import { catalogSource, type Link } from "./catalog_source.ts";
-import { type HttpLink, httpLink, SessionGone } from "./http_link.ts";
+import { catalogSource } from "./catalog_source.ts";
+import { httpLink } from "./http_link.ts";
 import { CODES, RpcError, type RpcNotification, type RpcRequest, type RpcResponse } from "./jsonrpc.ts";
 import {
   type ClientSession,
@@ -20,6 +21,7 @@ import {
   sessionStore,
   type UpstreamRef,
 } from "./sessions.ts";
+import { FAREWELL_MS, type McpLink, SessionGone, type UpstreamSession } from "./link.ts";
 import { mcpSecrets } from "./secrets.ts";
 import { type LinkState, stdioLink } from "./stdio_link.ts";
 
@@ -34,7 +36,7 @@ export interface CallOptions {
 /** One server as the console shows it. */
 export interface ServerView {
   name: string;
-  transport: "http" | "stdio";
+  transport: McpLink["transport"];
   health: Health;
   /** A stdio server's process. */
   process?: LinkState;
@@ -61,6 +63,8 @@ export interface McpHub {
   /** Ends the servers' sessions of client sessions that expired (a timer does it every 10 s); how many it ended. */
   sweep(): Promise<number>;
   views(): ServerView[];
+  /** What carries the messages of the named server, as traces and the console name it. */
+  transport(server: string): McpLink["transport"] | undefined;
   /** Stops the stdio servers. */
   close(): Promise<void>;
   /** Takes the servers' credentials out of a text on its way to a client (a server may quote them). */
@@ -83,9 +87,6 @@ export interface McpHubOptions {
 const SWEEP_MS = 10_000;
 const SWEEP_BATCH = 100;
 
-/** How long the end of a server's session may take: a server that does not answer forgets it on its own. */
-const END_MS = 5000;
-
 /** The error for a call that ran out of time. */
 function timedOut(config: McpServerConfig): RpcError {
   return new RpcError(CODES.timeout, `MCP server "${config.name}" did not answer within ${config.timeout_ms} ms`);
@@ -101,13 +102,13 @@ export function mcpHealth(hub: McpHub): Map<string, boolean> {
 /** Builds the hub of `config.mcp_servers`. */
 export function createHub(config: Config, options: McpHubOptions): McpHub {
   const configs = new Map(config.mcp_servers.map((server) => [server.name, server]));
-  const links = new Map<string, Link>();
+  const links = new Map<string, McpLink>();
   const sources = new Map<string, CatalogSource>();
   const invalidate = (name: string) => () => catalog.invalidate(name);
   for (const server of config.mcp_servers) {
-    const link: Link = server.url
-      ? { kind: "http", link: httpLink(server, options) }
-      : { kind: "stdio", link: stdioLink(server, { ...options, onListChanged: invalidate(server.name) }) };
+    const link = server.url
+      ? httpLink(server, options)
+      : stdioLink(server, { ...options, onListChanged: invalidate(server.name) });
     links.set(server.name, link);
     sources.set(server.name, catalogSource(server, link));
   }
@@ -130,10 +131,9 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
 
   async function end(session: EndedSession): Promise<void> {
     await Promise.all(
-      Object.entries(session.upstream).map(([name, ref]) => {
-        const link = links.get(name);
-        return link?.kind === "http" ? link.link.end(ref, AbortSignal.timeout(END_MS)) : undefined;
-      }),
+      Object.entries(session.upstream).map(([name, ref]) =>
+        links.get(name)?.end(ref, AbortSignal.timeout(FAREWELL_MS))
+      ),
     );
   }
 
@@ -146,22 +146,26 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
   const sweeper = setInterval(() => void sweep().catch(() => {}), SWEEP_MS);
   Deno.unrefTimer(sweeper);
 
-  /** The session `session` has with HTTP server `name`, opened now when it has none (or the server forgot it). */
+  /**
+   * The session `session` has with server `name`: a shared link's own, else the client session's, opened now when it
+   * has none (or the server forgot it, `gone`).
+   */
   async function upstreamOf(
     name: string,
-    link: HttpLink,
+    link: McpLink,
     session: ClientSession,
     signal: AbortSignal,
     gone?: UpstreamRef,
   ): Promise<UpstreamRef> {
+    if (link.shared) return await link.open(signal);
     const known = session.upstream[name];
     if (known && known !== gone) return known;
-    const opened = await link.open(signal);
+    const opened: UpstreamSession = await link.open(signal);
     const ref: UpstreamRef = { version: opened.version, ...opened.id ? { id: opened.id } : {} };
     const kept = await sessions.setUpstream(session.id, name, ref, gone);
     // Another request of the same client opened one first: that one is used, and this one ended. A client session that
     // ended meanwhile keeps none.
-    if (kept?.id !== ref.id || kept === null) await link.end(opened, AbortSignal.timeout(END_MS));
+    if (kept?.id !== ref.id || kept === null) await link.end(opened, AbortSignal.timeout(FAREWELL_MS));
     if (kept === null) throw new RpcError(CODES.sessionNotFound, "Session not found: it ended during this call");
     session.upstream[name] = kept;
     return kept;
@@ -171,39 +175,25 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
     const server = configs.get(name);
     const link = links.get(name);
     if (!server || !link) throw new RpcError(CODES.invalidParams, `Unknown MCP server "${name}"`);
-    const timer = AbortSignal.timeout(server.timeout_ms);
-    const signal = AbortSignal.any([call.signal, timer]);
+    const deadline = AbortSignal.timeout(server.timeout_ms);
+    const signal = AbortSignal.any([call.signal, deadline]);
     // A list change is the gateway's to act on (its listings are asked again), not the client's: clients re-list.
     const onNotice = (notice: RpcNotification) => {
       if (/^notifications\/\w+\/list_changed$/.test(notice.method)) catalog.invalidate(name);
       else call.onNotice?.(notice);
     };
-    let ref: UpstreamRef | undefined;
+    const send = (ref: UpstreamRef) => link.send(request, { session: ref, signal, deadline, onNotice });
     try {
-      if (link.kind === "stdio") {
-        await link.link.session(signal);
-        return await link.link.send(request, { signal, onNotice });
-      }
-      ref = await upstreamOf(name, link.link, session, signal);
+      const ref = await upstreamOf(name, link, session, signal);
       try {
-        return await link.link.send(request, { session: ref, signal, onNotice });
+        return await send(ref);
       } catch (err) {
         if (!(err instanceof SessionGone)) throw err;
-        ref = await upstreamOf(name, link.link, session, signal, ref);
-        return await link.link.send(request, { session: ref, signal, onNotice });
+        return await send(await upstreamOf(name, link, session, signal, ref));
       }
     } catch (err) {
       if (!signal.aborted) throw err;
-      // Stopped waiting: the server is told, so it can stop working on it (an HTTP server would not know otherwise).
-      if (link.kind === "http" && ref) {
-        const cancelled: RpcNotification = {
-          jsonrpc: "2.0",
-          method: "notifications/cancelled",
-          params: { requestId: request.id, reason: timer.aborted ? "timeout" : "cancelled" },
-        };
-        void link.link.notify(cancelled, { session: ref, signal: AbortSignal.timeout(END_MS) });
-      }
-      if (timer.aborted && !call.signal.aborted) throw timedOut(server);
+      if (deadline.aborted && !call.signal.aborted) throw timedOut(server);
       throw call.signal.reason ?? err;
     }
   }
@@ -236,18 +226,19 @@ export function createHub(config: Config, options: McpHubOptions): McpHub {
     views: () =>
       config.mcp_servers.map((server) => {
         const link = links.get(server.name)!;
-        const view: ServerView = {
+        const process = link.state();
+        return {
           name: server.name,
-          transport: link.kind,
+          transport: link.transport,
           health: catalog.health(server.name),
+          ...process ? { process } : {},
         };
-        if (link.kind === "stdio") view.process = link.link.state();
-        return view;
       }),
+    transport: (name) => links.get(name)?.transport,
     redact: secretsRedactor.text,
     async close() {
       clearInterval(sweeper);
-      await Promise.all([...links.values()].map((link) => link.kind === "stdio" ? link.link.close() : undefined));
+      await Promise.all([...links.values()].map((link) => link.close()));
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * @module The MCP methods the gateway answers for a client besides the listings (./listings.ts): initialize, and the
- * calls (tools/call, prompts/get, resources/read) planned as a route to one server under the thing's own name. Anything the group may not use is refused here, as an unknown name, and never
- * reaches a server.
+ * calls (tools/call, prompts/get, resources/read) planned as a call on one server under the thing's own name.
+ * Anything the group may not use is refused here, as an unknown name, and never reaches a server.
  */
 import type { McpGrant } from "../core/mcp_config.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
@@ -14,7 +14,7 @@ import { allows, exposedUri, originalUri, serverOf } from "./names.ts";
 export const CLIENT_VERSIONS = ["2025-11-25", "2025-06-18"];
 
 /** What a call is: where it goes and how its result comes back. */
-export interface Route {
+export interface CallPlan {
   server: string;
   /** The tool's or prompt's own name on its server, or the resource's own URI. */
   name: string;
@@ -55,13 +55,13 @@ function exposeContent(server: string, item: unknown): unknown {
   return item;
 }
 
-/** The route of a tools/call or prompts/get: the server and name behind an exposed name the group may use. */
-async function namedRoute(
+/** The plan of a tools/call or prompts/get: the server and name behind an exposed name the group may use. */
+async function namedPlan(
   hub: McpHub,
   grant: McpGrant | undefined,
   request: RpcRequest,
   kind: "tools" | "prompts",
-): Promise<Route> {
+): Promise<CallPlan> {
   const params = paramsOf(request);
   const exposed = stringParam(params, "name");
   const what = kind === "tools" ? "tool" : "prompt";
@@ -92,8 +92,8 @@ async function namedRoute(
   };
 }
 
-/** The route of a resources/read: the server and URI behind an exposed URI the group may read. */
-function resourceRoute(hub: McpHub, grant: McpGrant | undefined, request: RpcRequest): Route {
+/** The plan of a resources/read: the server and URI behind an exposed URI the group may read. */
+function resourcePlan(hub: McpHub, grant: McpGrant | undefined, request: RpcRequest): CallPlan {
   const params = paramsOf(request);
   const exposed = stringParam(params, "uri");
   const found = originalUri(exposed);
@@ -119,14 +119,14 @@ function resourceRoute(hub: McpHub, grant: McpGrant | undefined, request: RpcReq
   };
 }
 
-/** The route of a call method, or undefined for any other method. */
-export async function routeOf(
+/** The plan of a call method, or undefined for any other method. */
+export async function planCall(
   hub: McpHub,
   grant: McpGrant | undefined,
   request: RpcRequest,
-): Promise<Route | undefined> {
-  if (request.method === "tools/call") return await namedRoute(hub, grant, request, "tools");
-  if (request.method === "prompts/get") return await namedRoute(hub, grant, request, "prompts");
-  if (request.method === "resources/read") return resourceRoute(hub, grant, request);
+): Promise<CallPlan | undefined> {
+  if (request.method === "tools/call") return await namedPlan(hub, grant, request, "tools");
+  if (request.method === "prompts/get") return await namedPlan(hub, grant, request, "prompts");
+  if (request.method === "resources/read") return resourcePlan(hub, grant, request);
   return undefined;
 }

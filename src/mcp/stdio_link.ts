@@ -6,7 +6,7 @@
 import type { McpServerConfig } from "../core/mcp_config.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import { dispatch, parseMessage, tooLarge } from "./answer.ts";
-import { CLIENT_INFO, UPSTREAM_VERSIONS, type UpstreamSession } from "./http_link.ts";
+import { CLIENT_INFO, type McpLink, type SendOptions, UPSTREAM_VERSIONS, type UpstreamSession } from "./link.ts";
 import {
   CODES,
   RpcError,
@@ -25,20 +25,6 @@ export interface StdioLinkOptions {
   now(): number;
   /** Told when the server says a list of its changed, so listings are asked again. */
   onListChanged?(): void;
-}
-
-/** A stdio server as the gateway reaches it. */
-export interface StdioLink {
-  /** The process's session, once it is up (started now when it is not running and its backoff is over). */
-  session(signal: AbortSignal): Promise<UpstreamSession>;
-  /** Sends a request and waits for its response; progress notifications about it go to `onNotice`. */
-  send(
-    request: RpcRequest,
-    options: { signal: AbortSignal; onNotice?(notice: RpcNotification): void },
-  ): Promise<RpcResponse>;
-  state(): LinkState;
-  /** Stops the process and any restart. */
-  close(): Promise<void>;
 }
 
 /** A request on its way: whose it is, under the gateway's id. */
@@ -62,7 +48,7 @@ export function serverEnvironment(config: McpServerConfig, env: (name: string) =
 }
 
 /** The link to the stdio server of `config`; it starts the process on first use. */
-export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): StdioLink {
+export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): McpLink {
   const server = config.name;
   const encoder = new TextEncoder();
   const pending = new Map<number, Pending>();
@@ -238,7 +224,7 @@ export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): S
     return starting;
   }
 
-  function send(request: RpcRequest, call: { signal: AbortSignal; onNotice?(n: RpcNotification): void }) {
+  function send(request: RpcRequest, call: Pick<SendOptions, "signal" | "onNotice">): Promise<RpcResponse> {
     if (!writer) return Promise.reject(new RpcError(CODES.server, `MCP server "${server}" is not running`));
     const id = nextId++;
     const { promise, resolve, reject } = Promise.withResolvers<RpcResponse>();
@@ -265,7 +251,9 @@ export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): S
   }
 
   return {
-    session(signal) {
+    transport: "stdio",
+    shared: true,
+    open(signal) {
       if (session) return Promise.resolve(session);
       if (state.state === "down" && state.retry_at !== undefined && options.now() < state.retry_at && !starting) {
         const wait = Math.ceil((state.retry_at - options.now()) / 1000);
@@ -278,6 +266,8 @@ export function stdioLink(config: McpServerConfig, options: StdioLinkOptions): S
       return Promise.race([start(), promise]);
     },
     send,
+    // The one session lasts as long as the process.
+    end: () => Promise.resolve(),
     state: () => ({ ...state }),
     async close() {
       closed = true;

@@ -14,8 +14,13 @@ export type TraceValue = string | boolean | number | bigint | string[];
 /** Attributes by name. */
 export type TraceAttributes = Record<string, TraceValue>;
 
-/** The one operation the gateway's model calls are, in the conventions' words (messages, chat and responses alike). */
+/** The operation the gateway's generations are, in the conventions' words (messages, chat and responses alike). */
 export const OPERATION = "chat";
+
+/** The conventions' operation of an exchange: `embeddings` for an embeddings request, else a generation's. */
+export function operationOf(exchange: Exchange): string {
+  return exchange.embeddings ? "embeddings" : OPERATION;
+}
 
 /** `gen_ai.provider.name` by the upstream's protocol: an OpenAI-compatible service is reached as OpenAI is. */
 const PROVIDERS: Record<UpstreamConfig["protocol"], string> = {
@@ -112,6 +117,12 @@ export function finalAttributes(exchange: Exchange, currency: string): TraceAttr
     out["modelgate.cost"] = formatMoney(costOf(usage, exchange.price));
     out["modelgate.currency"] = currency;
   }
+  // An embeddings request says how many inputs it had and the vector length asked for, never its text.
+  if (exchange.embeddings) {
+    out["modelgate.embeddings.inputs"] = int(exchange.embeddings.inputs);
+    const { dimensions } = exchange.embeddings;
+    if (dimensions !== undefined) out["gen_ai.embeddings.dimension.count"] = int(dimensions);
+  }
   if (exchange.token_id) out["modelgate.token.id"] = exchange.token_id;
   // The person behind the token, under the OpenTelemetry name for the end user.
   if (exchange.owner) out["enduser.id"] = exchange.owner;
@@ -135,7 +146,7 @@ export function firstChunkSeconds(exchange: Exchange, callStartedAt: number): nu
  */
 export function metricAttributes(exchange: Exchange, upstream: TraceAttributes | undefined): TraceAttributes {
   const out: TraceAttributes = {
-    "gen_ai.operation.name": OPERATION,
+    "gen_ai.operation.name": operationOf(exchange),
     "gen_ai.request.model": exchange.model ?? "other",
   };
   if (upstream) {

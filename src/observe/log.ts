@@ -131,6 +131,8 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
     usage_complete: exchange.usage_complete,
     error: exchange.error,
   };
+  // An embeddings request's counts; its text never.
+  if (exchange.embeddings) line.embeddings = { ...exchange.embeddings };
   // A request to /mcp: its method and, for a call, where it went and how it ended (never its arguments or result).
   const mcp = exchange.mcp;
   if (mcp) {

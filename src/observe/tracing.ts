@@ -23,7 +23,7 @@ import {
   firstChunkSeconds,
   int,
   metricAttributes,
-  OPERATION,
+  operationOf,
   requestAttributes,
   type TraceAttributes,
   upstreamAttributes,
@@ -161,10 +161,10 @@ function requestTrace(exchange: Exchange, options: TraceOptions, meters: Instrum
     call<T>(body: JsonObject, run: () => Promise<T>): Promise<T> {
       calledAt = options.now();
       const parent = context.active();
-      model = tracer.startSpan(`${OPERATION} ${exchange.model}`, { kind: SpanKind.CLIENT }, parent);
+      model = tracer.startSpan(`${operationOf(exchange)} ${exchange.model}`, { kind: SpanKind.CLIENT }, parent);
       if (model.isRecording()) {
         model.setAttributes(attrs({
-          "gen_ai.operation.name": OPERATION,
+          "gen_ai.operation.name": operationOf(exchange),
           "gen_ai.request.model": exchange.model ?? "",
           ...requestAttributes(body),
           ...options.captureContent && exchange.protocol !== "mcp" ? inputContent(exchange.protocol, body) : {},

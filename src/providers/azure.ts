@@ -1,19 +1,20 @@
 /**
- * @module Azure OpenAI's v1 API as an upstream: OpenAI's paths under the resource's `/openai/v1` (Responses create and
- * compact, or Chat Completions, as the config's `api` says), the deployment name as the body's model, and the
- * resource's key as `api-key` (never as a bearer) or a Microsoft Entra ID token as a bearer, fetched anew and the
- * request sent once more after a 401. No client header crosses; the answers are OpenAI's shapes and pass as they come.
+ * @module Azure OpenAI's v1 API as a keyed upstream: OpenAI's paths under the resource's `/openai/v1` (Responses create
+ * and compact, or Chat Completions, as the config's `api` says, and embeddings on either), the deployment name as the body's model, and its own
+ * credential: the resource's key as `api-key` (never as a bearer), or a Microsoft Entra ID token as a bearer, fetched
+ * anew and the request sent once more after a 401. No client header crosses; the answers are OpenAI's shapes and pass
+ * as they come.
  */
-import type { Operation } from "../core/types.ts";
+import { apiKey, type Credential, type KeyedApi, keyedTransport } from "./keyed.ts";
+import { openaiChat, openaiResponses } from "./openai.ts";
 import type { TokenSource } from "./token_cache.ts";
-import { sendWithToken } from "./token_send.ts";
+import { bearerTokens } from "./token_send.ts";
 import type { Transport } from "./transport.ts";
-import { uploadBody } from "./upload.ts";
 
-/** The paths of each API an Azure upstream may be reached through; the v1 API has no token counting. */
-const PATHS: Record<AzureSettings["api"], Partial<Record<Operation, string>>> = {
-  responses: { generate: "/responses", compact: "/responses/compact" },
-  chat: { generate: "/chat/completions" },
+/** The API each `api` setting reaches; the v1 API has no token counting. */
+const APIS: Record<AzureSettings["api"], KeyedApi> = {
+  responses: { ...openaiResponses, name: "Azure's responses API" },
+  chat: { ...openaiChat, name: "Azure's chat API" },
 };
 
 /** How the gateway proves itself to the resource. */
@@ -36,28 +37,16 @@ export interface AzureDeps {
   log(line: Record<string, unknown>): void;
 }
 
-/** An Azure OpenAI transport. */
+/** An Azure OpenAI transport: a keyed one with Azure's credential. */
 export function azureTransport(settings: AzureSettings, deps: AzureDeps): Transport {
-  const { auth } = settings;
-  return {
-    async send(call) {
-      const path = PATHS[settings.api][call.operation];
-      if (!path) {
-        throw new RangeError(`Cannot build upstream request: Azure's ${settings.api} API has no ${call.operation}`);
-      }
-      const url = `${settings.baseUrl}${path}${call.search}`;
-      const post = (credential: [string, string]) =>
-        deps.fetch(url, {
-          method: "POST",
-          headers: [["content-type", "application/json"], ["x-request-id", call.requestId], credential],
-          body: uploadBody(call.bytes ?? call.body, call.size ?? 0),
-          signal: call.signal,
-        });
-      if (auth.kind === "api_key") return await post(["api-key", auth.apiKey]);
-      // An Entra token refused before its time (revoked, or a clock that drifted): one fresh token, one more try.
-      const upstream = { name: settings.name, tokens: auth.tokens, log: deps.log };
-      return await sendWithToken(upstream, call, (token) => post(["authorization", `Bearer ${token}`]));
-    },
-    secrets: () => auth.kind === "api_key" ? [auth.apiKey] : [auth.clientSecret, ...auth.tokens.current()],
-  };
+  return keyedTransport(
+    { baseUrl: settings.baseUrl, api: APIS[settings.api], credential: azureCredential(settings, deps.log) },
+    deps.fetch,
+  );
+}
+
+function azureCredential({ name, auth }: AzureSettings, log: AzureDeps["log"]): Credential {
+  if (auth.kind === "api_key") return apiKey("api-key", auth.apiKey);
+  // An Entra token refused before its time (revoked, or a clock that drifted): one fresh token, one more try.
+  return bearerTokens({ name, tokens: auth.tokens, log }, [auth.clientSecret]);
 }

@@ -1,7 +1,7 @@
 /**
  * @module Amazon Bedrock as an Anthropic-protocol upstream: InvokeModel (and its response stream) signed with
  * SigV4 for service "bedrock" or sent with a Bedrock API key, the Messages body reshaped as Bedrock takes it,
- * CountTokens for count_tokens, and every answer given back as the Anthropic API would give it.
+ * CountTokens for count_tokens, the embedding models' own bodies (Titan, Cohere) through InvokeModel, and every answer given back as the Anthropic API would give it.
  */
 import type { JsonObject } from "../core/types.ts";
 import { type AwsCredentials, signAwsV4 } from "./aws_sigv4.ts";
@@ -114,6 +114,11 @@ export function bedrockTransport(settings: BedrockSettings, deps: BedrockDeps): 
   return {
     async send(call) {
       if (call.operation === "count_tokens") return await countTokens(call);
+      // An embedding model's body is already its own (Titan's or Cohere's: see translate/embeddings_request.ts).
+      if (call.operation === "embed") {
+        const url = modelUrl(call.upstreamModel, "invoke");
+        return bedrockAnswer(await post(url, call.body, "application/json", call.signal), false);
+      }
       const stream = call.body.stream === true;
       const url = modelUrl(call.upstreamModel, stream ? "invoke-with-response-stream" : "invoke");
       const accept = stream ? "application/vnd.amazon.eventstream" : "application/json";

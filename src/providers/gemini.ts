@@ -1,6 +1,6 @@
 /**
  * @module Transport to the Gemini API: the model and the method in the path (`:generateContent`,
- * `:streamGenerateContent?alt=sse`, `:countTokens`), the key as `x-goog-api-key`. No client header crosses, and the
+ * `:streamGenerateContent?alt=sse`, `:countTokens`, `:batchEmbedContents`), the key as `x-goog-api-key`. No client header crosses, and the
  * client's query string (which may hold the client's own key) never does.
  */
 import type { JsonObject } from "../core/types.ts";
@@ -15,6 +15,8 @@ export function geminiRequest(
 ): { url: string; body: JsonObject } {
   const { model: _model, stream, ...rest } = call.body;
   const resource = `${baseUrl}/models/${encodeURIComponent(call.upstreamModel)}`;
+  // An embeddings body is already batchEmbedContents' own (see translate/embeddings_request.ts).
+  if (call.operation === "embed") return { url: `${resource}:batchEmbedContents`, body: rest };
   if (call.operation === "count_tokens" && !countWrapped) return { url: `${resource}:countTokens`, body: rest };
   if (call.operation === "count_tokens") {
     // countTokens takes the whole request (so tools and the system instruction count) under generateContentRequest.

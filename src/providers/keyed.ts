@@ -1,90 +1,79 @@
 /**
- * @module The transport of an upstream reached with an API key (Anthropic, OpenAI's two APIs and compatible services): the URL,
- * the key and the client headers that may cross. The client's token never does. Each protocol's paths and headers
- * live in its own file.
+ * @module The transport of an upstream reached with one credential header on every request (Anthropic, OpenAI's two
+ * APIs and compatible services, Azure OpenAI): the URL, the credential and the client headers that may cross. The
+ * client's token never does. Each API's paths and headers live in its own file; a credential whose tokens expire
+ * (Azure's Entra ID) brings its own way of sending (token_send.ts).
  */
-import type { UpstreamConfig } from "../core/config.ts";
-import type { JsonObject, Operation, UpstreamProtocol } from "../core/types.ts";
-import { anthropic } from "./anthropic.ts";
-import { openai } from "./openai.ts";
-import { openaiResponses } from "./openai_responses.ts";
-import type { Transport } from "./transport.ts";
+import type { Operation } from "../core/types.ts";
+import { forwardBody, type Transport, type TransportCall } from "./transport.ts";
 import { uploadBody } from "./upload.ts";
 
-/** What one upstream protocol adds to a request: the paths it serves and its headers. */
-interface KeyedApi {
+/** What one upstream API adds to a request: the paths it serves and the protocol headers that may cross. */
+export interface KeyedApi {
+  /** The API as an error for an operation it lacks names it. */
+  name: string;
   paths: Partial<Record<Operation, string>>;
-  /** Adds the upstream's own credentials and the protocol headers that may cross from the client's headers. */
-  headers(headers: [string, string][], apiKey: string, client: Headers): void;
+  /** Copies the protocol headers that may cross from the client's headers; an API without it takes none. */
+  clientHeaders?(headers: [string, string][], client: Headers): void;
 }
 
-/** The protocols whose paths do not depend on the model (Gemini's do: see gemini.ts). */
-type KeyedProtocol = Exclude<UpstreamProtocol, "gemini">;
-
-const APIS: Record<KeyedProtocol, KeyedApi> = {
-  anthropic,
-  "openai-chat": openai,
-  "openai-responses": openaiResponses,
-};
-
-/** The upstream a call goes to. */
-export interface Target {
-  upstream: Pick<UpstreamConfig, "base_url">;
-  protocol: KeyedProtocol;
-  /** The upstream's key; undefined when its environment variable is unset. */
-  apiKey: string | undefined;
+/** How an upstream proves itself: the header each request carries, and the values that must never leak. */
+export interface Credential {
+  /** Sends the request with the credential's header; a credential whose tokens expire may send it once more. */
+  send(
+    call: Pick<TransportCall, "signal" | "requestId">,
+    post: (header: [string, string]) => Promise<Response>,
+    /** True when the body can be sent only once: no second try. */
+    once?: boolean,
+  ): Promise<Response>;
+  secrets(): string[];
 }
 
-/** Everything needed to build one upstream request. */
-export interface UpstreamCall {
-  route: Target;
-  operation: Operation;
-  /** The JSON body, or bytes already serialized (a passthrough body that needs no change). */
-  body: JsonObject | Uint8Array<ArrayBuffer>;
-  /** The client's body size in bytes; a large body goes as a stream of slices. */
-  size?: number;
-  /** The client's headers; only protocol headers are copied from them. */
-  clientHeaders: Headers;
-  /** The client's query string, forwarded only when the upstream speaks the client's protocol. */
-  search: string;
-  requestId: string;
+/** A key sent as it is in `header`, or as a bearer token in `authorization`. */
+export function apiKey(header: "x-api-key" | "api-key" | "authorization", key: string): Credential {
+  const sent: [string, string] = [header, header === "authorization" ? `Bearer ${key}` : key];
+  return { send: (_call, post) => post(sent), secrets: () => [key] };
 }
 
-/** Builds the upstream URL and headers; pure apart from serializing the body (or preparing its stream). */
-export function buildUpstreamRequest(call: UpstreamCall): { url: string; init: RequestInit } {
-  const { route } = call;
-  const api = APIS[route.protocol];
-  // A list, not a Headers object: fetch checks and copies the headers it is given anyway, so building a Headers here
-  // did that work twice on every request.
-  const headers: [string, string][] = [["content-type", "application/json"], ["x-request-id", call.requestId]];
-  api.headers(headers, route.apiKey ?? "", call.clientHeaders);
-  const path = api.paths[call.operation];
-  if (!path) throw new RangeError(`Cannot build upstream request: ${route.protocol} has no ${call.operation}`);
-  return {
-    url: `${route.upstream.base_url}${path}${call.search}`,
-    init: {
-      method: "POST",
-      headers,
-      body: uploadBody(call.body, call.size ?? 0),
-    },
-  };
+/** The upstream a keyed transport sends to. */
+export interface KeyedTarget {
+  /** e.g. https://api.anthropic.com/v1 (no trailing slash, no query). */
+  baseUrl: string;
+  api: KeyedApi;
+  credential: Credential;
 }
 
-/** The transport of a keyed upstream: the request as built above, sent with the runtime's fetch. */
-export function keyedTransport(target: Target, fetch: typeof globalThis.fetch): Transport {
+/** The transport of a keyed upstream: the API's path under the base URL, sent with the runtime's fetch. */
+export function keyedTransport(target: KeyedTarget, fetch: typeof globalThis.fetch): Transport {
+  const { api, credential } = target;
   return {
     async send(call) {
-      const { url, init } = buildUpstreamRequest({
-        route: target,
-        operation: call.operation,
-        body: call.bytes ?? call.body,
-        size: call.size,
-        clientHeaders: call.clientHeaders,
-        search: call.search,
-        requestId: call.requestId,
+      const path = api.paths[call.operation];
+      if (!path) throw new RangeError(`Cannot build upstream request: ${api.name} has no ${call.operation}`);
+      const url = `${target.baseUrl}${path}${call.search}`;
+      return await credential.send(call, (header) => {
+        // A list, not a Headers object: fetch checks and copies the headers it is given anyway, so building a
+        // Headers here did that work twice on every request.
+        const headers: [string, string][] = [["content-type", "application/json"], ["x-request-id", call.requestId]];
+        headers.push(header);
+        api.clientHeaders?.(headers, call.clientHeaders);
+        // Built on every try: a large body goes as a stream of slices, which one try uses up.
+        const body = uploadBody(call.bytes ?? call.body, call.size ?? 0);
+        return fetch(url, { method: "POST", headers, body, signal: call.signal });
       });
-      return await fetch(url, { ...init, signal: call.signal });
     },
-    secrets: () => target.apiKey ? [target.apiKey] : [],
+    async forward(call) {
+      const { headers, body } = forwardBody(call);
+      api.clientHeaders?.(headers, call.clientHeaders);
+      const url = `${target.baseUrl}${call.path}`;
+      // A streamed upload can be sent only once, so a credential whose tokens expire gets no second try after a 401.
+      const once = body instanceof ReadableStream;
+      return await credential.send(
+        call,
+        (header) => fetch(url, { method: call.method, headers: [...headers, header], body, signal: call.signal }),
+        once,
+      );
+    },
+    secrets: () => credential.secrets(),
   };
 }

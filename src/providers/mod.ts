@@ -13,7 +13,9 @@ import { entraTokens } from "./entra_token.ts";
 import { parseServiceAccount, serviceAccountTokens } from "./google_token.ts";
 import { geminiTransport } from "./gemini.ts";
 import { geminiVertexTransport } from "./gemini_vertex.ts";
-import { keyedTransport } from "./keyed.ts";
+import { anthropic } from "./anthropic.ts";
+import { apiKey, type Credential, type KeyedApi, keyedTransport } from "./keyed.ts";
+import { openaiChat, openaiResponses } from "./openai.ts";
 import type { Transport } from "./transport.ts";
 import { VERTEX_BETAS, vertexTransport } from "./vertex.ts";
 
@@ -37,12 +39,12 @@ export function createTransports(upstreams: readonly UpstreamConfig[], io: Trans
   return new Map(upstreams.map((upstream) => [upstream.name, createTransport(upstream, io)]));
 }
 
-/** The protocol each keyed kind speaks: `openai` is Chat Completions (OpenAI and every compatible service). */
-const KEYED_PROTOCOL = {
-  anthropic: "anthropic",
-  openai: "openai-chat",
-  "openai-responses": "openai-responses",
-} as const;
+/** The API each keyed kind speaks and how its key goes: `openai` is Chat Completions (every compatible service). */
+const KEYED: Record<"anthropic" | "openai" | "openai-responses", { api: KeyedApi; key(key: string): Credential }> = {
+  anthropic: { api: anthropic, key: (key) => apiKey("x-api-key", key) },
+  openai: { api: openaiChat, key: (key) => apiKey("authorization", key) },
+  "openai-responses": { api: openaiResponses, key: (key) => apiKey("authorization", key) },
+};
 
 /** Every secret of every upstream that has a transport (keys, a cloud's current access token), for redaction. */
 export function upstreamSecrets(transports: ReadonlyMap<string, Credentialed>): string[] {
@@ -60,10 +62,10 @@ function createTransport(upstream: UpstreamConfig, io: TransportIo): Credentiale
     case "anthropic":
     case "openai":
     case "openai-responses": {
-      const apiKey = io.env(upstream.api_key_env) || undefined;
-      if (!apiKey) return unset(upstream.api_key_env);
-      const protocol = KEYED_PROTOCOL[upstream.protocol];
-      return { transport: keyedTransport({ upstream, protocol, apiKey }, io.fetch) };
+      const key = io.env(upstream.api_key_env) || undefined;
+      if (!key) return unset(upstream.api_key_env);
+      const { api, key: credential } = KEYED[upstream.protocol];
+      return { transport: keyedTransport({ baseUrl: upstream.base_url, api, credential: credential(key) }, io.fetch) };
     }
     case "gemini": {
       const apiKey = io.env(upstream.api_key_env) || undefined;

@@ -1,12 +1,18 @@
 /**
- * @module Transport to an upstream that speaks OpenAI Chat Completions (OpenAI and every compatible service): its
- * path and its key as a bearer token. No client header crosses.
+ * @module OpenAI's two APIs as keyed upstream APIs, under OpenAI's base URL or an Azure resource's `/openai/v1`: Chat
+ * Completions (OpenAI and every compatible service) and Responses (create and compact). Their key goes as a bearer
+ * token (Azure's as `api-key`, see mod.ts); no client header crosses.
  */
+import type { KeyedApi } from "./keyed.ts";
 
-/** Chat completions only: such upstreams have no token-counting endpoint. */
-export const openai = {
-  paths: { generate: "/chat/completions" },
-  headers(headers: [string, string][], apiKey: string): void {
-    headers.push(["authorization", `Bearer ${apiKey}`]);
-  },
+/** Chat completions and embeddings: such upstreams have no token-counting endpoint. */
+export const openaiChat: KeyedApi = {
+  name: "openai-chat",
+  paths: { generate: "/chat/completions", embed: "/embeddings" },
+};
+
+/** Creates, compactions and embeddings; the Responses API has no token-counting endpoint the gateway uses. */
+export const openaiResponses: KeyedApi = {
+  name: "openai-responses",
+  paths: { generate: "/responses", compact: "/responses/compact", embed: "/embeddings" },
 };

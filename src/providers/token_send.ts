@@ -4,6 +4,7 @@
  * token that cannot be had reported as the upstream's failure, in words safe for clients and logs.
  */
 import { GatewayError } from "../core/errors.ts";
+import type { Credential } from "./keyed.ts";
 import { EXCHANGE_TIMEOUT_MS, TokenFailure, type TokenSource } from "./token_cache.ts";
 
 /**
@@ -74,4 +75,19 @@ export async function sendWithToken(
     upstream.tokens.invalidate(token);
     upstream.log({ request_id: call.requestId, event: "token_refused", upstream: upstream.name });
   }
+}
+
+/**
+ * A cloud's access tokens as a keyed upstream's credential: each request carries the current token as a bearer, and
+ * a 401 gets one fresh token and one more try ({@linkcode sendWithToken}) unless the body can be sent only once (a
+ * streamed upload). `secrets` are the values behind the tokens (a client secret), which must never leak either.
+ */
+export function bearerTokens(upstream: TokenedUpstream, secrets: readonly string[]): Credential {
+  return {
+    send: async (call, post, once) => {
+      if (once) return await post(["authorization", `Bearer ${await upstreamToken(upstream, call.signal)}`]);
+      return await sendWithToken(upstream, call, (token) => post(["authorization", `Bearer ${token}`]));
+    },
+    secrets: () => [...secrets, ...upstream.tokens.current()],
+  };
 }

@@ -26,12 +26,44 @@ export interface TransportCall {
 }
 
 /**
+ * A request beyond generating (the Files and batch APIs) under the upstream's API base, answered as the upstream
+ * answers it. A streamed body goes through as it comes, never held whole.
+ */
+export interface ForwardCall {
+  method: "GET" | "POST" | "DELETE";
+  /** The path under the API base, with its query string: "/files", "/messages/batches/{id}/results". */
+  path: string;
+  body?: ReadableStream<Uint8Array> | JsonObject;
+  /** The body's content type when it is a stream (a multipart upload's boundary). */
+  contentType?: string;
+  /** The client's headers; only the protocol's own (version, betas) cross. */
+  clientHeaders: Headers;
+  requestId: string;
+  signal: AbortSignal;
+}
+
+/** A forwarded body and its headers: JSON serialized, a stream as it comes. */
+export function forwardBody(call: ForwardCall): { headers: [string, string][]; body?: BodyInit } {
+  const headers: [string, string][] = [["x-request-id", call.requestId]];
+  if (call.body === undefined) return { headers };
+  if (call.body instanceof ReadableStream) {
+    headers.push(["content-type", call.contentType ?? "application/octet-stream"]);
+    return { headers, body: call.body };
+  }
+  headers.push(["content-type", "application/json"]);
+  return { headers, body: JSON.stringify(call.body) };
+}
+
+/**
  * An upstream's way of sending requests and reading answers. `send` answers as the upstream's protocol does
- * (Anthropic Messages or chat completions): a JSON body, an SSE stream, or an error in that protocol's envelope,
- * whatever the wire between looks like. It throws a GatewayError when the upstream could not be asked at all.
+ * (Anthropic Messages, Chat Completions, Responses or Gemini): a JSON body, an SSE stream, or an error in that
+ * protocol's envelope, whatever the wire between looks like. It throws a GatewayError when the upstream could not
+ * be asked at all.
  */
 export interface Transport {
   send(call: TransportCall): Promise<Response>;
+  /** Sends a Files or batch API request; only the kinds whose provider has those APIs have it. */
+  forward?(call: ForwardCall): Promise<Response>;
   /** Values an upstream might echo that must never reach a client or a log (keys, tokens). */
   secrets(): string[];
 }
@@ -47,7 +79,7 @@ export const CLOUD_BETAS: readonly string[] = [
   "context-management-2025-06-27",
 ];
 
-/** The betas a client asked for (`anthropic-beta`, or the seed's `vendorx-beta`), one per entry. */
+/** The betas a client asked for (`anthropic-beta`, or its other spelling `vendorx-beta`), one per entry. */
 function requestedBetas(headers: Headers, body: JsonObject): string[] {
   const header = headers.get("anthropic-beta") ?? headers.get("vendorx-beta") ?? "";
   const fromBody = Array.isArray(body.anthropic_beta) ? body.anthropic_beta.filter((b) => typeof b === "string") : [];

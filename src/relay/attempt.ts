@@ -12,7 +12,7 @@ import { type AnswerBytes, readAnswerBytes } from "./answer_body.ts";
 import { chunkReader } from "./body_reader.ts";
 import { leadingError } from "./leading_error.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
-import type { Route } from "./routing.ts";
+import type { ModelRoute } from "./routing.ts";
 import type { Watched } from "../core/watchdog.ts";
 import { TokenUnavailable } from "../providers/token_send.ts";
 
@@ -200,7 +200,7 @@ async function sendOnce(
  * The context of one attempt's translation. It is made apart from the attempt, so a stream's translator, which lives
  * as long as the stream, holds the request's id and not the request itself (its body may be a large prompt).
  */
-function translateContext(deps: RelayDeps, call: RelayRequest, route: Route): TranslateContext {
+function translateContext(deps: RelayDeps, call: RelayRequest, route: ModelRoute): TranslateContext {
   const requestId = call.requestId;
   return {
     model: String(call.body.model),

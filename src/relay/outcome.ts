@@ -12,13 +12,13 @@ import { isObject } from "../core/types.ts";
 import type { Refusal } from "../translate/mod.ts";
 import type { CredentialState, HealthEvent } from "./health.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
-import type { Route } from "./routing.ts";
+import type { ModelRoute } from "./routing.ts";
 import { relayedHeaders, retryAfterMs } from "./upstream_headers.ts";
 import { responsesOnlyAdvice, upstreamCode, upstreamMessage } from "./upstream_refusal.ts";
 
 /** One attempt as the relay planned it. */
 export interface AttemptPlan {
-  route: Route;
+  route: ModelRoute;
   /** Epoch milliseconds by which the answer must have started. */
   deadline: number;
   /** Tells the deployment's health what the attempt showed; `pauseMs` is the upstream's retry-after, if any. */
@@ -56,7 +56,7 @@ function retryableStatus(status: number): boolean {
   return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
 }
 /** A failed attempt that the next upstream may do better at. */
-export function failed(route: Route, error: GatewayError, extra: Partial<AttemptResult> = {}): AttemptResult {
+export function failed(route: ModelRoute, error: GatewayError, extra: Partial<AttemptResult> = {}): AttemptResult {
   return {
     upstream: route.upstream.name,
     outcome: error.kind,
@@ -162,7 +162,7 @@ export function failedAnswer(
 function misrouted(
   deps: RelayDeps,
   call: RelayRequest,
-  route: Route,
+  route: ModelRoute,
   { advice, base }: { advice: string; base: Partial<AttemptResult> },
 ): AttemptResult {
   const notice = `responses_only:${route.upstream.name}:${route.model}`;

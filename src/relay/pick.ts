@@ -7,11 +7,11 @@
 import type { AttemptResult } from "./outcome.ts";
 import { type Admission, type Deployment, deploymentKey, type HealthView, type Standing } from "./health.ts";
 import type { RetryBudget } from "./retry_budget.ts";
-import type { Route } from "./routing.ts";
+import type { ModelRoute } from "./routing.ts";
 
 /** The next attempt: where, after how long a wait, and under which pass (none: sent without one, probing nothing). */
 export interface NextAttempt {
-  route: Route;
+  route: ModelRoute;
   admission?: Admission;
   waitMs: number;
 }
@@ -28,7 +28,7 @@ export interface PickOptions {
 }
 
 /** The deployment a route serves. */
-export function deploymentOf(route: Route): Deployment {
+export function deploymentOf(route: ModelRoute): Deployment {
   return { upstream: route.upstream.name, model: route.model };
 }
 
@@ -42,8 +42,8 @@ function repeatable(last: AttemptResult): boolean {
  * and answer with its last attempt. A choice is committed: it is counted in the retry budget.
  */
 export function pickNext(
-  candidates: readonly Route[],
-  tried: ReadonlyMap<Route, AttemptResult>,
+  candidates: readonly ModelRoute[],
+  tried: ReadonlyMap<ModelRoute, AttemptResult>,
   options: PickOptions,
 ): NextAttempt | undefined {
   const { health, budget } = options;
@@ -52,7 +52,7 @@ export function pickNext(
     const last = tried.get(route);
     return last !== undefined && repeatable(last) && budget.canRetry(deploymentKey(deploymentOf(route)));
   });
-  const commit = (route: Route, admission: Admission | undefined, waitMs: number): NextAttempt => {
+  const commit = (route: ModelRoute, admission: Admission | undefined, waitMs: number): NextAttempt => {
     const key = deploymentKey(deploymentOf(route));
     if (tried.has(route)) budget.withdraw(key);
     else budget.deposit(key);
@@ -66,7 +66,7 @@ export function pickNext(
   // one that has none goes where the wait is shortest, at once unless a pause there fits its time.
   const first = tried.size === 0;
   if (!first && !options.mayWait) return undefined;
-  let best: { route: Route; standing: Standing } | undefined;
+  let best: { route: ModelRoute; standing: Standing } | undefined;
   for (const route of first ? fresh : [...fresh, ...again]) {
     const standing = health.standing(deploymentOf(route));
     if (!first && !standing.pausedOnly) continue;

@@ -13,7 +13,7 @@ import { type AttemptPlan, type AttemptResult, attemptUpstream } from "./attempt
 import type { Admission, Deployment, HealthView } from "./health.ts";
 import { deploymentOf, type NextAttempt, pickNext } from "./pick.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
-import type { Route } from "./routing.ts";
+import type { ModelRoute } from "./routing.ts";
 import { leadWith, orderCandidates } from "./select.ts";
 import { DRAIN_MS } from "./stream.ts";
 import { createWatchdog, tickFor, type Watchdog } from "../core/watchdog.ts";
@@ -44,15 +44,27 @@ export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   });
 }
 
-/** The response to a request, after as many upstream attempts as the routing policy allows. */
-export function relay(deps: RelayDeps, call: RelayRequest): Promise<Response> {
+/** One attempt at one deployment: a generation's (attempt.ts) unless the request says otherwise (an embedding's). */
+export type AttemptRunner = (deps: RelayDeps, call: RelayRequest, plan: AttemptPlan) => Promise<AttemptResult>;
+
+/**
+ * The response to a request, after as many upstream attempts as the routing policy allows; `attempt` makes each
+ * (a generation's by default).
+ */
+export function relay(
+  deps: RelayDeps,
+  call: RelayRequest,
+  attempt: AttemptRunner = attemptUpstream,
+): Promise<Response> {
   // With tracing off there is no trace, and nothing below does span work.
   const trace = call.exchange.trace;
-  if (!trace || call.operation !== "generate") return relayAttempts(deps, call);
-  return trace.call(call.body, () => relayAttempts(deps, call));
+  if (!trace || (call.operation !== "generate" && call.operation !== "embed")) {
+    return relayAttempts(deps, call, attempt);
+  }
+  return trace.call(call.body, () => relayAttempts(deps, call, attempt));
 }
 
-async function relayAttempts(deps: RelayDeps, call: RelayRequest): Promise<Response> {
+async function relayAttempts(deps: RelayDeps, call: RelayRequest, attempt: AttemptRunner): Promise<Response> {
   const keyed = call.routes.filter((route) => route.transport !== undefined);
   if (keyed.length === 0) {
     throw new GatewayError(
@@ -71,10 +83,10 @@ async function relayAttempts(deps: RelayDeps, call: RelayRequest): Promise<Respo
   const clientDeadline = Math.min(deadline, started + (clientTimeoutMs(call.req.headers) ?? Infinity));
   // The token is the caller whose repeated failures count once (see health.ts, strikes).
   const health = deps.health.forRequest(call.exchange.token_id);
-  const tried = new Map<Route, AttemptResult>();
+  const tried = new Map<ModelRoute, AttemptResult>();
   let last: AttemptResult | undefined;
   let waited = false;
-  for (let attempt = 0; attempt < deps.config.routing.max_attempts; attempt++) {
+  for (let tries = 0; tries < deps.config.routing.max_attempts; tries++) {
     const now = deps.now().getTime();
     if (deadline - now <= 0) break;
     const next = pickNext(candidates, tried, {
@@ -90,7 +102,7 @@ async function relayAttempts(deps: RelayDeps, call: RelayRequest): Promise<Respo
       if (!await deps.sleep(next.waitMs, call.req.signal)) break;
       waited = true;
     }
-    last = await attemptDeployment(deps, call, health, next, deadline);
+    last = await attemptDeployment(deps, call, { health, next, deadline, attempt });
     tried.set(next.route, last);
     if (last.response) {
       // A passthrough Responses answer keeps the provider's id, and is continued from by that id.
@@ -128,9 +140,12 @@ function credentialNote(health: HealthView, upstream: string): AttemptPlan["cred
 async function attemptDeployment(
   deps: RelayDeps,
   call: RelayRequest,
-  health: HealthView,
-  next: NextAttempt,
-  deadline: number,
+  { health, next, deadline, attempt: run }: {
+    health: HealthView;
+    next: NextAttempt;
+    deadline: number;
+    attempt: AttemptRunner;
+  },
 ): Promise<AttemptResult> {
   const { route } = next;
   const deployment = deploymentOf(route);
@@ -143,8 +158,8 @@ async function attemptDeployment(
   try {
     result = await (trace
       ? trace.attempt(route.upstream, call.client === route.protocol, () =>
-        attemptUpstream(deps, call, plan))
-      : attemptUpstream(deps, call, plan));
+        run(deps, call, plan))
+      : run(deps, call, plan));
   } catch (err) {
     // A request the upstream never saw (a translation refused it) tells nothing about the deployment.
     report("neutral");

@@ -9,7 +9,7 @@ import type { JsonObject, Operation, Protocol } from "../core/types.ts";
 import type { HealthBoard } from "./health.ts";
 import type { PinTable } from "./pins.ts";
 import type { RetryBudget } from "./retry_budget.ts";
-import type { Route } from "./routing.ts";
+import type { ModelRoute } from "./routing.ts";
 import type { SessionAffinity } from "./session.ts";
 import type { Watchdog } from "../core/watchdog.ts";
 
@@ -37,7 +37,7 @@ export interface RelayDeps {
 
 /** One client request to relay. */
 export interface RelayRequest {
-  routes: readonly Route[];
+  routes: readonly ModelRoute[];
   client: Protocol;
   operation: Operation;
   body: JsonObject;

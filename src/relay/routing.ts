@@ -8,10 +8,11 @@ import type { Price } from "../core/money.ts";
 import type { Group } from "../core/principal.ts";
 import { invalidField } from "../core/validation.ts";
 import type { UpstreamProtocol } from "../core/types.ts";
+import { type ModelKind, modelKind } from "../core/upstream_config.ts";
 import type { Transport } from "../providers/mod.ts";
 
 /** One way to serve a public model id: a deployment, whose health is tracked on its own. */
-export interface Route {
+export interface ModelRoute {
   /** The public model id. */
   model: string;
   upstream: UpstreamConfig;
@@ -28,6 +29,8 @@ export interface Route {
   price?: Price;
   /** The largest output of the model here: its own `max_output_tokens`, else its upstream's. */
   maxOutputTokens?: number;
+  /** What the model does: `chat`, or `embedding` (served by the embeddings endpoints only). */
+  kind: ModelKind;
 }
 
 /** A listed model's metadata. */
@@ -39,6 +42,8 @@ export interface ModelInfo {
   /** The most tokens a prompt may have, and the most the model answers with (its first entry's, else the defaults). */
   context_window: number;
   max_output_tokens: number;
+  /** What it does: answers, or embeddings (the Gemini listing names the methods that serve it). */
+  kind: ModelKind;
 }
 
 /** What a model's listing says when its config does not: a common context window and a modest output. */
@@ -47,7 +52,7 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 8_192;
 
 /** Public model id -> routes (config order) and listing metadata. */
 export interface RouteTable {
-  routes: ReadonlyMap<string, readonly Route[]>;
+  routes: ReadonlyMap<string, readonly ModelRoute[]>;
   models: ReadonlyMap<string, ModelInfo>;
 }
 
@@ -89,7 +94,7 @@ export function buildRouteTable(
   options: RouteTableOptions = {},
 ): RouteTable {
   const undated = (options.now ?? new Date()).toISOString();
-  const routes = new Map<string, Route[]>();
+  const routes = new Map<string, ModelRoute[]>();
   const models = new Map<string, ModelInfo>();
   for (const upstream of config.upstreams) {
     const transport = transportOf(upstream);
@@ -105,6 +110,7 @@ export function buildRouteTable(
         weight: upstream.weight,
         price: "price" in model ? model.price : undefined,
         maxOutputTokens: ("max_output_tokens" in model && model.max_output_tokens) || upstream.max_output_tokens,
+        kind: modelKind(entry),
       };
       routes.set(model.id, [...(routes.get(model.id) ?? []), route]);
       if (!models.has(model.id)) {
@@ -118,6 +124,7 @@ export function buildRouteTable(
           owned_by: upstream.name,
           context_window: ("context_window" in model && model.context_window) || DEFAULT_CONTEXT_WINDOW,
           max_output_tokens: route.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+          kind: route.kind,
         });
       }
     }
@@ -144,7 +151,7 @@ export function resolveRoutes(
   group: Group,
   model: string,
   listing = "GET /v1/models",
-): readonly Route[] {
+): readonly ModelRoute[] {
   const routes = group.models.includes(model) ? table.routes.get(model) : undefined;
   if (!routes?.length) {
     throw new GatewayError(
@@ -154,6 +161,23 @@ export function resolveRoutes(
     );
   }
   return routes;
+}
+
+/**
+ * Refuses a model of the wrong kind for the endpoint (`kind` is what the endpoint serves): a chat request to an
+ * embedding model, or an embeddings request to a chat model, would get the upstream's puzzling error instead.
+ */
+export function requireKind(routes: readonly ModelRoute[], kind: ModelKind, model: string): void {
+  const found = routes[0]?.kind ?? "chat";
+  if (found === kind) return;
+  const served = found === "embedding" ? "the embeddings endpoints (POST /v1/embeddings)" : "the generation endpoints";
+  throw new GatewayError(
+    "invalid_request",
+    `model: ${JSON.stringify(model)} is ${
+      found === "embedding" ? "an embedding" : "a chat"
+    } model; it is served by ${served}`,
+    { param: "model", code: "model_kind_mismatch" },
+  );
 }
 
 /** The models a group enables, in the group's order. */

@@ -1,12 +1,15 @@
 /**
- * @module Reading an upstream's error body: its message and code in either protocol's envelope, and the one refusal
+ * @module Reading an upstream's error body: its message and code in any protocol's envelope, and the one refusal
  * that is the config's mistake rather than the request's or the deployment's (a Responses-only model on a chat
  * upstream).
  */
 import { isObject, type JsonObject } from "../core/types.ts";
-import type { Route } from "./routing.ts";
+import type { ModelRoute } from "./routing.ts";
 
-/** The message of an upstream error body: either protocol's envelope, `{"error": "..."}` or `{"message": "..."}`. */
+/**
+ * The message of an upstream error body: an `{"error": {"message": ...}}` envelope (every protocol's),
+ * `{"error": "..."}` or `{"message": "..."}`.
+ */
 export function upstreamMessage(body: JsonObject): string | undefined {
   const error = body.error;
   if (isObject(error) && typeof error.message === "string") return error.message;
@@ -25,7 +28,7 @@ export function upstreamCode(body: JsonObject): string | undefined {
  * 400 OperationNotSupported; see docs/protocols.md, "Responses-only models"): the advice that names the fix, or
  * undefined for any other answer.
  */
-export function responsesOnlyAdvice(route: Route, status: number, body: JsonObject): string | undefined {
+export function responsesOnlyAdvice(route: ModelRoute, status: number, body: JsonObject): string | undefined {
   if (route.protocol !== "openai-chat") return undefined;
   const message = upstreamMessage(body) ?? "";
   const refused = (status === 404 && /only supported in v1\/responses|not a chat model/i.test(message)) ||

@@ -44,6 +44,8 @@ export interface RequestLogEntry {
   unpriced: boolean;
   /** Set for a call of an MCP tool (route /mcp), which has no model: what was called and how it went. */
   tool?: ToolCallEntry;
+  /** Set for an embeddings request (OpenAI's or Gemini's shape): how many inputs and the vector length asked, no text. */
+  embeddings?: { inputs: number; dimensions?: number };
 }
 
 /** A call of an MCP tool as the log keeps it: never its arguments or its result. */
@@ -111,8 +113,17 @@ export const LOG_INDEXED_SINCE: Deno.KvKey = ["request_log_indexed_since"];
 /** The token-counting route: free upstream, so neither recorded nor limited. */
 export const COUNT_TOKENS_ROUTE = "/v1/messages/count_tokens";
 
-/** The routes of model calls, which are recorded whether they reach an upstream or are refused before. */
-const MODEL_ROUTES = new Set(["/v1/messages", "/v1/chat/completions", "/v1/responses"]);
+/**
+ * The routes of model calls, which are recorded whether they reach an upstream or are refused before; a request of a
+ * batch is recorded under its batch's route.
+ */
+const MODEL_ROUTES = new Set([
+  "/v1/messages",
+  "/v1/chat/completions",
+  "/v1/responses",
+  "/v1/messages/batches",
+  "/v1/batches",
+]);
 
 /** True for the exchange of a call of an MCP tool. */
 export function isToolCall(exchange: Exchange): boolean {
@@ -123,7 +134,8 @@ export function isToolCall(exchange: Exchange): boolean {
 export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
   if (!exchange.token_id) return undefined;
   const toolCall = isToolCall(exchange);
-  if (!toolCall && !MODEL_ROUTES.has(exchange.route)) return undefined;
+  // An embeddings request is a model request under either shape's route (the Gemini API's names the model in its path).
+  if (!toolCall && !MODEL_ROUTES.has(exchange.route) && !exchange.embeddings) return undefined;
   const usage = exchange.usage;
   const entry: RequestLogEntry = {
     request_id: exchange.request_id,
@@ -152,6 +164,7 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     cost: formatMoney(costOf(usage, exchange.price)),
     unpriced: isUnpriced(exchange),
   };
+  if (exchange.embeddings) entry.embeddings = { ...exchange.embeddings };
   if (toolCall) {
     const mcp = exchange.mcp!;
     entry.tool = {

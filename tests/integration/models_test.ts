@@ -146,10 +146,10 @@ Deno.test("/v1/v1/models is served as /v1/models", async () => {
 Deno.test("unknown paths answer 404 in the Anthropic shape under /v1/messages and OpenAI's elsewhere", async () => {
   await using upstream = fakeUpstream();
   await using gw = await startGateway(upstream.url);
-  const messages = await fetch(`${gw.url}/v1/messages/batches`, { method: "POST" });
+  const messages = await fetch(`${gw.url}/v1/messages/nowhere`, { method: "POST" });
   assert.equal(messages.status, 404);
   assert.equal((await messages.json()).error.type, "not_found_error");
-  const other = await fetch(`${gw.url}/v1/embeddings`, { method: "POST" });
+  const other = await fetch(`${gw.url}/v1/nowhere`, { method: "POST" });
   assert.equal(other.status, 404);
   assert.equal((await other.json()).error.type, "invalid_request_error");
   const wrongMethod = await fetch(`${gw.url}/v1/messages`);

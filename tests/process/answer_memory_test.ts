@@ -2,7 +2,7 @@
  * @module A large non-streamed answer is held about once: a child process (_answer_memory.ts) measures how far its
  * resident memory rises for one answer of 50 MB, passed through and translated, against a server that pipes the same
  * answer through holding nothing; the gateway may add about twice the answer's size above that, not the five times it
- * once took (docs/operating.md, "Answer sizes").
+ * once took (docs/operating.md, "Answer sizes"; the figures before and after in bench/PROFILE.md).
  */
 import assert from "node:assert/strict";
 import { measuringChild } from "../_process.ts";

@@ -61,13 +61,16 @@ Deno.test("createFakeUpstream() streams one chunk per event when the body asks f
   assert.deepEqual(chunks, anthropicEvents());
 });
 
-Deno.test("createFakeUpstream() answers Chat Completions and Responses in both forms and 404s elsewhere", async () => {
+Deno.test("createFakeUpstream() answers Chat Completions and Responses in both forms, embeddings, and 404s elsewhere", async () => {
   assert.equal((await (await post("/v1/chat/completions", {})).json()).object, "chat.completion");
   const stream = await readText(await post("/v1/chat/completions", { stream: true }));
   assert.equal(stream, openaiEvents().join(""));
   assert.equal((await (await post("/v1/responses", {})).json()).object, "response");
   assert.equal(await readText(await post("/v1/responses", { stream: true })), responsesEvents().join(""));
-  const missing = await post("/v1/embeddings", {});
+  const embeddings = await (await post("/v1/embeddings", {})).json();
+  assert.equal(embeddings.data.length, 16);
+  assert.equal(Uint8Array.fromBase64(embeddings.data[15].embedding).length, 1536 * 4, "base64 of 1,536 float32");
+  const missing = await post("/v1/audio/speech", {});
   assert.equal(missing.status, 404);
   await missing.body?.cancel();
 });

@@ -10,6 +10,7 @@ import {
   finalAttributes,
   firstChunkSeconds,
   metricAttributes,
+  operationOf,
   requestAttributes,
   streamEnd,
   upstreamAttributes,
@@ -144,6 +145,18 @@ Deno.test("metricAttributes() carries only bounded values: no request, token or 
     "server.address",
     "server.port",
   ]);
+});
+
+Deno.test("an embeddings exchange is the conventions' embeddings operation, with its counts and no text", () => {
+  const usage = { input_tokens: 42, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+  const embedding = exchange({ embeddings: { inputs: 3, dimensions: 256 }, usage });
+  assert.equal(operationOf(embedding), "embeddings");
+  assert.equal(operationOf(exchange({})), "chat");
+  assert.equal(metricAttributes(embedding, undefined)["gen_ai.operation.name"], "embeddings");
+  const final = finalAttributes(embedding, "USD");
+  assert.equal(final["gen_ai.embeddings.dimension.count"], 256n);
+  assert.equal(final["modelgate.embeddings.inputs"], 3n);
+  assert.equal(final["gen_ai.usage.input_tokens"], 42n);
 });
 
 const ANSWERS = [

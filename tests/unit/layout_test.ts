@@ -25,12 +25,13 @@ const LAYERS: Record<string, number> = {
   mcp: 3,
   handlers: 4,
   observe: 4,
-  admin: 5,
-  console: 6,
-  oauth: 7,
-  ".": 8,
-  serve: 9,
-  cli: 10,
+  batches: 5,
+  admin: 6,
+  console: 7,
+  oauth: 8,
+  ".": 9,
+  serve: 10,
+  cli: 11,
 };
 const ROOT_FILES = new Set(["app.ts"]);
 /** What a pure translator must not touch: the network and Deno's APIs (KV, files, environment). */

@@ -110,6 +110,15 @@ Deno.test("requestLine() carries every field an operator asks for", () => {
   });
 });
 
+Deno.test("requestLine() of an embeddings request carries its counts, and no text", () => {
+  const line = requestLine(
+    { ...EXCHANGE, route: "/v1/embeddings", embeddings: { inputs: 16, dimensions: 512 } },
+    MODELS,
+  );
+  assert.deepEqual(line.embeddings, { inputs: 16, dimensions: 512 });
+  assert.equal(requestLine(EXCHANGE, MODELS).embeddings, undefined);
+});
+
 Deno.test("requestLine() logs a model id outside the config as other, since it is client input", () => {
   assert.equal(requestLine({ ...EXCHANGE, model: "sk-pasted-secret" }, MODELS).model, "other");
   assert.equal(requestLine({ ...EXCHANGE, model: undefined }, MODELS).model, undefined);

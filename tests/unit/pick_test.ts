@@ -5,7 +5,7 @@ import type { AttemptResult } from "../../src/relay/outcome.ts";
 import { createHealthBoard } from "../../src/relay/health.ts";
 import { deploymentOf, pickNext } from "../../src/relay/pick.ts";
 import { createRetryBudget } from "../../src/relay/retry_budget.ts";
-import type { Route } from "../../src/relay/routing.ts";
+import type { ModelRoute } from "../../src/relay/routing.ts";
 import { routeTableFor } from "../_helpers.ts";
 
 const CONFIG = parseConfig(
@@ -25,10 +25,10 @@ function setup(budget = { ratio: 0.2, min_retries: 3 }) {
   const now = () => clock;
   const health = createHealthBoard({ failure_threshold: 1, cooldown_ms: 1000, max_cooldown_ms: 8000 }, now);
   const retries = createRetryBudget({ ...budget, window_ms: 10_000 }, now);
-  const pick = (routes: Route[], tried: [Route, AttemptResult][] = [], remainingMs = 5000, mayWait = true) =>
+  const pick = (routes: ModelRoute[], tried: [ModelRoute, AttemptResult][] = [], remainingMs = 5000, mayWait = true) =>
     pickNext(routes, new Map(tried), { health, budget: retries, now: clock, remainingMs, mayWait });
   /** Trips a deployment's breaker with one failing request. */
-  const cool = (route: Route) => health.record(health.force(deploymentOf(route)), "model_failed");
+  const cool = (route: ModelRoute) => health.record(health.force(deploymentOf(route)), "model_failed");
   return { health, pick, cool, advance: (ms: number) => void (clock += ms) };
 }
 
