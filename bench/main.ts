@@ -6,7 +6,7 @@ import { estimateSeconds, parseBenchArgs, USAGE } from "./options.ts";
 import { canPin, pinSelf, processSet, readMachineStat } from "./processes.ts";
 import { measureBodies } from "./bodies.ts";
 import { JS_RELAY_CASE_NAMES } from "./options.ts";
-import { CASES, prepareGateway, probe, ROOT, startFloor, startGateway, startUpstream } from "./setup.ts";
+import { CASES, prepareGateway, probe, ROOT, startFloor, startGateway, startUpstream, tokenFor } from "./setup.ts";
 import { measure } from "./run.ts";
 import { MCP_CONCURRENCY, mcpSeconds, mcpTable, measureMcp, startMcpServer } from "./mcp.ts";
 import { toolLoop, toolLoopTable } from "./tool_loop.ts";
@@ -85,7 +85,11 @@ async function main(): Promise<number> {
   try {
     const upstream = await startUpstream(processes);
     const mcpServer = await startMcpServer(processes, ROOT);
-    const { config, token } = await prepareGateway(dir, Number(new URL(upstream.url).port), mcpServer.url);
+    const { config, token, guardedToken } = await prepareGateway(
+      dir,
+      Number(new URL(upstream.url).port),
+      mcpServer.url,
+    );
     const gateway = await startGateway(processes, { dir, config, profileDir: options.profileDir });
     const floor = options.floor ? await startFloor(processes, upstream.url) : undefined;
     const jsRelay = options.floor && cases.some((c) => JS_RELAY_CASE_NAMES.includes(c.name))
@@ -100,7 +104,7 @@ async function main(): Promise<number> {
       const relayProblem = jsRelay && JS_RELAY_CASE_NAMES.includes(c.name) &&
         await probe(jsRelay.url, c.direct, c.stream, token);
       if (relayProblem) throw new Error(`The JS relay floor fails case "${c.name}": ${relayProblem}`);
-      const problem = await probe(gateway.url, c.gateway, c.stream, token);
+      const problem = await probe(gateway.url, c.gateway, c.stream, tokenFor(c.gateway, { token, guardedToken }));
       if (problem) {
         unavailable.set(c.name, problem);
         console.log(`Case ${c.name} through the gateway is unavailable: ${problem}`);
@@ -129,6 +133,7 @@ async function main(): Promise<number> {
       floor,
       jsRelay,
       token,
+      guardedToken,
       dir,
       restart,
       bodies: options.bodyRounds > 0

@@ -54,6 +54,10 @@ export const CASE_NAMES = [
   "translated_responses",
   "translated_responses_stream",
   "embeddings",
+  "guardrails_off",
+  "guardrails_off_stream",
+  "guardrails_on",
+  "guardrails_on_stream",
   "long_stream",
 ];
 

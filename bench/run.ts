@@ -16,7 +16,15 @@ import {
 } from "./report.ts";
 import { type BodiesResult, evaluateTargets } from "./targets.ts";
 import { measureOpenStreams, type OpenStreamsSide } from "./open_streams.ts";
-import { type BenchCase, PACED_TARGET, requestHeaders, sampleTtfb, type Service, type Target } from "./setup.ts";
+import {
+  type BenchCase,
+  PACED_TARGET,
+  requestHeaders,
+  sampleTtfb,
+  type Service,
+  type Target,
+  tokenFor,
+} from "./setup.ts";
 import { type LoadRequest, runWrk, type WrkResult, wrkScript } from "./wrk.ts";
 
 /** What the measuring phases need. */
@@ -33,6 +41,8 @@ export interface MeasureInput {
   /** The floor's bare JS relay variant, measured for the long stream; absent with --no-floor. */
   jsRelay?: Service;
   token: string;
+  /** The token of the group with guardrails, for the guardrails cases. */
+  guardedToken?: string;
   /** Scratch directory for the wrk scripts. */
   dir: string;
   /** Stops the gateway and the floor proxy and starts them afresh (for the open-streams case). */
@@ -61,7 +71,7 @@ async function runLoad(
 }
 
 function load(input: MeasureInput, service: Service, target: Target): LoadRequest {
-  return { url: service.url + target.path, headers: requestHeaders(input.token), body: target.body };
+  return { url: service.url + target.path, headers: requestHeaders(tokenFor(target, input)), body: target.body };
 }
 
 const MB = 1024 * 1024;
@@ -199,7 +209,7 @@ export async function measure(input: MeasureInput): Promise<{ text: string; json
     const problem = unavailable.get(c.name);
     const gateway = problem
       ? undefined
-      : await sampleTtfb(input.gateway.url, c.gateway, input.token, options.ttfbSamples);
+      : await sampleTtfb(input.gateway.url, c.gateway, tokenFor(c.gateway, input), options.ttfbSamples);
     ttfb.push({
       case: c.name,
       directP50Ms: percentile(direct, 50),

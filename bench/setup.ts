@@ -12,6 +12,8 @@ export const ROOT = new URL("../", import.meta.url).pathname;
 export interface Target {
   path: string;
   body: string;
+  /** Sent with the token of the group with guardrails (secrets and personal data) instead of the bench group's. */
+  guarded?: boolean;
 }
 
 /** A benchmark case: the same exchange sent direct to the upstream and through the gateway. */
@@ -31,9 +33,27 @@ export interface BenchCase {
 
 const PROMPT = [{ role: "user", content: "Say something short about foxes." }];
 
-function messagesBody(model: string, stream: boolean): string {
-  return JSON.stringify({ model, max_tokens: 64, messages: PROMPT, ...(stream ? { stream: true } : {}) });
+function messagesBody(model: string, stream: boolean, messages: unknown = PROMPT): string {
+  return JSON.stringify({ model, max_tokens: 64, messages, ...(stream ? { stream: true } : {}) });
 }
+
+/**
+ * A coding agent's turn, as the guardrails cases send it: about 8 KB of a repository's source and config read into the
+ * conversation, with one key and one address in it, so the rules have work to do.
+ */
+export const CODE_TURN = (() => {
+  const source = [
+    "export async function handler(req: Request): Promise<Response> {",
+    "  const url = new URL(req.url);",
+    '  if (url.pathname === "/health") return new Response("ok", { status: 200 });',
+    "  const body = await req.json();",
+    "  return Response.json({ id: crypto.randomUUID(), created_at: 1700000000000, items: body.items ?? [] });",
+    "}",
+  ].join("\n");
+  const env = "AWS_ACCESS_KEY_ID=AKIAQWERTYUIOPASDFGH\nCONTACT=jane.doe@acme-corp.io\nLOG_LEVEL=debug\n";
+  const text = `Here is the repository:\n${Array.from({ length: 20 }, () => source).join("\n\n")}\n.env:\n${env}`;
+  return [{ role: "user", content: text }];
+})();
 
 /** A Responses request as Codex makes one (`store: false`, nothing kept by the gateway or the provider). */
 function responsesBody(model: string, stream: boolean): string {
@@ -120,6 +140,16 @@ export const CASES: readonly BenchCase[] = [
     gateway: { path: "/v1/messages", body: messagesBody("bench-codex", true) },
     concurrency: 64,
   },
+  ...[false, true].flatMap((guarded) =>
+    [false, true].map((stream): BenchCase => ({
+      name: `guardrails_${guarded ? "on" : "off"}${stream ? "_stream" : ""}`,
+      stream,
+      direct: { path: "/v1/messages", body: messagesBody("bench-claude", stream, CODE_TURN) },
+      gateway: { path: "/v1/messages", body: messagesBody("bench-claude", stream, CODE_TURN), guarded },
+      // One concurrency: the figure judged is CPU per request, which concurrency hardly moves.
+      concurrency: 16,
+    }))
+  ),
   {
     name: "embeddings",
     stream: false,
@@ -168,11 +198,19 @@ upstreams:
     base_url: "${base}"
     api_key_env: BENCH_UPSTREAM_KEY
     models: [bench-codex]
+guardrails:
+  - { name: secrets, detect: [secrets], scope: [input, output], action: mask, restore: true }
+  - { name: pii, detect: [pii], scope: [input, output], action: mask }
 groups:
   - name: bench
     listing: anthropic
     models: [bench-claude, bench-gpt, bench-codex, bench-embed, ${LONG_MODEL}, ${PACED_MODEL}, ${LARGE_MODEL}]
-${mcpUrl ? '    mcp: { bench: "*" }\n' : ""}`;
+${
+    mcpUrl
+      ? '    mcp: { bench: "*" }\n'
+      : ""
+  }  - { name: bench-guarded, listing: anthropic, models: [bench-claude], guardrails: [secrets, pii] }
+`;
 }
 
 /** A running process that serves HTTP on loopback. */
@@ -239,25 +277,36 @@ function gatewayEnv(dir: string): Record<string, string> {
   return { MODELGATE_KV: `${dir}/bench.kv`, BENCH_UPSTREAM_KEY: "bench-upstream-key", NO_COLOR: "1" };
 }
 
-/** Writes the config into `dir` (with the MCP bench's server, when given) and creates a token in group "bench". */
+/**
+ * Writes the config into `dir` (with the MCP bench's server, when given) and creates a token in group "bench", and one
+ * in "bench-guarded" for the guardrails cases.
+ */
 export async function prepareGateway(
   dir: string,
   upstreamPort: number,
   mcpUrl?: string,
-): Promise<{ config: string; token: string }> {
+): Promise<{ config: string; token: string; guardedToken: string }> {
   const config = `${dir}/gateway.yaml`;
   await Deno.writeTextFile(config, gatewayConfig(upstreamPort, `${dir}/bench.kv`, mcpUrl));
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...gatewayPermissions(dir), "main.ts", "token", "create", "--group", "bench", "--config", config],
-    cwd: ROOT,
-    env: gatewayEnv(dir),
-    stdin: "null",
-  }).output();
-  const token = new TextDecoder().decode(output.stdout).trim();
-  if (!output.success || !token) {
-    throw new Error(`Cannot create a bench token: ${new TextDecoder().decode(output.stderr).trim()}`);
-  }
-  return { config, token };
+  const create = async (group: string) => {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...gatewayPermissions(dir), "main.ts", "token", "create", "--group", group, "--config", config],
+      cwd: ROOT,
+      env: gatewayEnv(dir),
+      stdin: "null",
+    }).output();
+    const token = new TextDecoder().decode(output.stdout).trim();
+    if (!output.success || !token) {
+      throw new Error(`Cannot create a bench token: ${new TextDecoder().decode(output.stderr).trim()}`);
+    }
+    return token;
+  };
+  return { config, token: await create("bench"), guardedToken: await create("bench-guarded") };
+}
+
+/** The token a target is sent with. */
+export function tokenFor(target: Target, tokens: { token: string; guardedToken?: string }): string {
+  return target.guarded && tokens.guardedToken ? tokens.guardedToken : tokens.token;
 }
 
 function gatewayPermissions(dir: string): string[] {

@@ -2,6 +2,7 @@
 import { recordFirstServed, undatedModels } from "../src/access/model_dates.ts";
 import { createStore, seedGroups, type Store } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
+import { startGatewayBatches } from "../src/batches/start.ts";
 import type { Config } from "../src/core/config.ts";
 import { parseConfig } from "../src/core/config_load.ts";
 import type { Exchange } from "../src/core/exchange.ts";
@@ -164,6 +165,8 @@ export interface StartOptions extends GatewayOptions {
   stopping?: AbortSignal;
   /** The gateway's fetch, for upstreams and the identity provider alike. */
   fetch?: typeof fetch;
+  /** Runs the batches the gateway runs itself on this gateway (as `serve` does), its claims under this name. */
+  batches?: { instance?: string };
 }
 
 /** Starts the app on 127.0.0.1 port 0 with an in-memory KV and one token per group. */
@@ -203,6 +206,8 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
       finish: (exchange) => void exchanges.push(structuredClone(exchange)),
     }],
   });
+  const batches = options.batches ? startGatewayBatches(deps, options.batches.instance) : undefined;
+  if (batches) deps.batchRunner = batches.api;
   const app = createApp(deps);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app);
   const url = `http://127.0.0.1:${server.addr.port}`;
@@ -230,6 +235,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
       }),
     async [Symbol.asyncDispose]() {
       const late = await shutdownWithin(server, closing, options.shutdownGraceMs ?? 5000);
+      await batches?.runner.stop();
       await deps.operator.close();
       await deps.mcp.close();
       await deps.pins.settled();

@@ -9,6 +9,7 @@ import { type ConsoleRequest, type ConsoleRoute, doneNotice, refusal } from "./c
 import { badge, count, limitsText } from "./format.ts";
 import { groupInput, readForm } from "./forms.ts";
 import { type Html, html } from "./html.ts";
+import { groupGuardrails } from "./group_guardrails.ts";
 import { pageResponse, redirect } from "./page.ts";
 import { limitInputs, select, table } from "./widgets.ts";
 
@@ -116,8 +117,9 @@ async function detailPage(c: ConsoleRequest, failed?: { values: URLSearchParams;
   const links = html`<p><a href="/ui/tokens?group=${
     encodeURIComponent(group.name)
   }">Its tokens</a> · <a href="/ui/usage?by=group&amp;name=${encodeURIComponent(group.name)}">Its usage</a></p>`;
+  const guardrails = await groupGuardrails(c, group.name);
   return pageResponse(
-    { title: `Group ${group.name}`, nav: "/ui/groups", body: html`${body}${links}`, notice },
+    { title: `Group ${group.name}`, nav: "/ui/groups", body: html`${body}${guardrails}${links}`, notice },
     failed?.error.status ?? 200,
   );
 }

@@ -3,6 +3,7 @@
  * key derived from the gateway's compaction key, with the token it was made for as associated data, so a sealed
  * value is opaque, a changed one does not open, and another token's does not open either.
  */
+import { createHmac } from "node:crypto";
 
 /** Seals and opens values bound to a token. */
 export interface Sealer {
@@ -10,6 +11,11 @@ export interface Sealer {
   seal(token: string, plaintext: string): Promise<string>;
   /** The plaintext, or undefined when `sealed` was changed, made for another token, or made under another key. */
   open(token: string, sealed: string): Promise<string | undefined>;
+  /**
+   * A guardrail placeholder's 6 hex digits for `text`: an HMAC under a key derived from the same secret, so the same
+   * match gives the same placeholder on every turn, and a new compaction key gives new ones.
+   */
+  tag(text: string): string;
 }
 
 /** What every value this gateway seals starts with; a value without it was made elsewhere. */
@@ -27,7 +33,10 @@ export function createSealer(secret: Uint8Array): Sealer {
   let key: Promise<CryptoKey> | undefined;
   const aesKey = () => key ??= deriveKey(secret);
   const bound = (token: string) => encoder.encode(`modelgate compaction v1\u0000${token}`);
+  // Synchronous, as a stream masks text as it passes; its own key, so a tag says nothing of the sealing key.
+  const tagKey = createHmac("sha256", secret).update("modelgate guardrail placeholder v1").digest();
   return {
+    tag: (text) => createHmac("sha256", tagKey).update(text).digest("hex").slice(0, 6),
     async seal(token, plaintext) {
       const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
       const data = encoder.encode(plaintext);

@@ -10,6 +10,7 @@ import { AuthSchema } from "./auth_config.ts";
 import { McpGrantSchema, McpServerSchema, McpSettingsSchema } from "./mcp_config.ts";
 import { parseRange } from "./addresses.ts";
 import { BatchesSchema } from "./batch_config.ts";
+import { GuardrailSchema } from "./guardrail_config.ts";
 
 const Positive = z.number().int().positive();
 
@@ -38,6 +39,8 @@ const Group = z.strictObject({
   limits: LimitsSchema.optional(),
   /** The MCP servers (and their tools, prompts and resources) the group's tokens may use through /mcp. */
   mcp: McpGrantSchema.optional(),
+  /** The `guardrails` rules applied to the group's requests and tool calls, in order. */
+  guardrails: z.array(z.string()).optional(),
 });
 
 const Usage = z.strictObject({
@@ -195,6 +198,8 @@ export const ConfigSchema = z.strictObject({
   mcp_servers: z.array(McpServerSchema).default([]),
   mcp: McpSettingsSchema.default(McpSettingsSchema.parse({})),
   batches: BatchesSchema.default(BatchesSchema.parse({})),
+  /** Rules that keep secrets and personal data from leaving, named by the groups they apply to (see guardrails.md). */
+  guardrails: z.array(GuardrailSchema).default([]),
 });
 
 /** The validated config, with defaults applied. */

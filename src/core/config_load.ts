@@ -7,6 +7,7 @@
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { type Config, ConfigSchema } from "./config.ts";
+import { guardrailProblem } from "./guardrail_config.ts";
 import { mcpProblem } from "./mcp_config.ts";
 import { problemOf } from "./validation.ts";
 
@@ -77,6 +78,8 @@ function crossCheck(config: Config, file: string): void {
   });
   const mcp = mcpProblem(config.mcp_servers, config.groups);
   if (mcp) throw new ConfigError(file, mcp);
+  const guardrails = guardrailProblem(config.guardrails, config.groups);
+  if (guardrails) throw new ConfigError(file, guardrails);
 }
 
 /** Where the config comes from: `--config`, else `MODELGATE_CONFIG`, else config/gateway.yaml, else the example. */

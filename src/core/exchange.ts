@@ -2,6 +2,7 @@
  * @module One request's record as it passes through the gateway (who, which model, which upstream, how it
  * ended, what it used), and the observers that consume it: logs, metrics, usage accounting and limits.
  */
+import type { GuardHit } from "./text_scan.ts";
 import type { Price } from "./money.ts";
 import type { Principal } from "./principal.ts";
 import type { JsonObject, ServedProtocol } from "./types.ts";
@@ -74,6 +75,8 @@ export interface Exchange {
   mcp?: McpFacts;
   /** What an embeddings request asked for (never its text); unset for the other routes. */
   embeddings?: EmbeddingFacts;
+  /** The guardrails' hits: per rule, kind, action and scope, how many matches (never the matched text). */
+  guardrails?: GuardHit[];
 }
 
 /** One embeddings request: how many inputs, and the vector length it asked for. */

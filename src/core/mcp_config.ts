@@ -9,8 +9,8 @@ import { z } from "zod";
 export const SERVER_NAME = /^[a-z0-9][a-z0-9-]{0,23}$/;
 
 const ServerName = z.string().regex(SERVER_NAME, "must be 1 to 24 lowercase letters, digits or '-'");
-const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name");
-const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name");
+export const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable's name");
+export const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name");
 
 /** The headers the gateway sets itself on every call to a server; a config may not replace them. */
 const OWN_HEADERS = new Set([

@@ -12,6 +12,7 @@ import type { GatewayBatchRunner } from "../core/batch_contract.ts";
 import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
 import type { Config } from "../core/config.ts";
 import type { Exchange, Guard, Observer } from "../core/exchange.ts";
+import type { Guardrails } from "../core/guard_book.ts";
 import type { Peer } from "../core/peer.ts";
 import type { Principal } from "../core/principal.ts";
 import type { ServedProtocol } from "../core/types.ts";
@@ -72,6 +73,8 @@ export interface Deps {
   oauth: OAuthServer;
   /** Runs the batches no single provider batch API serves; undefined until that part is built in. */
   batchRunner?: GatewayBatchRunner;
+  /** The groups' guardrails, and what their webhooks are called with; absent, no request is checked. */
+  guardrails?: Guardrails;
   /** True when the runtime records each request's URL in a trace (OTEL_DENO on): no credential may ride in it. */
   urlTraced?: boolean;
 }

@@ -15,6 +15,7 @@ import { sharesTier } from "../relay/select.ts";
 import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
+import { type AnswerGuard, guardAnswer, guardRequest } from "./guard.ts";
 import { plainTurn, responsesTurn, type Turn } from "./turn.ts";
 
 /** What a handler is made for besides its protocol and operation. */
@@ -36,7 +37,11 @@ interface GenerateOptions {
 export function generate(protocol: Protocol, operation: Operation, options: GenerateOptions = {}) {
   return async function handle(req: Request, ctx: RequestContext): Promise<Response> {
     const principal = await ctx.authenticate();
-    const { body, bytes, asSent } = await checkedBody(req, ctx, principal, { protocol, operation, ...options });
+    const { body, bytes, asSent, guard } = await checkedBody(req, ctx, principal, {
+      protocol,
+      operation,
+      ...options,
+    });
     const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
     const resolved = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
     const routes = options.narrow ? await options.narrow(ctx, principal, body, resolved) : resolved;
@@ -65,7 +70,7 @@ export function generate(protocol: Protocol, operation: Operation, options: Gene
       watch: turn.watch,
       affinity: await affinity(req, ctx, { protocol, operation, principal, body, bytes, usable, turn }),
     };
-    return await turn.relay(call);
+    return await guardAnswer(await turn.relay(call), guard, { protocol, requestId: ctx.requestId });
   };
 }
 
@@ -83,7 +88,7 @@ async function checkedBody(
   ctx: RequestContext,
   principal: Principal,
   { protocol, operation, compact, reshape }: GenerateOptions & { protocol: Protocol; operation: Operation },
-): Promise<{ body: JsonObject; bytes: Uint8Array<ArrayBuffer>; asSent: boolean }> {
+): Promise<{ body: JsonObject; bytes: Uint8Array<ArrayBuffer>; asSent: boolean; guard: AnswerGuard | undefined }> {
   const { config, watchdog } = ctx.deps;
   const { value: sent, bytes } = await readJsonBody(req, {
     maxBytes: config.max_body_bytes,
@@ -91,16 +96,24 @@ async function checkedBody(
     hold: ctx.holdBody(),
     watchdog,
   });
-  const value = reshape ? reshape(sent) : sent;
+  const reshaped = reshape ? reshape(sent) : sent;
   const { exchange } = ctx;
   // Only a model the group enables is recorded: anything else is client input of any size and content. It is
   // known before the body's check, so a body refused by it is recorded under its model.
-  const named = isObject(value) ? value.model : undefined;
+  const named = isObject(reshaped) ? reshaped.model : undefined;
   if (typeof named === "string" && principal.group.models.includes(named)) exchange.model = named;
-  const body = checkBody(protocol, operation, compact ? compactBody(value) : value);
+  const checked = checkBody(protocol, operation, compact ? compactBody(reshaped) : reshaped);
+  // Before anything reads it (the upstream, stored turns, a compaction), the body passes the group's guardrails.
+  const { body, answer: guard } = await guardRequest(ctx.deps.guardrails, {
+    principal,
+    exchange,
+    protocol,
+    body: checked,
+  });
+  const value = body === checked ? reshaped : body;
   exchange.stream = body.stream === true;
   exchange.session_id = sessionId(req.headers);
-  return { body, bytes, asSent: value === sent };
+  return { body, bytes, asSent: value === sent, guard };
 }
 
 /**

@@ -7,7 +7,7 @@ import { GatewayError, toGatewayError } from "../core/errors.ts";
 import { jsonRpcErrorBody } from "../protocols/mcp.ts";
 import type { McpFacts } from "../core/exchange.ts";
 import type { Principal } from "../core/principal.ts";
-import { isObject } from "../core/types.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import {
   CODES,
   errorOf,
@@ -24,6 +24,7 @@ import { type CallPlan, planCall } from "../mcp/methods.ts";
 import { reply, rpcReply } from "../mcp/reply.ts";
 import type { ClientSession } from "../mcp/sessions.ts";
 import type { RequestContext } from "./context.ts";
+import { guardToolCall, isGuardRefusal } from "./guard_tools.ts";
 
 /** A request with who sent it and on which session. */
 export interface McpCall {
@@ -78,11 +79,18 @@ export async function answerRequest(req: Request, ctx: RequestContext, call: Mcp
     }
     facts.server = plan.server;
     if (request.method !== "resources/read") facts.name = plan.name;
-    if (request.method === "tools/call") {
-      const refused = await admitted(ctx, principal, request.id);
-      if (refused) return refused;
+    if (request.method !== "tools/call") return await relay(req, ctx, call, plan);
+    const refused = await admitted(ctx, principal, request.id);
+    if (refused) return refused;
+    let guarded: Awaited<ReturnType<typeof guardToolCall>>;
+    try {
+      guarded = await guardToolCall(ctx.deps.guardrails, { principal, exchange: ctx.exchange, route: plan });
+    } catch (err) {
+      if (!isGuardRefusal(err)) throw err;
+      facts.outcome = "refused";
+      return answered(ctx, 200, jsonRpcErrorBody(err, request.id) as unknown as RpcResponse);
     }
-    return await relay(req, ctx, call, plan);
+    return await relay(req, ctx, call, guarded.route, guarded.result);
   } catch (err) {
     if (!(err instanceof RpcError)) throw err;
     facts.outcome = err.outcome;
@@ -91,7 +99,13 @@ export async function answerRequest(req: Request, ctx: RequestContext, call: Mcp
 }
 
 /** Sends the call to its server and replies with what comes back (JSON, or SSE when notifications came first). */
-function relay(req: Request, ctx: RequestContext, call: McpCall, plan: CallPlan): Promise<Response> {
+function relay(
+  req: Request,
+  ctx: RequestContext,
+  call: McpCall,
+  plan: CallPlan,
+  guard?: (result: JsonObject) => JsonObject,
+): Promise<Response> {
   const facts: McpFacts = ctx.exchange.mcp!;
   const hub = ctx.deps.mcp;
   const stop = new AbortController();
@@ -121,7 +135,15 @@ function relay(req: Request, ctx: RequestContext, call: McpCall, plan: CallPlan)
     send(onNotice).then(
       (response) => {
         facts.outcome = outcomeOf(response);
-        return response.result ? resultOf(call.request.id, plan.finish(response.result)) : response;
+        if (!response.result) return response;
+        try {
+          const result = plan.finish(response.result);
+          return resultOf(call.request.id, guard ? guard(result) : result);
+        } catch (err) {
+          if (!isGuardRefusal(err)) throw err;
+          facts.outcome = "refused";
+          return jsonRpcErrorBody(err, call.request.id) as unknown as RpcResponse;
+        }
       },
       (err) => {
         if (err instanceof RpcError) {

@@ -145,6 +145,8 @@ export function requestLine(exchange: Exchange, knownModels: ReadonlySet<string>
       response_bytes: mcp.response_bytes,
     };
   }
+  // What the guardrails did: rules, kinds and counts, never the matched text.
+  if (exchange.guardrails?.length) line.guardrails = exchange.guardrails;
   // With tracing on, the line names the request's server span, so a backend links the two.
   const trace = exchange.trace;
   if (trace?.traceId) {

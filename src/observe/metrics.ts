@@ -125,6 +125,10 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     "modelgate_responses_total",
     "Responses API responses by transport: http (POST /v1/responses) or websocket (response.create on a socket)",
   );
+  const guardrailHits = registry.counter(
+    "modelgate_guardrail_hits_total",
+    "Matches the guardrails acted on, by rule, kind, action (mask, block, log; allow for a webhook) and scope",
+  );
   const openSockets = scope.openSockets;
   if (openSockets) {
     registry.gauge("modelgate_responses_sockets_open", "Responses WebSockets open now", () => [[{}, openSockets()]]);
@@ -235,6 +239,9 @@ export function createMetrics(scope: MetricsScope): GatewayMetrics {
     });
     if (exchange.compaction && exchange.status === 200) compactions.inc({ model: modelLabel });
     if (exchange.affinity) pins.inc({ model: modelLabel, outcome: exchange.affinity });
+    for (const { rule, kind, action, scope, count } of exchange.guardrails ?? []) {
+      guardrailHits.inc({ rule, kind, action, scope }, count);
+    }
     if (route === "/v1/responses" && exchange.method === "POST") {
       responses.inc({ transport: exchange.transport ?? "http" });
     }

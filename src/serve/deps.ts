@@ -10,6 +10,7 @@ import { createOperator } from "../access/operator.ts";
 import type { Store } from "../access/store.ts";
 import { memoryPool } from "../conversations/memory_pool.ts";
 import { type Sealer, sealerFromEnv } from "../conversations/seal.ts";
+import { guardBook } from "../core/guard_book.ts";
 import { responseStore } from "../conversations/store.ts";
 import type { Config } from "../core/config.ts";
 import { createBodyBudget } from "../core/body_budget.ts";
@@ -128,6 +129,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     mcpHealth: () => mcpHealth(mcp),
     oauthEvents: () => oauth.counts(),
   });
+  const sealer = options.sealer ?? sealerFromEnv(options.env).sealer;
   const deps: Deps = {
     config,
     table,
@@ -162,7 +164,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
         writes: store.writes,
       })
       : undefined,
-    sealer: options.sealer ?? sealerFromEnv(options.env).sealer,
+    sealer,
     urlTraced: tracingEnabled(options.env),
     bodyBudget: createBodyBudget(config.max_inflight_body_bytes, {
       waitMs: BODY_BUDGET_WAIT_MS,
@@ -172,6 +174,12 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     sockets,
     mcp,
     oauth,
+    guardrails: {
+      book: guardBook(config.guardrails, config.groups),
+      tag: sealer.tag,
+      fetch: options.fetch ?? globalThis.fetch,
+      env: options.env,
+    },
   };
   const oidc = config.auth.oidc;
   if (oidc && operator.oidc) {

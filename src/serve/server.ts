@@ -7,6 +7,7 @@ import { recordFirstServed, undatedModels } from "../access/model_dates.ts";
 import { adminKeyFrom } from "../access/operator.ts";
 import { seedGroups } from "../access/store.ts";
 import { createApp } from "../app.ts";
+import { startGatewayBatches } from "../batches/start.ts";
 import { COMPACTION_KEY_ENV, createSealer, sealerFromEnv } from "../conversations/seal.ts";
 import { isLoopback } from "../core/addresses.ts";
 import type { Config } from "../core/config.ts";
@@ -148,9 +149,14 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
     sealer,
     socketMemory: worker?.socketMemory,
   });
+  // Batches the gateway runs itself go on in the background, on every instance that shares the KV.
+  const batches = startGatewayBatches(deps);
+  deps.batchRunner = batches.api;
   const port = worker ? await worker.ready(needs) ?? config.listen.port : config.listen.port;
   const address = { host: config.listen.host, port };
   const closeAll = async () => {
+    // The requests of batches still running end (or are cut and given back) before their usage is flushed.
+    await batches.runner.stop();
     // Usage batched since the last flush, and pins being written, reach KV before it closes.
     await deps.operator.close();
     await deps.mcp.close();
@@ -187,6 +193,7 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
     warn(`modelgate stopping: finishing in-flight requests for up to ${times.graceMs} ms`);
     // The runtime closes idle keep-alive connections at once; answers still to come say the connection ends.
     stopping.abort();
+    void batches.runner.stop(times.graceMs);
     let shut = false;
     const shutdown = () => {
       if (!shut) void server.shutdown();

@@ -2,6 +2,7 @@
  * @module What the usage recorder writes of one finished request: its request-log entry (no prompt or completion
  * text), the counters it adds to the per-day aggregates, and the KV keys of both.
  */
+import type { GuardHit } from "../core/text_scan.ts";
 import type { Exchange } from "../core/exchange.ts";
 import { formatMoney, parseMoney } from "../core/money.ts";
 import { costOf, isUnpriced } from "./cost.ts";
@@ -46,6 +47,8 @@ export interface RequestLogEntry {
   tool?: ToolCallEntry;
   /** Set for an embeddings request (OpenAI's or Gemini's shape): how many inputs and the vector length asked, no text. */
   embeddings?: { inputs: number; dimensions?: number };
+  /** The guardrails' hits: per rule, kind, action and scope, how many matches; never the matched text. */
+  guardrails?: GuardHit[];
 }
 
 /** A call of an MCP tool as the log keeps it: never its arguments or its result. */
@@ -165,6 +168,7 @@ export function toLogEntry(exchange: Exchange): RequestLogEntry | undefined {
     unpriced: isUnpriced(exchange),
   };
   if (exchange.embeddings) entry.embeddings = { ...exchange.embeddings };
+  if (exchange.guardrails?.length) entry.guardrails = exchange.guardrails.map((hit) => ({ ...hit }));
   if (toolCall) {
     const mcp = exchange.mcp!;
     entry.tool = {

@@ -1,0 +1,81 @@
+/**
+ * @module Guardrails on the Responses API's own paths: the official SDK's ResponsesWS (a socket's turns masked and
+ * restored as HTTP's are), and stored responses, which hold the masked text in KV so that a turn continued with
+ * previous_response_id sends the upstream the same placeholder and never the original.
+ */
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import { ResponsesWS } from "openai/resources/responses/ws";
+import { echoing, LEAKED_KEY } from "../_echo_upstream.ts";
+import { fakeUpstream } from "../_fake_upstream.ts";
+import { guardedConfig } from "../_guard_config.ts";
+import { deadlineFetch, startGateway, within } from "../_helpers.ts";
+
+const KEY = "sk_live_7NLRwHlZvuCjp0xEFZo1zcfI";
+const PLACEHOLDER = /\[REDACTED:stripe_key:[0-9a-f]{6}\]/;
+
+Deno.test("guardrails on a Responses socket: the upstream gets placeholders, the client its key back and the leak masked", async () => {
+  await using upstream = fakeUpstream();
+  echoing(upstream);
+  await using gw = await startGateway(upstream.url, { configYaml: guardedConfig(upstream.url) });
+  const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
+  const ws = new ResponsesWS(client);
+  try {
+    const events: Record<string, unknown>[] = [];
+    const ended = new Promise<void>((resolve, reject) => {
+      ws.on(
+        "event",
+        ((event: Record<string, unknown>) => {
+          events.push(event);
+          if (event.type === "response.completed" || event.type === "response.failed") resolve();
+        }) as never,
+      );
+      ws.on("error", (error: unknown) => reject(error));
+    });
+    ws.send({ type: "response.create", model: "gpt-test", input: `please leak; key ${KEY}`, store: false } as never);
+    await within(ended, 15_000, "the response's terminal event");
+    const done = events.at(-1)!.response as OpenAI.Responses.Response;
+    const text = done.output.flatMap((item) => item.type === "message" ? item.content : [])
+      .map((part) => part.type === "output_text" ? part.text : "").join("");
+    assert.ok(text.includes(KEY), text);
+    assert.ok(!JSON.stringify(events).includes(LEAKED_KEY));
+    assert.match(text, /\[REDACTED:aws_access_key:/);
+    assert.match(upstream.requests[0].raw, PLACEHOLDER);
+    assert.ok(!upstream.requests[0].raw.includes(KEY));
+    const turn = gw.exchanges.find((exchange) => exchange.transport === "websocket")!;
+    assert.ok(turn.guardrails!.some((hit) => hit.scope === "output" && hit.kind === "aws_access_key"));
+  } finally {
+    const closed = new Promise<void>((resolve) => ws.on("close", () => resolve()));
+    ws.close({ code: 1000, reason: "done" });
+    await within(closed, 5000, "the SDK's socket closing");
+  }
+});
+
+Deno.test("guardrails on stored responses: KV holds the masked text, and a continued turn sends the same placeholder", async () => {
+  await using upstream = fakeUpstream();
+  echoing(upstream);
+  await using gw = await startGateway(upstream.url, { configYaml: guardedConfig(upstream.url) });
+  const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
+  const first = await client.responses.create({ model: "claude-test", input: `remember ${KEY}` });
+  assert.ok(first.output_text.includes(KEY), "the client gets its key back");
+  const second = await client.responses.create({
+    model: "claude-test",
+    previous_response_id: first.id,
+    input: "what did I say?",
+  });
+  assert.equal(second.status, "completed");
+  const stored: unknown[] = [];
+  for await (const entry of gw.store.kv.list({ prefix: [] })) stored.push(entry.value);
+  // Stored responses are kept as bytes: read as text, they are what a KV dump would show.
+  const kept = JSON.stringify(
+    stored,
+    (_key, value) =>
+      value instanceof Uint8Array ? new TextDecoder().decode(value) : typeof value === "bigint" ? String(value) : value,
+  );
+  assert.ok(kept.includes(first.id), "the response was stored");
+  assert.ok(!kept.includes(KEY), "a stored response holds the key");
+  assert.match(kept, PLACEHOLDER);
+  const [one, two] = upstream.requests.map((seen) => seen.raw);
+  assert.ok(!two.includes(KEY));
+  assert.equal(two.match(PLACEHOLDER)![0], one.match(PLACEHOLDER)![0]);
+});
