@@ -88,7 +88,7 @@ async function embed(req: Request, ctx: RequestContext, client: EmbedClient): Pr
   requireKind(routes, "embedding", request.model);
   // What limits and spend read of it: the inputs, estimated as any prompt is, and no output.
   const admitted: JsonObject = { model: request.model, input: request.inputs };
-  for (const observer of ctx.deps.observers) await observer.admit?.(exchange, admitted, principal);
+  for (const guard of ctx.deps.guards) await guard.check(exchange, admitted, principal);
   const plan = {
     request,
     dimensionsField: client.dimensionsField,
