@@ -47,7 +47,14 @@ export function generate(protocol: Protocol, operation: Operation, options: Gene
     const routes = options.narrow ? await options.narrow(ctx, principal, body, resolved) : resolved;
     requireKind(routes, "chat", body.model as string);
     const turn = protocol === "openai-responses"
-      ? await responsesTurn(ctx, { principal, body, size: bytes.byteLength, routes, compact: options.compact === true })
+      ? await responsesTurn(ctx, {
+        principal,
+        body,
+        size: bytes.byteLength,
+        routes,
+        compact: options.compact === true,
+        guard,
+      })
       : plainTurn(ctx, body, bytes.byteLength, operation);
     for (const guard of ctx.deps.guards) await guard.check(ctx.exchange, turn.body, principal);
     // Chat upstreams cannot count tokens: the answer is an estimate, flagged as one.

@@ -3,7 +3,7 @@
  * anything else reads it (the upstream, the stored turns, a compaction), the webhooks asked, and the answer (whole or
  * streamed) masked and its placeholders restored on its way to the client.
  */
-import type { GatewayError } from "../core/errors.ts";
+import { GatewayError } from "../core/errors.ts";
 import { type GuardPolicy, type Guardrails, guardsAnswers } from "../core/guard_book.ts";
 import { guardValue } from "../core/guard_walk.ts";
 import { askWebhook } from "../core/guard_webhook.ts";
@@ -95,5 +95,23 @@ export async function guardAnswer(
     return new Response(JSON.stringify(guarded), { status: res.status, headers });
   } catch (err) {
     return errorResponse(err as GatewayError, context.protocol, context.requestId);
+  }
+}
+
+/**
+ * What a stored Responses answer keeps: the answer masked as its client got it, with this request's placeholders left
+ * as they are (the provider never saw the originals, so the store keeps none); undefined when a blocking rule refused
+ * it, as the client's answer was refused.
+ */
+export function guardStored(answer: JsonObject, guard: AnswerGuard | undefined): JsonObject | undefined {
+  const rules = guard?.policy.scan.output ?? [];
+  if (!guard || rules.length === 0) return answer;
+  // A run of its own: the client's answer already counted these hits, and this one restores nothing.
+  const run: GuardRun = { hits: [], restores: new Map(), tag: guard.run.tag };
+  try {
+    return guardValue(answer, rules, run, { scope: "output" });
+  } catch (err) {
+    if (err instanceof GatewayError) return undefined;
+    throw err;
   }
 }

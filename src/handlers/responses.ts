@@ -16,6 +16,7 @@ import { invalidField, shownId } from "../core/validation.ts";
 import type { AnswerWatch } from "../relay/request.ts";
 import { type CompactionPlan, openCompaction } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
+import { type AnswerGuard, guardStored } from "./guard.ts";
 
 /** A Responses request ready for the relay: its whole conversation, about its size, what keeps its answer, and any
  * compaction it asks for. */
@@ -32,7 +33,13 @@ export interface PreparedResponses {
  */
 export async function prepareResponses(
   ctx: RequestContext,
-  { principal, body, size, native }: { principal: Principal; body: JsonObject; size: number; native: boolean },
+  { principal, body, size, native, guard }: {
+    principal: Principal;
+    body: JsonObject;
+    size: number;
+    native: boolean;
+    guard?: AnswerGuard;
+  },
 ): Promise<PreparedResponses> {
   const { deps } = ctx;
   const { config } = deps;
@@ -48,7 +55,7 @@ export async function prepareResponses(
   const { pending } = conversation;
   // A trigger asks for this answer only; the conversation kept for later does not ask again.
   if (pending) pending.input = pending.input.filter((item) => item.type !== "compaction_trigger");
-  const watch = pending && keeper(ctx, pending);
+  const watch = pending && keeper(ctx, pending, guard);
   // The provider compacts on its own: its trigger, threshold and items go to it as they are.
   if (native) return { body: conversation.body, size: conversation.size, watch };
   const own = inputItems(body.input).length;
@@ -56,10 +63,13 @@ export async function prepareResponses(
   return { body: opened, size: conversation.size, watch, plan };
 }
 
-function keeper(ctx: RequestContext, pending: Pending): AnswerWatch {
+function keeper(ctx: RequestContext, pending: Pending, guard: AnswerGuard | undefined): AnswerWatch {
   const { deps } = ctx;
-  async function keep(response: JsonObject): Promise<void> {
-    if (response.status !== "completed" && response.status !== "incomplete") return;
+  async function keep(answer: JsonObject): Promise<void> {
+    if (answer.status !== "completed" && answer.status !== "incomplete") return;
+    // The store keeps what the client was sent, masked; an answer a guardrail refused is not kept.
+    const response = guardStored(answer, guard);
+    if (!response) return;
     try {
       await deps.responses!.save(pending.token, storedRecord(pending, response));
     } catch (err) {

@@ -11,6 +11,7 @@ import type { AnswerWatch, RelayRequest } from "../relay/request.ts";
 import type { ModelRoute } from "../relay/routing.ts";
 import { type CompactionPlan, relayCompacting } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
+import type { AnswerGuard } from "./guard.ts";
 import { prepareResponses } from "./responses.ts";
 
 /** A request made ready for its relay. */
@@ -41,7 +42,15 @@ export function plainTurn(ctx: RequestContext, body: JsonObject, size: number, o
  */
 export async function responsesTurn(
   ctx: RequestContext,
-  request: { principal: Principal; body: JsonObject; size: number; routes: readonly ModelRoute[]; compact: boolean },
+  request: {
+    principal: Principal;
+    body: JsonObject;
+    size: number;
+    routes: readonly ModelRoute[];
+    compact: boolean;
+    /** The guardrails' step on the answer: a kept answer is kept as its client gets it. */
+    guard?: AnswerGuard;
+  },
 ): Promise<Turn> {
   const { principal, compact } = request;
   // A model served only by Responses upstreams compacts there, with the provider's own items (see compact.ts).
@@ -52,6 +61,7 @@ export async function responsesTurn(
     body: request.body,
     size: request.size,
     native,
+    guard: request.guard,
   });
   const compaction: CompactionPlan | undefined = compact && !native ? { kind: "compact" } : plan;
   return {

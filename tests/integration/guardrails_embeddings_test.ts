@@ -13,7 +13,7 @@ const KEY = "AKIAQWERTYUIOPASDFGH";
 function config(url: string, action: string): string {
   return embeddingsConfig({ url })
     .replace("groups:\n", `guardrails:\n  - { name: no-secrets, detect: [secrets], action: ${action} }\ngroups:\n`)
-    .replace(/(  - \{ name: default, listing: openai, models: \[[^\]]*\])( \})/, "$1, guardrails: [no-secrets]$2");
+    .replace(/( {2}- \{ name: default, listing: openai, models: \[[^\]]*\])( \})/, "$1, guardrails: [no-secrets]$2");
 }
 
 Deno.test("guardrails on embeddings: a key is embedded as its placeholder, and a blocking rule refuses the request", async () => {

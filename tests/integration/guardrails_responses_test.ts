@@ -51,31 +51,60 @@ Deno.test("guardrails on a Responses socket: the upstream gets placeholders, the
   }
 });
 
-Deno.test("guardrails on stored responses: KV holds the masked text, and a continued turn sends the same placeholder", async () => {
-  await using upstream = fakeUpstream();
-  echoing(upstream);
-  await using gw = await startGateway(upstream.url, { configYaml: guardedConfig(upstream.url) });
-  const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
-  const first = await client.responses.create({ model: "claude-test", input: `remember ${KEY}` });
-  assert.ok(first.output_text.includes(KEY), "the client gets its key back");
-  const second = await client.responses.create({
-    model: "claude-test",
-    previous_response_id: first.id,
-    input: "what did I say?",
+for (const stream of [false, true]) {
+  Deno.test(`guardrails on stored responses (${stream ? "streamed" : "whole"}): KV holds what the client was sent, masked, with the placeholder of a restored key, and a continued turn sends the same placeholder`, async () => {
+    await using upstream = fakeUpstream();
+    echoing(upstream);
+    await using gw = await startGateway(upstream.url, { configYaml: guardedConfig(upstream.url) });
+    const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
+    // The model "leaks" a key of its own: the client gets it masked, and so must the store.
+    const input = `please leak; remember ${KEY}`;
+    const first = stream
+      ? await streamedResponse(client, input)
+      : await client.responses.create({ model: "claude-test", input });
+    assert.ok(first.output_text.includes(KEY), "the client gets its key back");
+    assert.match(first.output_text, /\[REDACTED:aws_access_key:[0-9a-f]{6}\]/);
+    assert.ok(!first.output_text.includes(LEAKED_KEY));
+    const second = await client.responses.create({
+      model: "claude-test",
+      previous_response_id: first.id,
+      input: "what did I say?",
+    });
+    assert.equal(second.status, "completed");
+    const kept = storedText(await keptValues(gw.store.kv));
+    assert.ok(kept.includes(first.id), "the response was stored");
+    assert.ok(!kept.includes(KEY), "a stored response holds the client's key");
+    assert.ok(!kept.includes(LEAKED_KEY), "a stored response holds the key the model wrote");
+    assert.match(kept, PLACEHOLDER);
+    assert.match(kept, /\[REDACTED:aws_access_key:[0-9a-f]{6}\]/);
+    // Read back, the response holds placeholders where its client got the key back: the store never held the key.
+    const read = await client.responses.retrieve(first.id);
+    assert.match(read.output_text, PLACEHOLDER);
+    assert.ok(!read.output_text.includes(LEAKED_KEY));
+    const [one, two] = upstream.requests.map((seen) => seen.raw);
+    assert.ok(!two.includes(KEY) && !two.includes(LEAKED_KEY));
+    assert.equal(two.match(PLACEHOLDER)![0], one.match(PLACEHOLDER)![0]);
   });
-  assert.equal(second.status, "completed");
+}
+
+/** A streamed response's final state, as the SDK puts it together. */
+async function streamedResponse(client: OpenAI, input: string): Promise<OpenAI.Responses.Response> {
+  const stream = client.responses.stream({ model: "claude-test", input });
+  return await stream.finalResponse();
+}
+
+/** Every value in KV. */
+async function keptValues(kv: Deno.Kv): Promise<unknown[]> {
   const stored: unknown[] = [];
-  for await (const entry of gw.store.kv.list({ prefix: [] })) stored.push(entry.value);
-  // Stored responses are kept as bytes: read as text, they are what a KV dump would show.
-  const kept = JSON.stringify(
-    stored,
+  for await (const entry of kv.list({ prefix: [] })) stored.push(entry.value);
+  return stored;
+}
+
+/** Stored values as text, bytes decoded: what a KV dump would show. */
+function storedText(values: unknown[]): string {
+  return JSON.stringify(
+    values,
     (_key, value) =>
       value instanceof Uint8Array ? new TextDecoder().decode(value) : typeof value === "bigint" ? String(value) : value,
   );
-  assert.ok(kept.includes(first.id), "the response was stored");
-  assert.ok(!kept.includes(KEY), "a stored response holds the key");
-  assert.match(kept, PLACEHOLDER);
-  const [one, two] = upstream.requests.map((seen) => seen.raw);
-  assert.ok(!two.includes(KEY));
-  assert.equal(two.match(PLACEHOLDER)![0], one.match(PLACEHOLDER)![0]);
-});
+}
