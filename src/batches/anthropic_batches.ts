@@ -17,7 +17,7 @@ import { cleanLines } from "./jsonl.ts";
 import { anthropicPage } from "./paging.ts";
 import { settle } from "./settle.ts";
 import { type Native, nativeNamed, passError, send } from "./upstreams.ts";
-import { guardRequest } from "../handlers/guard.ts";
+import { guardBodies } from "../handlers/guard.ts";
 
 const errors = () => "anthropic" as const;
 const ROUTE = "/v1/messages/batches";
@@ -109,13 +109,13 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
   }
   // The provider runs these requests on its own: they pass the group's input guardrails here, before it gets them
   // (a gateway-run batch's requests pass them as each is served).
-  const guarded = await guardRequest(ctx.deps.guardrails, {
+  const bodies = await guardBodies(ctx.deps.guardrails, {
     principal,
     exchange: ctx.exchange,
     protocol: "anthropic",
-    body: { requests: requests.map((request) => request.body) },
+    bodies: requests.map((request) => request.body),
+    at: (index) => `requests[${index}].params`,
   });
-  const bodies = guarded.body.requests as JsonObject[];
   const upstreamBody = {
     requests: requests.map((request, index) => ({
       custom_id: request.custom_id,

@@ -9,6 +9,7 @@ import { GatewayError } from "../core/errors.ts";
 import { readJsonObject } from "../core/request_body.ts";
 import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
+import { guardBodies } from "../handlers/guard.ts";
 import { checkBudget, priceFor } from "./budget.ts";
 import { badField, checkCount, checkRequests, choosePath, type Place } from "./checks.ts";
 import { fileIdsOf, sameDeployment } from "./file_refs.ts";
@@ -112,7 +113,17 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
       config.upstreams,
     );
   }
-  const copy = upstreamLines(requests, native);
+  // The provider runs these requests on its own: they pass the group's input guardrails here, and a masked line goes
+  // in the copy the deployment gets (a gateway-run batch's requests pass them as each is served).
+  const bodies = await guardBodies(ctx.deps.guardrails, {
+    principal,
+    exchange: ctx.exchange,
+    protocol: "openai-chat",
+    bodies: requests.map((request) => request.body),
+    at: (index) => `${PLACE.at(index)}.body`,
+  });
+  const guarded = requests.map((request, index) => ({ ...request, body: bodies[index] }));
+  const copy = upstreamLines(guarded, native, bodies.some((body, index) => body !== requests[index].body));
   const upstreamInput = copy === undefined ? file.upstream_id! : await uploadCopy(ctx, req, native, copy);
   const res = await send(native, {
     ...call(ctx, req, "/batches", "POST"),

@@ -62,12 +62,19 @@ export async function readInput(
   return requests;
 }
 
-/** The file's lines as `native` must see them (models as its ids), or undefined when no model is renamed there. */
-export function upstreamLines(requests: readonly CheckedRequest[], native: Native): string | undefined {
+/**
+ * The file's lines as `native` must see them (models as its ids), or undefined when no model is renamed there and
+ * the lines are not `changed` (by the group's guardrails).
+ */
+export function upstreamLines(
+  requests: readonly CheckedRequest[],
+  native: Native,
+  changed = false,
+): string | undefined {
   const renamed = requests.some((request) =>
     native.upstreamModels.get(request.body.model as string) !== request.body.model
   );
-  if (!renamed) return undefined;
+  if (!renamed && !changed) return undefined;
   return requests.map((request) =>
     `${
       JSON.stringify({

@@ -73,6 +73,43 @@ export async function guardRequest(
   return { body, answer: guardsAnswers(policy) ? { policy, run } : undefined };
 }
 
+/**
+ * Request bodies a provider runs on its own (a native batch's) through the group's input rules, in one run, and its
+ * webhooks asked once about them all; a refusal names where (`at`) the body holding the match is. The same array when
+ * the group has no rules.
+ */
+export async function guardBodies(
+  guardrails: Guardrails | undefined,
+  call: {
+    principal: Principal;
+    exchange: Exchange;
+    protocol: Protocol;
+    bodies: readonly JsonObject[];
+    at(index: number): string;
+  },
+): Promise<readonly JsonObject[]> {
+  const policy = guardrails?.book.get(call.principal.group.name);
+  if (!guardrails || !policy) return call.bodies;
+  const run = guardRun(guardrails, call.exchange);
+  const asking = policy.webhooks.input.length > 0;
+  const texts: string[] = [];
+  const bodies = call.bodies.map((body, index) => {
+    try {
+      return guardValue(body, policy.scan.input, run, { scope: "input", texts: asking ? texts : undefined });
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      const at = call.at(index);
+      throw new GatewayError(err.kind, `${at}: ${err.message}`, { code: err.code ?? undefined, param: at });
+    }
+  });
+  if (asking) {
+    const models = new Set(bodies.map((body) => body.model));
+    const model = models.size === 1 ? String([...models][0] ?? "") : "";
+    await askWebhooks(guardrails, policy, { ...call, scope: "input", run, model, texts });
+  }
+  return bodies;
+}
+
 /** The answer with the output rules applied and this request's placeholders restored; the same answer when none apply. */
 export async function guardAnswer(
   res: Response,
