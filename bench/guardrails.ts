@@ -17,7 +17,7 @@ const book = guardBook([
   { name: "secrets", detect: ["secrets"], scope: ["input", "output"], action: "mask", restore: true },
   { name: "pii", detect: ["pii"], scope: ["input", "output"], action: "mask", restore: false },
 ], [{ name: "bench", guardrails: ["secrets", "pii"] }]);
-const policy = book.get("bench")!;
+const policy = book.policy({ name: "bench", guardrails: ["secrets", "pii"] })!;
 const newRun = (): GuardRun => ({ hits: [], restores: new Map(), tag: () => "0a1b2c" });
 const body = { model: "bench-claude", max_tokens: 64, messages: CODE_TURN };
 const chunks = anthropicEvents().map((event) => encoder.encode(event));

@@ -16,7 +16,7 @@ import { keepKvFilePrivate } from "./kv_file.ts";
 export type TokenPatch = Partial<Pick<TokenRecord, "name" | "group" | "expires_at" | "disabled" | "limits">>;
 
 /** The fields of a group an operator may change after creation. */
-export type GroupPatch = Partial<Pick<Group, "listing" | "models" | "limits" | "mcp">>;
+export type GroupPatch = Partial<Pick<Group, "listing" | "models" | "limits" | "mcp" | "guardrails">>;
 
 /** The key bumped with every token or group write. */
 export const AUTH_VERSION_KEY: Deno.KvKey = ["auth_version"];
@@ -104,6 +104,7 @@ function storedGroup(group: Group): Group {
   const stored: Group = { name: group.name, listing: group.listing, models: [...group.models] };
   if (group.limits) stored.limits = { ...group.limits };
   if (group.mcp) stored.mcp = structuredClone(group.mcp);
+  if (group.guardrails?.length) stored.guardrails = [...group.guardrails];
   return stored;
 }
 

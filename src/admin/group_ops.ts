@@ -1,6 +1,6 @@
 /**
- * @module The admin service's operations on groups: creating, reading, changing and deleting them, with their models
- * and MCP servers checked against the config. A group the config file defines is read-only here (the config rewrites
+ * @module The admin service's operations on groups: creating, reading, changing and deleting them, with their models,
+ * MCP servers and guardrails checked against the config. A group the config file defines is read-only here (the config rewrites
  * it at every start), and a group still held by a token that works cannot be deleted. Every change is recorded in the
  * audit trail.
  */
@@ -37,6 +37,13 @@ export function groupOps({ ctx, mayChange, record }: GroupOpsContext) {
       }
     }
   }
+  function checkGuardrails(names: readonly string[]): void {
+    const configured = new Set(ctx.config.guardrails.map((rule) => rule.name));
+    names.forEach((name, i) => {
+      if (!configured.has(name)) throw invalidField(fieldPath(["guardrails", i]), `no guardrail is named "${name}"`);
+      if (names.indexOf(name) !== i) throw invalidField(fieldPath(["guardrails", i]), `"${name}" is named twice`);
+    });
+  }
   function editable(name: string): void {
     if (configGroups.has(name)) {
       throw conflict(`Group "${name}" is defined in the config file, which rewrites it at every start; edit it there`);
@@ -49,6 +56,7 @@ export function groupOps({ ctx, mayChange, record }: GroupOpsContext) {
       const body = parseInput(GroupCreate, input);
       checkModels(body.models);
       checkServers(body.mcp);
+      checkGuardrails(body.guardrails ?? []);
       if (!await store.createGroup(body)) throw conflict(`Group "${body.name}" already exists`);
       await record("group.create", body.name, null, body);
       return body;
@@ -65,12 +73,14 @@ export function groupOps({ ctx, mayChange, record }: GroupOpsContext) {
       editable(name);
       if (body.models) checkModels(body.models);
       if (body.mcp) checkServers(body.mcp);
+      if (body.guardrails) checkGuardrails(body.guardrails);
       // Fields left out (or given as undefined by the CLI) keep their value; null limits clear them.
       const patch: GroupPatch = {};
       if (body.listing !== undefined) patch.listing = body.listing;
       if (body.models !== undefined) patch.models = body.models;
       if (body.limits !== undefined) patch.limits = body.limits ?? undefined;
       if (body.mcp !== undefined) patch.mcp = body.mcp ?? undefined;
+      if (body.guardrails !== undefined) patch.guardrails = body.guardrails ?? undefined;
       const after = await store.updateGroup(name, patch);
       if (!after) throw notFound("Group", name);
       await record("group.update", name, before, after);

@@ -14,6 +14,8 @@ const Name = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1 to 64 letters
 const Label = z.string().min(1).max(100);
 const Listing = z.enum(["anthropic", "openai", "auto"]);
 const Models = z.array(z.string().min(1)).max(1000);
+/** The names of the config's guardrails a group applies, in order. */
+const GuardrailNames = z.array(z.string().min(1).max(100)).max(100);
 /** A person's email, as a token's owner, read as sign-in reads it (see core/email.ts), so one person is one owner. */
 export const Email = z.string().max(254).pipe(EmailText);
 
@@ -42,14 +44,16 @@ export const GroupCreate = z.strictObject({
   models: Models,
   limits: LimitsSchema.optional(),
   mcp: McpGrantSchema.optional(),
+  guardrails: GuardrailNames.optional(),
 });
 
-/** PATCH /admin/groups/{name}; `null` clears limits or the MCP grant. */
+/** PATCH /admin/groups/{name}; `null` clears limits, the MCP grant or the guardrails. */
 export const GroupUpdate = z.strictObject({
   listing: Listing.optional(),
   models: Models.optional(),
   limits: LimitsSchema.nullable().optional(),
   mcp: McpGrantSchema.nullable().optional(),
+  guardrails: GuardrailNames.nullable().optional(),
 });
 
 /** A calendar date that exists (2026-02-30 does not). */

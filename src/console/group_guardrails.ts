@@ -19,10 +19,14 @@ function detects(rule: GuardrailConfig): string {
 }
 
 /** The group's rules and their hits; nothing when the group has none. */
-export async function groupGuardrails(c: ConsoleRequest, group: string): Promise<Html> {
-  const names = c.deps.config.groups.find((g) => g.name === group)?.guardrails ?? [];
+export async function groupGuardrails(
+  c: ConsoleRequest,
+  { name: group, guardrails: names = [] }: { name: string; guardrails?: readonly string[] },
+): Promise<Html> {
   if (names.length === 0) return html``;
-  const rules = names.map((name) => c.deps.config.guardrails.find((rule) => rule.name === name)!);
+  // A group made through the admin API may name a rule the config has since dropped (its requests are refused):
+  // the table shows the rules there are.
+  const rules = names.flatMap((name) => c.deps.config.guardrails.filter((rule) => rule.name === name));
   const rows = rules.map((rule) =>
     html`
       <tr>

@@ -117,7 +117,7 @@ async function detailPage(c: ConsoleRequest, failed?: { values: URLSearchParams;
   const links = html`<p><a href="/ui/tokens?group=${
     encodeURIComponent(group.name)
   }">Its tokens</a> · <a href="/ui/usage?by=group&amp;name=${encodeURIComponent(group.name)}">Its usage</a></p>`;
-  const guardrails = await groupGuardrails(c, group.name);
+  const guardrails = await groupGuardrails(c, group);
   return pageResponse(
     { title: `Group ${group.name}`, nav: "/ui/groups", body: html`${body}${guardrails}${links}`, notice },
     failed?.error.status ?? 200,

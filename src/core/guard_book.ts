@@ -1,7 +1,9 @@
 /**
- * @module The guardrails of each group, compiled once at start: per scope, the detecting rules a scan runs and the
- * webhooks asked, so a request of a group without rules finds nothing to do and pays nothing.
+ * @module The guardrails of each group, compiled once (a config group's at start, a group made through the admin API's
+ * when a request of it first comes): per scope, the detecting rules a scan runs and the webhooks asked, so a request of
+ * a group without rules finds nothing to do and pays nothing.
  */
+import { GatewayError } from "./errors.ts";
 import type { GuardrailConfig } from "./guardrail_config.ts";
 import { customDetector, DETECTORS, KIND_GROUPS } from "./detectors.ts";
 import { compileDetector, type GuardScope, type ScanRule, scanRule } from "./text_scan.ts";
@@ -15,8 +17,20 @@ export interface GuardPolicy {
   webhooks: Record<GuardScope, readonly WebhookRule[]>;
 }
 
-/** Every group's policy, by the group's name; a group without rules has none. */
-export type GuardBook = ReadonlyMap<string, GuardPolicy>;
+/** A group as the guardrails see it: the rules it names, in order. */
+export interface GuardedGroup {
+  name: string;
+  guardrails?: readonly string[];
+}
+
+/** Every group's policy, found by the rules the group names; a group without rules has none. */
+export interface GuardBook {
+  /** The group's policy; throws when it names a rule the config no longer has (its requests are refused, not let by). */
+  policy(group: GuardedGroup): GuardPolicy | undefined;
+}
+
+/** How many lists of rule names the book keeps compiled before it starts again (admin groups are few). */
+const MAX_POLICIES = 1000;
 
 /** The groups' guardrails as a request meets them: the book, the placeholders' key, and the webhooks' fetch. */
 export interface Guardrails {
@@ -45,23 +59,26 @@ function compiledRule(rule: GuardrailConfig): ScanRule {
   return scanRule({ name: rule.name, action: rule.action, restore: rule.restore, detectors });
 }
 
-/** The book of `rules` for `groups` (names already checked at load). */
-export function guardBook(
-  rules: readonly GuardrailConfig[],
-  groups: readonly { name: string; guardrails?: readonly string[] }[],
-): GuardBook {
+/** The book of `rules`, with the policies of the config's `groups` (their names already checked at load) made now. */
+export function guardBook(rules: readonly GuardrailConfig[], groups: readonly GuardedGroup[]): GuardBook {
   const byName = new Map(rules.map((rule) => [rule.name, rule]));
   const compiled = new Map<string, ScanRule>();
-  const book = new Map<string, GuardPolicy>();
-  for (const group of groups) {
-    const names = group.guardrails ?? [];
-    if (names.length === 0) continue;
+  // By the list of names, so groups naming the same rules share one policy.
+  const policies = new Map<string, GuardPolicy>();
+
+  function compile(group: GuardedGroup, names: readonly string[]): GuardPolicy {
     const policy: GuardPolicy = {
       scan: { input: [], output: [], tools: [] },
       webhooks: { input: [], output: [], tools: [] },
     };
     for (const name of names) {
-      const rule = byName.get(name)!;
+      const rule = byName.get(name);
+      if (!rule) {
+        throw new GatewayError(
+          "unavailable",
+          `Group "${group.name}" names guardrail "${name}", which this gateway's config does not define`,
+        );
+      }
       for (const scope of rule.scope) {
         if (rule.webhook) (policy.webhooks[scope] as WebhookRule[]).push(rule as WebhookRule);
         else {
@@ -70,9 +87,22 @@ export function guardBook(
         }
       }
     }
-    book.set(group.name, policy);
+    return policy;
   }
-  return book;
+  function policy(group: GuardedGroup): GuardPolicy | undefined {
+    const names = group.guardrails ?? [];
+    if (names.length === 0) return undefined;
+    const key = JSON.stringify(names);
+    let found = policies.get(key);
+    if (!found) {
+      found = compile(group, names);
+      if (policies.size >= MAX_POLICIES) policies.clear();
+      policies.set(key, found);
+    }
+    return found;
+  }
+  for (const group of groups) policy(group);
+  return { policy };
 }
 
 /** True when a policy may change or refuse what is answered: a rule on output, or one that restores on input. */

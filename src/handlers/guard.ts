@@ -60,7 +60,7 @@ export async function guardRequest(
   guardrails: Guardrails | undefined,
   call: { principal: Principal; exchange: Exchange; protocol: Protocol; body: JsonObject },
 ): Promise<{ body: JsonObject; answer?: AnswerGuard }> {
-  const policy = guardrails?.book.get(call.principal.group.name);
+  const policy = guardrails?.book.policy(call.principal.group);
   if (!guardrails || !policy) return { body: call.body };
   const run = guardRun(guardrails, call.exchange);
   const asking = policy.webhooks.input.length > 0;
@@ -88,7 +88,7 @@ export async function guardBodies(
     at(index: number): string;
   },
 ): Promise<readonly JsonObject[]> {
-  const policy = guardrails?.book.get(call.principal.group.name);
+  const policy = guardrails?.book.policy(call.principal.group);
   if (!guardrails || !policy) return call.bodies;
   const run = guardRun(guardrails, call.exchange);
   const asking = policy.webhooks.input.length > 0;

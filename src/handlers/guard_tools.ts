@@ -19,7 +19,7 @@ export async function guardToolCall(
   guardrails: Guardrails | undefined,
   call: { principal: Principal; exchange: Exchange; route: CallPlan },
 ): Promise<{ route: CallPlan; result?(result: JsonObject): JsonObject }> {
-  const policy: GuardPolicy | undefined = guardrails?.book.get(call.principal.group.name);
+  const policy: GuardPolicy | undefined = guardrails?.book.policy(call.principal.group);
   const { route } = call;
   if (!guardrails || !policy || (policy.scan.tools.length === 0 && policy.webhooks.tools.length === 0)) {
     return { route };
