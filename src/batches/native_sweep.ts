@@ -75,13 +75,15 @@ export function startNativeSweep(deps: Deps, ids: IdStore, settings: SweepSettin
     return asked;
   }
 
+  // Each sweep comes an interval after the last one ended (the first, an interval after the start).
   async function loop(): Promise<void> {
     while (!stopped) {
-      await sweep().catch((err) => deps.log({ level: "warn", event: "batch_sweep_error", error: String(err) }));
       const timer = setTimeout(() => woken.resolve(), settings.intervalMs);
       await woken.promise;
       clearTimeout(timer);
       woken = Promise.withResolvers<void>();
+      if (stopped) break;
+      await sweep().catch((err) => deps.log({ level: "warn", event: "batch_sweep_error", error: String(err) }));
     }
   }
 
