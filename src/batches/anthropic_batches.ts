@@ -17,6 +17,7 @@ import { cleanLines } from "./jsonl.ts";
 import { anthropicPage } from "./paging.ts";
 import { anthropicState } from "./native_state.ts";
 import { type Native, nativeNamed, passError, send } from "./upstreams.ts";
+import { guardRequest } from "../handlers/guard.ts";
 
 const errors = () => "anthropic" as const;
 const ROUTE = "/v1/messages/batches";
@@ -106,10 +107,19 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
       config.upstreams,
     );
   }
+  // The provider runs these requests on its own: they pass the group's input guardrails here, before it gets them
+  // (a gateway-run batch's requests pass them as each is served).
+  const guarded = await guardRequest(ctx.deps.guardrails, {
+    principal,
+    exchange: ctx.exchange,
+    protocol: "anthropic",
+    body: { requests: requests.map((request) => request.body) },
+  });
+  const bodies = guarded.body.requests as JsonObject[];
   const upstreamBody = {
-    requests: requests.map((request) => ({
+    requests: requests.map((request, index) => ({
       custom_id: request.custom_id,
-      params: { ...request.body, model: native.upstreamModels.get(request.body.model as string) },
+      params: { ...bodies[index], model: native.upstreamModels.get(request.body.model as string) },
     })),
   };
   const res = await send(native, { ...forward(ctx, req, "/messages/batches", "POST"), body: upstreamBody });

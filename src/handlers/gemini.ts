@@ -111,12 +111,23 @@ async function countTokens(req: Request, ctx: RequestContext, model: string): Pr
   return json({ totalTokens: tokenCount(isObject(body) ? body.input_tokens : 0) });
 }
 
+/** The actions of POST .../models/{model}:{action} the gateway serves. */
+const GEMINI_ACTIONS = new Set([
+  "generateContent",
+  "streamGenerateContent",
+  "countTokens",
+  "embedContent",
+  "batchEmbedContents",
+]);
+
 /** POST .../models/{model}:{action}. */
 export function geminiModelAction(req: Request, ctx: RequestContext): Promise<Response> {
   const id = ctx.params.id.replace(/^models\//, "");
   const colon = id.lastIndexOf(":");
   const model = colon === -1 ? id : id.slice(0, colon);
   const action = colon === -1 ? "" : id.slice(colon + 1);
+  // The route names the action, so the request log, usage and metrics tell a generation from a count or an embedding.
+  if (GEMINI_ACTIONS.has(action)) ctx.exchange.route = `${ctx.exchange.route}:${action}`;
   switch (action) {
     case "generateContent":
       return generate("gemini", "generate", { reshape: withModel(model, false) })(req, ctx);

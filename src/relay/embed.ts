@@ -55,6 +55,8 @@ export function embedAttempt(embed: EmbedPlan) {
     });
     const transport = route.transport!;
     const secrets = transport.secrets();
+    // Only a secret made of base64's own characters can hide in a base64 vector (an OpenAI key's "-" cannot).
+    const hidden = secrets.filter((secret) => secret.length >= MIN_SECRET && BASE64_TEXT.test(secret));
     const controller = new AbortController();
     const signals = [call.req.signal, ...(deps.closing ? [deps.closing] : [])];
     const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
@@ -119,7 +121,7 @@ export function embedAttempt(embed: EmbedPlan) {
         const read = await readAnswerBytes(res, route.upstream.max_answer_bytes, name);
         if (controller.signal.reason === STOPPED) return {};
         if (res.ok) {
-          const part = readPart(read, { shape: shape!, count: one.inputs.length, headers: res.headers, secrets });
+          const part = readPart(read, { shape: shape!, count: one.inputs.length, headers: res.headers, hidden });
           if (part) return { part };
           plan.report("model_failed");
           const error = new GatewayError("upstream", `Upstream "${name}" answered with a body that is not embeddings`);
@@ -170,8 +172,14 @@ export function embedAttempt(embed: EmbedPlan) {
   };
 }
 
-/** The shortest secret looked for in a base64 vector. */
+/**
+ * The shortest secret looked for in a base64 vector: one of a few characters is found in any long base64 text by
+ * chance, and would be no secret a leak could tell.
+ */
 const MIN_SECRET = 8;
+
+/** Text made only of base64's characters. */
+const BASE64_TEXT = /^[A-Za-z0-9+/=]+$/;
 
 /** What stops the calls still running once one has failed (the reason their aborts carry). */
 const STOPPED = Object.freeze({ stopped: "another call of the request failed" });
@@ -179,11 +187,12 @@ const STOPPED = Object.freeze({ stopped: "another call of the request failed" })
 /**
  * One call's successful answer as its part of the result, or undefined when it is not one. Its text is parsed without
  * the redaction an error's gets (a scan of every form of every secret over a large answer): what reaches the client
- * of it is only its vectors, numbers or base64 (checked), and a base64 one that holds an upstream secret is refused.
+ * of it is only its vectors, numbers or base64 (checked), and a base64 one that holds an upstream secret (one of the
+ * `hidden`, those base64 can hold) is refused.
  */
 function readPart(
   read: AnswerBytes,
-  { shape, count, headers, secrets }: { shape: EmbeddingShape; count: number; headers: Headers; secrets: string[] },
+  { shape, count, headers, hidden }: { shape: EmbeddingShape; count: number; headers: Headers; hidden: string[] },
 ): EmbedPart | undefined {
   let body: unknown;
   try {
@@ -193,9 +202,7 @@ function readPart(
   }
   read.bytes = undefined;
   const part = isObject(body) ? shape.read(body, count, headers) : undefined;
-  // A secret of a few characters is found in any long base64 text by chance; it would be no secret a leak could tell.
-  const leaks = (vector: Vector) =>
-    typeof vector === "string" && secrets.some((s) => s.length >= MIN_SECRET && vector.includes(s));
+  const leaks = (vector: Vector) => typeof vector === "string" && hidden.some((secret) => vector.includes(secret));
   return part && !part.vectors.some(leaks) ? part : undefined;
 }
 

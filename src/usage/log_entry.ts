@@ -126,6 +126,10 @@ const MODEL_ROUTES = new Set([
   "/v1/responses",
   "/v1/messages/batches",
   "/v1/batches",
+  // The Gemini API's generations, under each version its clients call (see handlers/gemini.ts).
+  ...["/v1beta", "/v1alpha", "/v1"].flatMap((version) =>
+    ["generateContent", "streamGenerateContent"].map((action) => `${version}/models/:id:${action}`)
+  ),
 ]);
 
 /** True for the exchange of a call of an MCP tool. */

@@ -7,9 +7,9 @@ import { GoogleGenAI } from "@google/genai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { embedMany } from "ai";
 import assert from "node:assert/strict";
-import { embeddingsGateway, mountOpenAi } from "../_embeddings_gateway.ts";
+import { EMBED_KEYS, embeddingsGateway, mountOpenAi } from "../_embeddings_gateway.ts";
 import { fakeBedrock } from "../_fake_bedrock.ts";
-import { vectorFor } from "../_fake_embeddings.ts";
+import { geminiBatchEmbed, vectorFor } from "../_fake_embeddings.ts";
 import { fakeUpstream } from "../_fake_upstream.ts";
 import { deadlineFetch, within } from "../_helpers.ts";
 import { REQUEST_DEADLINE_MS } from "../_reads.ts";
@@ -104,4 +104,51 @@ Deno.test("the Vercel AI SDK's embedMany through the gateway, split by the upstr
   assert.deepEqual(embeddings, values.map((value) => vectorFor(value)));
   assert.ok(usage.tokens > 0);
   assert.deepEqual(bedrock.requests.map((r) => (r.body.texts as string[]).length).toSorted(), [54, 96]);
+});
+
+Deno.test("a Gemini client's embeddings fail over from a deployment at its rate limit, and get a refusal in Google's shape", async () => {
+  await using upstream = fakeUpstream();
+  mountOpenAi(upstream);
+  upstream.routes.set(
+    "POST /busy/v1beta/models/gemini-embedding-001:batchEmbedContents",
+    () =>
+      Response.json({ error: { code: 429, message: "Resource exhausted", status: "RESOURCE_EXHAUSTED" } }, {
+        status: 429,
+      }),
+  );
+  upstream.routes.set(
+    "POST /gemini/v1beta/models/gemini-embedding-001:batchEmbedContents",
+    geminiBatchEmbed(EMBED_KEYS.TEST_GEMINI_KEY),
+  );
+  const extra = `  - name: busy
+    protocol: gemini
+    base_url: ${upstream.url}/busy/v1beta
+    api_key_env: TEST_GEMINI_KEY
+    priority: 1
+    models:
+      - { id: gemini-embed, upstream_id: gemini-embedding-001, kind: embedding }
+`;
+  await using gw = await embeddingsGateway({ url: upstream.url, extra });
+  const ai = genai(gw.url, gw.tokens.default, "v1beta");
+  const answer = await within(
+    ai.models.embedContent({ model: "gemini-embed", contents: ["a", "b"] }),
+    REQUEST_DEADLINE_MS,
+    "embed",
+  );
+  assert.deepEqual(answer.embeddings?.map((e) => e.values), [vectorFor("a"), vectorFor("b")]);
+  assert.deepEqual(gw.exchanges.at(-1)!.attempts.map((a) => [a.upstream, a.status]), [["busy", 429], ["gem", 200]]);
+  // An upstream's own refusal of the request reaches a Gemini client of a Gemini upstream as Google wrote it.
+  upstream.routes.set(
+    "POST /gemini/v1beta/models/gemini-embedding-001:batchEmbedContents",
+    () =>
+      Response.json({ error: { code: 400, message: "Text too long", status: "INVALID_ARGUMENT" } }, { status: 400 }),
+  );
+  const headers = { "x-api-key": "", "x-goog-api-key": gw.tokens.default };
+  const res = await gw.post(
+    "/v1beta/models/gemini-embed:embedContent",
+    { content: { parts: [{ text: "x" }] } },
+    headers,
+  );
+  assert.equal(res.status, 400);
+  assert.deepEqual((await res.json()).error, { code: 400, message: "Text too long", status: "INVALID_ARGUMENT" });
 });

@@ -328,3 +328,30 @@ Deno.test("a request refused before any upstream is recorded too: a failed body 
   const metrics = await readText(await fetch(`${gw.url}/metrics`));
   assert.match(metrics, /modelgate_requests_total\{route="\/v1\/messages",status="400",model="claude-test"/);
 });
+
+Deno.test("a Gemini client's generation is logged with its usage, and its token count is not", async () => {
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /anth/v1/messages", () => jsonReply(anthropicMessage("A reply")));
+  upstream.routes.set("POST /anth/v1/messages/count_tokens", () => jsonReply({ input_tokens: 5 }));
+  await using gw = await startGateway(upstream.url);
+  const ask = { contents: [{ role: "user", parts: [{ text: "A secret prompt" }] }] };
+  const headers = { "x-goog-api-key": gw.tokens.default };
+  for (const action of ["generateContent", "countTokens"]) {
+    const res = await fetch(`${gw.url}/v1beta/models/claude-test:${action}`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify(ask),
+    });
+    assert.equal(res.status, 200, action);
+    await res.body?.cancel();
+  }
+  await gw.flush();
+  const entries = await requestLog(gw.store.kv, { limit: 10 });
+  assert.deepEqual(entries.map((entry) => [entry.route, entry.protocol, entry.model]), [
+    ["/v1beta/models/:id:generateContent", "gemini", "claude-test"],
+  ]);
+  assert.ok(entries[0].input_tokens > 0);
+  assert.doesNotMatch(JSON.stringify(entries), /secret prompt/);
+  const [row] = await usageTotals(gw.store.kv, { by: "model", since: today(), until: today(), name: "claude-test" });
+  assert.equal(row.requests, 1);
+});

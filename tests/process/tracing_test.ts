@@ -1,7 +1,7 @@
 /**
  * @module Tracing as an operator sees it: a gateway process with OTEL_DENO=true exports to an OTLP/HTTP receiver on
  * 127.0.0.1, and what arrives is checked: the span tree of passthrough, translated, streamed, failed-over and
- * abandoned requests, every GenAI attribute with its type, the traceparent the upstream got and the one a client
+ * abandoned requests and an embeddings request, every GenAI attribute with its type, the traceparent the upstream got and the one a client
  * sent, the GenAI metrics, the trace ids in the log lines, and that no secret or prompt text is ever exported.
  */
 import assert from "node:assert/strict";
@@ -31,12 +31,16 @@ ${
       ", models: [{ id: m-claude, price: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 } }]",
     )
   }
-  - { name: chat, protocol: openai, base_url: "${upstream}/chat/v1", api_key_env: TEST_OPENAI_KEY, models: [m-gpt] }
+  - name: chat
+    protocol: openai
+    base_url: "${upstream}/chat/v1"
+    api_key_env: TEST_OPENAI_KEY
+    models: [m-gpt, { id: m-embed, upstream_id: text-embedding-3-small, kind: embedding }]
 ${anthropic("flaky", ", priority: 1, models: [m-fail]")}
 ${anthropic("steady", ", models: [m-fail]")}
 ${anthropic("pausing", ", models: [m-wait]")}
 groups:
-  - { name: default, listing: anthropic, models: [m-claude, m-gpt, m-fail, m-wait] }
+  - { name: default, listing: anthropic, models: [m-claude, m-gpt, m-fail, m-wait, m-embed] }
 `;
 }
 
@@ -251,6 +255,44 @@ Deno.test("a gateway with OTEL_DENO=true exports GenAI spans, metrics and log id
       assert.deepEqual(attr(model, "gen_ai.provider.name"), str("openai"));
       assert.deepEqual(attr(model, "gen_ai.response.model"), str("gpt-test"));
     });
+
+    await t.step(
+      "an embeddings request is the conventions' embeddings operation, with its counts, not its text",
+      async () => {
+        upstream.routes.set("POST /chat/v1/embeddings", ({ body }) =>
+          jsonReply({
+            object: "list",
+            data: (body!.input as string[]).map((_, index) => ({ object: "embedding", index, embedding: [0.5, 0.25] })),
+            model: "text-embedding-3-small",
+            usage: { prompt_tokens: 9, total_tokens: 9 },
+          }));
+        const res = await post("/v1/embeddings", { model: "m-embed", input: [PROMPT, PROMPT], dimensions: 2 }, {
+          "x-request-id": "req-embed",
+        });
+        assert.equal(res.status, 200, await readText(res));
+        const { model, attempts } = await treeOf(receiver, "req-embed");
+        assert.equal(model.name, "embeddings m-embed");
+        const want: Record<string, unknown> = {
+          "gen_ai.operation.name": str("embeddings"),
+          "gen_ai.provider.name": str("openai"),
+          "gen_ai.request.model": str("m-embed"),
+          "gen_ai.usage.input_tokens": int(9),
+          "gen_ai.usage.output_tokens": int(0),
+          "gen_ai.embeddings.dimension.count": int(2),
+          "modelgate.embeddings.inputs": int(2),
+        };
+        for (const [key, value] of Object.entries(want)) assert.deepEqual(attr(model, key), value, key);
+        assert.deepEqual(attempts.map((a) => a.name), ["attempt chat"]);
+        await receiver.waitFor(
+          "the embeddings operation's duration",
+          () =>
+            receiver.points.find((point) =>
+              point.metric === "gen_ai.client.operation.duration" &&
+              text(point, "gen_ai.operation.name") === "embeddings"
+            ),
+        );
+      },
+    );
 
     await t.step("the GenAI metrics arrive with bounded attributes", async () => {
       const tokens = await receiver.waitFor(

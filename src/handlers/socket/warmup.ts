@@ -10,7 +10,7 @@ import { GatewayError } from "../../core/errors.ts";
 import { checkBody } from "../../protocols/checks.ts";
 import { readJsonBody } from "../../core/request_body.ts";
 import { encodeSse } from "../../core/sse.ts";
-import { resolveRoutes } from "../../relay/routing.ts";
+import { requireKind, resolveRoutes } from "../../relay/routing.ts";
 import type { Endpoint } from "../context.ts";
 
 /** What a warm-up keeps its conversation in: the socket's memory, under the stream it was asked on. */
@@ -34,7 +34,8 @@ export function warmUp(target: WarmUpTarget): Endpoint["handle"] {
     if (typeof value.model === "string" && principal.group.models.includes(value.model)) exchange.model = value.model;
     const body = checkBody("openai-responses", "generate", value);
     exchange.stream = true;
-    resolveRoutes(deps.table, principal.group, body.model as string);
+    // A warm-up is refused as the turn itself would be, an embedding model's included.
+    requireKind(resolveRoutes(deps.table, principal.group, body.model as string), "chat", body.model as string);
     // A stored response it continues is read now, so the warm-up fails as the turn itself would, within the same
     // bounds, and all of it is remembered (the later turn goes back to nothing further).
     const { body: whole } = await resolveConversation({ ...body, store: false }, {
@@ -46,7 +47,7 @@ export function warmUp(target: WarmUpTarget): Endpoint["handle"] {
       maxTurns: config.responses_store.max_chain_turns,
       reserve: (bytes) => ctx.holdBody().grow(bytes),
     });
-    for (const observer of deps.observers) await observer.admit?.(exchange, whole, principal);
+    for (const guard of deps.guards) await guard.check(exchange, whole, principal);
     // No model was asked: the request is complete, and used nothing.
     exchange.usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
     exchange.usage_complete = true;
