@@ -1,7 +1,8 @@
 /**
  * The sweep of native batches: a batch nobody reads after it is made is still counted once it ends (each request at
  * the batch price, its token, group and model), asked about once per interval while it runs and no more once counted;
- * two gateways sweeping one KV at once, or a client reading while the sweep does, count each request once.
+ * two gateways sweeping one KV at once, or a client reading while the sweep does, count each request once; a batch
+ * whose token was revoked is counted all the same.
  */
 import assert from "node:assert/strict";
 import { BATCH_KEYS, batchRig, chatLines } from "../_batch_rig.ts";
@@ -108,4 +109,19 @@ Deno.test("sweep: the owner reading a batch while the sweep counts it counts eac
   await Promise.all([rig.gw.sweep!.sweep(), ...made.map((batch) => client.messages.batches.retrieve(batch.id))]);
   const ids = counted(rig.gw, "/v1/messages/batches").map(([id]) => id).sort();
   assert.deepEqual(ids, made.map((batch) => `${batch.id}/x`).sort());
+});
+
+Deno.test("sweep: a batch whose token was revoked after making it is still counted, since its owner can read it no more", async () => {
+  await using rig = await batchRig({ gateway: { batches: {} } });
+  const client = rig.anthropic();
+  const made = await client.messages.batches.create({ requests: [ask("r", "claude-batch")] });
+  const token = await rig.gw.store.findToken(rig.token);
+  await rig.gw.store.revokeToken(token!.id);
+  rig.api.advance();
+  await assert.rejects(client.messages.batches.retrieve(made.id), (err: Error & { status?: number }) => {
+    assert.equal(err.status, 401);
+    return true;
+  });
+  assert.equal(await rig.gw.sweep!.sweep(), 1);
+  assert.deepEqual(counted(rig.gw, "/v1/messages/batches"), [[`${made.id}/r`, "claude-batch", token!.id, "default"]]);
 });
