@@ -2,7 +2,7 @@
  * The sweep of native batches: a batch nobody reads after it is made is still counted once it ends (each request at
  * the batch price, its token, group and model), asked about once per interval while it runs and no more once counted;
  * two gateways sweeping one KV at once, or a client reading while the sweep does, count each request once; a batch
- * whose token was revoked is counted all the same.
+ * whose token was revoked is counted all the same; the gateway sweeps on its own, and its stop lets a sweep end.
  */
 import assert from "node:assert/strict";
 import { BATCH_KEYS, batchRig, chatLines } from "../_batch_rig.ts";
@@ -124,4 +124,25 @@ Deno.test("sweep: a batch whose token was revoked after making it is still count
   });
   assert.equal(await rig.gw.sweep!.sweep(), 1);
   assert.deepEqual(counted(rig.gw, "/v1/messages/batches"), [[`${made.id}/r`, "claude-batch", token!.id, "default"]]);
+});
+
+Deno.test("sweep: the gateway sweeps on its own every batches.sweep_ms, and its stop lets the sweep under way end", async () => {
+  const resultsAsked = Promise.withResolvers<void>();
+  const watching: typeof fetch = (input, init) => {
+    if (String(input instanceof Request ? input.url : input).endsWith("/results")) resultsAsked.resolve();
+    return fetch(input, init);
+  };
+  await using rig = await batchRig({
+    extraYaml: "batches: { sweep_ms: 1000 }",
+    gateway: { batches: {}, fetch: watching },
+  });
+  const made = await rig.anthropic().messages.batches.create({ requests: [ask("t", "claude-batch")] });
+  rig.api.advance();
+  const deadline = AbortSignal.timeout(20_000);
+  await new Promise<void>((resolve, reject) => {
+    deadline.addEventListener("abort", () => reject(new Error("the gateway never swept on its own")));
+    resultsAsked.promise.then(resolve);
+  });
+  await rig.gw.sweep!.stop();
+  assert.deepEqual(counted(rig.gw, "/v1/messages/batches").map(([id]) => id), [`${made.id}/t`]);
 });
