@@ -28,6 +28,8 @@ export interface IdStore {
    * is a key of its own, so a record written back from an older read cannot clear it.
    */
   claimSettle(kind: IdKind, id: string): Promise<boolean>;
+  /** Gives a claimed settlement back when its results could not be had, so a later read or sweep counts them. */
+  releaseSettle(kind: IdKind, id: string): Promise<void>;
   /** Records a native batch just made and puts it in the sweep's queue, due at once. */
   putNative(record: IdRecord): Promise<void>;
   /** At most `limit` queued native batches due by `now`, the longest due first. */
@@ -100,6 +102,12 @@ export function idStore(kv: Deno.Kv): IdStore {
       const result = await kv.atomic().check({ key: mark, versionstamp: null }).set(mark, true, { expireIn })
         .set(key(kind, id), { ...entry.value, settled: true }, { expireIn }).commit();
       return result.ok;
+    },
+    async releaseSettle(kind, id) {
+      const entry = await kv.get<IdRecord>(key(kind, id));
+      const op = kv.atomic().check(entry).delete(["batch_settled", kind, id]);
+      if (entry.value) op.set(key(kind, id), { ...entry.value, settled: false }, { expireIn: ID_DAYS * DAY_MS });
+      await op.commit();
     },
     async putNative(record) {
       const expireIn = ID_DAYS * DAY_MS;

@@ -5,6 +5,7 @@
  */
 import type { IdRecord } from "../core/batch_contract.ts";
 import type { Principal } from "../core/principal.ts";
+import type { JsonObject } from "../core/types.ts";
 import type { Deps } from "../handlers/context.ts";
 import type { IdStore } from "./ids.ts";
 import { anthropicState, type BatchRead, hasEnded, openaiState } from "./native_state.ts";
@@ -57,8 +58,14 @@ export function startNativeSweep(deps: Deps, ids: IdStore, settings: SweepSettin
       // The provider no longer has it: there is nothing left to count.
       if (state.status === 404) await ids.unqueue(held);
       await state.body?.cancel();
-    } else if (hasEnded(record, state)) await ids.unqueue(held);
+    } else if (hasEnded(record, state) && await counted(record, state)) await ids.unqueue(held);
     return true;
+  }
+
+  /** Whether an ended batch has nothing left to count: counted, or (OpenAI) ended with no output file. */
+  async function counted(record: IdRecord, batch: JsonObject): Promise<boolean> {
+    if ((await ids.get("batch", record.id))?.settled) return true;
+    return record.protocol === "openai" && typeof batch.output_file_id !== "string";
   }
 
   async function sweep(): Promise<number> {

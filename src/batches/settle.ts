@@ -60,9 +60,14 @@ export interface Settlement {
 /** Counts the batch's results once, whichever caller first sees it ended; later calls do nothing. */
 export async function settle(settlement: Settlement): Promise<void> {
   const { deps, record, native } = settlement;
-  if (record.settled || !await idStore(deps.store.kv).claimSettle("batch", record.id)) return;
-  const body = await settlement.open();
-  if (!body) return;
+  const ids = idStore(deps.store.kv);
+  if (record.settled || !await ids.claimSettle("batch", record.id)) return;
+  // Results the provider could not hand over now are counted at a later read or sweep, not never.
+  const body = await settlement.open().catch(async (err) => {
+    await ids.releaseSettle("batch", record.id);
+    throw err;
+  });
+  if (!body) return await ids.releaseSettle("batch", record.id);
   const publicOf = (upstreamModel: unknown) =>
     record.models?.find((model) => native.upstreamModels.get(model) === upstreamModel) ?? record.models?.[0];
   const startedAt = deps.now().getTime();

@@ -146,3 +146,19 @@ Deno.test("sweep: the gateway sweeps on its own every batches.sweep_ms, and its 
   await rig.gw.sweep!.stop();
   assert.deepEqual(counted(rig.gw, "/v1/messages/batches").map(([id]) => id), [`${made.id}/t`]);
 });
+
+Deno.test("sweep: results the provider fails to hand over are counted at the next sweep, not never", async () => {
+  await using rig = await batchRig({ gateway: { admin: true, batches: {} } });
+  const sweep = rig.gw.sweep!;
+  const made = await rig.anthropic().messages.batches.create({ requests: [ask("a", "claude-batch")] });
+  rig.api.advance();
+  rig.api.failResults = 1;
+  await sweep.sweep();
+  assert.deepEqual(counted(rig.gw, "/v1/messages/batches"), []);
+  rig.clock.now += 60_000;
+  assert.equal(await sweep.sweep(), 1);
+  assert.deepEqual(counted(rig.gw, "/v1/messages/batches").map(([id]) => id), [`${made.id}/a`]);
+  // Counted now: out of the queue.
+  rig.clock.now += 60_000;
+  assert.equal(await sweep.sweep(), 0);
+});
