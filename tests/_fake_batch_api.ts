@@ -22,6 +22,8 @@ export interface FakeBatchApi extends AsyncDisposable {
   /** Moves every batch one step on: Anthropic's to ended, OpenAI's validating -> in_progress -> completed. */
   advance(): void;
   accounts: Map<string, Account>;
+  /** How many of the next Anthropic results downloads answer 500, as a provider having a bad minute does. */
+  failResults: number;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -157,6 +159,10 @@ export function fakeBatchApi(keys: Record<string, string>, models: readonly stri
     }
     if (action === "/results") {
       if (!ended) return anthropicError(400, "invalid_request_error", "Batch has not ended");
+      if (api.failResults > 0) {
+        api.failResults--;
+        return anthropicError(500, "api_error", "Internal server error");
+      }
       // A trailing blank line, as some JSONL writers leave: the gateway must not pass it on.
       const lines = stored.requests.map((r) => JSON.stringify(resultOf(stored, r))).join("\n");
       return new Response(`${lines}\n\n`, { headers: { "content-type": "application/binary" } });
@@ -177,7 +183,7 @@ export function fakeBatchApi(keys: Record<string, string>, models: readonly stri
     };
   }
 
-  return {
+  const api: FakeBatchApi = {
     url: base,
     seen,
     accounts,
@@ -205,10 +211,12 @@ export function fakeBatchApi(keys: Record<string, string>, models: readonly stri
         }
       }
     },
+    failResults: 0,
     async [Symbol.asyncDispose]() {
       await server.shutdown();
     },
   };
+  return api;
 }
 
 /** An Anthropic message from `model` saying `text`, with usage. */

@@ -15,7 +15,7 @@ import { fileIdsOf, sameDeployment } from "./file_refs.ts";
 import { idStore } from "./ids.ts";
 import { cleanLines } from "./jsonl.ts";
 import { anthropicPage } from "./paging.ts";
-import { settle } from "./settle.ts";
+import { anthropicState } from "./native_state.ts";
 import { type Native, nativeNamed, passError, send } from "./upstreams.ts";
 import { guardBodies } from "../handlers/guard.ts";
 
@@ -125,7 +125,7 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
   const res = await send(native, { ...forward(ctx, req, "/messages/batches", "POST"), body: upstreamBody });
   if (!res.ok) return await passError(res, native);
   const batch = await res.json() as JsonObject;
-  await files.put({
+  await files.putNative({
     kind: "batch",
     protocol: "anthropic",
     id: String(batch.id),
@@ -142,42 +142,9 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
 }
 
 /** The batch's current state from its deployment, kept for listings; its usage counted once it has ended. */
-async function current(
-  req: Request,
-  ctx: RequestContext,
-  record: IdRecord,
-  native: Native,
-): Promise<Response | JsonObject> {
-  const res = await send(native, forward(ctx, req, `/messages/batches/${encodeURIComponent(record.upstream_id!)}`));
-  if (!res.ok) return await passError(res, native);
-  const batch = await res.json() as JsonObject;
-  await idStore(ctx.deps.store.kv).put({ ...record, object: batch });
-  if (batch.processing_status === "ended") await settleBatch(req, ctx, record, native);
-  return batch;
-}
-
-function settleBatch(req: Request, ctx: RequestContext, record: IdRecord, native: Native): Promise<void> {
-  return settle({
-    deps: ctx.deps,
-    principal: ctx.principal!,
-    record,
-    native,
-    upstreamProtocol: "anthropic",
-    served: "anthropic",
-    route: ROUTE,
-    async open() {
-      const path = `/messages/batches/${encodeURIComponent(record.upstream_id!)}/results`;
-      const res = await send(native, forward(ctx, req, path));
-      if (res.ok && res.body) return res.body;
-      await res.body?.cancel();
-      return undefined;
-    },
-    read(line) {
-      const result = isObject(line.result) ? line.result : undefined;
-      const message = result?.type === "succeeded" && isObject(result.message) ? result.message : undefined;
-      return { custom_id: String(line.custom_id), answer: message };
-    },
-  });
+function current(req: Request, ctx: RequestContext, record: IdRecord, native: Native): Promise<Response | JsonObject> {
+  const reader = { clientHeaders: req.headers, requestId: ctx.requestId, signal: req.signal };
+  return anthropicState({ deps: ctx.deps, reader, record, native, principal: ctx.principal });
 }
 
 async function retrieve(req: Request, ctx: RequestContext): Promise<Response> {

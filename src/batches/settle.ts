@@ -39,8 +39,11 @@ export interface ResultAnswer {
 /** What settling a batch needs to know of it. */
 export interface Settlement {
   deps: Deps;
-  /** The owner, who alone may read the batch: its requests count against its token's and group's limits. */
-  principal: Principal;
+  /**
+   * The owner, who alone may read the batch: its requests count against its token's and group's limits. Undefined
+   * when its token is gone: its usage and spend are still recorded.
+   */
+  principal?: Principal;
   record: IdRecord;
   native: Native;
   /** The protocol of the answers in the results (the meter reads their usage). */
@@ -57,9 +60,14 @@ export interface Settlement {
 /** Counts the batch's results once, whichever caller first sees it ended; later calls do nothing. */
 export async function settle(settlement: Settlement): Promise<void> {
   const { deps, record, native } = settlement;
-  if (record.settled || !await idStore(deps.store.kv).claimSettle("batch", record.id)) return;
-  const body = await settlement.open();
-  if (!body) return;
+  const ids = idStore(deps.store.kv);
+  if (record.settled || !await ids.claimSettle("batch", record.id)) return;
+  // Results the provider could not hand over now are counted at a later read or sweep, not never.
+  const body = await settlement.open().catch(async (err) => {
+    await ids.releaseSettle("batch", record.id);
+    throw err;
+  });
+  if (!body) return await ids.releaseSettle("batch", record.id);
   const publicOf = (upstreamModel: unknown) =>
     record.models?.find((model) => native.upstreamModels.get(model) === upstreamModel) ?? record.models?.[0];
   const startedAt = deps.now().getTime();
@@ -88,7 +96,7 @@ export async function settle(settlement: Settlement): Promise<void> {
       duration_ms: 0,
       usage: meter.usage(),
     };
-    deps.operator.limiter.charge(exchange, settlement.principal);
+    if (settlement.principal) deps.operator.limiter.charge(exchange, settlement.principal);
     for (const observer of deps.observers) observer.finish?.(exchange);
   }
 }
