@@ -87,6 +87,24 @@ for (const stream of [false, true]) {
   });
 }
 
+Deno.test("guardrails on stored responses: an answer an output rule refused, whole or streamed, is not kept", async () => {
+  await using upstream = fakeUpstream();
+  echoing(upstream);
+  const block = "guardrails:\n  - { name: no-secrets, detect: [secrets], scope: [output], action: block }\n";
+  await using gw = await startGateway(upstream.url, { configYaml: guardedConfig(upstream.url, block, "[no-secrets]") });
+  for (const stream of [false, true]) {
+    const res = await gw.post("/v1/responses", { model: "claude-test", input: "please leak", stream }, {
+      authorization: `Bearer ${gw.tokens.oa}`,
+    });
+    const text = await res.text();
+    assert.equal(res.status, stream ? 200 : 400, text);
+    assert.match(text, /guardrail \\?"no-secrets\\?": the answer holds aws_access_key/);
+  }
+  assert.equal(upstream.requests.length, 2);
+  const kept = storedText(await keptValues(gw.store.kv));
+  assert.ok(!kept.includes("I read:"), "a refused answer was stored");
+});
+
 /** A streamed response's final state, as the SDK puts it together. */
 async function streamedResponse(client: OpenAI, input: string): Promise<OpenAI.Responses.Response> {
   const stream = client.responses.stream({ model: "claude-test", input });
