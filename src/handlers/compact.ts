@@ -30,6 +30,7 @@ import {
   unpackSummary,
 } from "../translate/compaction.ts";
 import type { Deps, RequestContext } from "./context.ts";
+import { type AnswerGuard, guardSummary } from "./guard.ts";
 
 /** What a Responses request asks of compaction: a summary now (the trigger), or one past a prompt size. */
 export type CompactionPlan = { kind: "trigger" } | { kind: "compact" } | { kind: "threshold"; tokens: number };
@@ -94,9 +95,10 @@ async function openItem(deps: Deps, principal: Principal, item: JsonObject, fiel
   return summary;
 }
 
-/** A summary made and sealed: the item, the model's answer it came from, and what the summary call used. */
+/** A summary made and sealed: the item, its text, the model's answer it came from, and what the summary call used. */
 interface Summary {
   item: JsonObject;
+  text: string;
   answer: JsonObject;
   usage?: Usage;
 }
@@ -108,7 +110,7 @@ interface Summary {
 async function summarize(
   ctx: RequestContext,
   call: RelayRequest,
-  { items, token }: { items: readonly JsonObject[]; token: string },
+  { items, token, guard }: { items: readonly JsonObject[]; token: string; guard?: AnswerGuard },
 ): Promise<Summary | Response> {
   const { deps } = ctx;
   const body = summaryRequest(call.body, items);
@@ -124,14 +126,15 @@ async function summarize(
   });
   if (!res.ok) return res;
   const answer = await res.json() as JsonObject;
-  const summary = answerText(answer);
+  // What the model wrote passes the output rules before it is sealed: the summary stands for the conversation later.
+  const summary = guardSummary(answerText(answer), guard);
   if (!summary) {
     throw new GatewayError("upstream", `Model "${call.body.model}" wrote no summary to compact the conversation with`);
   }
   const sealed = await deps.sealer.seal(token, packSummary(summary));
   const id = `cmp_${String(answer.id ?? call.responseId ?? crypto.randomUUID()).replace(/^resp_/, "")}`;
   call.exchange.compaction = "gateway";
-  return { item: compactionItem(id, sealed), answer, usage: call.exchange.usage };
+  return { item: compactionItem(id, sealed), text: summary, answer, usage: call.exchange.usage };
 }
 
 /**
@@ -141,13 +144,13 @@ async function summarize(
 export async function relayCompacting(
   ctx: RequestContext,
   call: RelayRequest,
-  { plan, principal }: { plan: CompactionPlan; principal: Principal },
+  { plan, principal, guard }: { plan: CompactionPlan; principal: Principal; guard?: AnswerGuard },
 ): Promise<Response> {
   const { deps } = ctx;
   const items = inputItems(call.body.input);
   if (plan.kind === "threshold" && estimatePromptTokens(call.body) <= plan.tokens) return await relay(deps, call);
   if (items.length === 0) throw invalidField("input", "holds nothing to compact");
-  const made = await summarize(ctx, call, { items, token: principal.token.id });
+  const made = await summarize(ctx, call, { items, token: principal.token.id, guard });
   if (made instanceof Response) return made;
   if (plan.kind === "trigger") return await triggerAnswer(call, made);
   if (plan.kind === "compact") return compactAnswer(items, made);
@@ -156,7 +159,7 @@ export async function relayCompacting(
   const addBefore = () => exchange.usage = addUsage(before, exchange.usage);
   const res = await relay(deps, {
     ...call,
-    body: { ...call.body, input: [summaryMessage(answerText(made.answer))] },
+    body: { ...call.body, input: [summaryMessage(made.text)] },
     bytes: undefined,
     leading: [made.item],
     leadingUsage: before,

@@ -8,7 +8,7 @@ import { type GuardPolicy, type Guardrails, guardsAnswers } from "../core/guard_
 import { guardValue } from "../core/guard_walk.ts";
 import { askWebhook } from "../core/guard_webhook.ts";
 import type { Principal } from "../core/principal.ts";
-import { countHit, guardBlocked, type GuardRun, type GuardScope } from "../core/text_scan.ts";
+import { countHit, guardBlocked, type GuardRun, type GuardScope, scanText } from "../core/text_scan.ts";
 import type { Exchange } from "../core/exchange.ts";
 import type { JsonObject, Protocol } from "../core/types.ts";
 import { errorResponse } from "../protocols/client_errors.ts";
@@ -151,4 +151,14 @@ export function guardStored(answer: JsonObject, guard: AnswerGuard | undefined):
     if (err instanceof GatewayError) return undefined;
     throw err;
   }
+}
+
+/**
+ * A summary the model wrote of a conversation (the gateway's compaction), through the output rules with its hits
+ * counted, its placeholders left as they are: the summary goes back to a provider in the turns after it.
+ */
+export function guardSummary(text: string, guard: AnswerGuard | undefined): string {
+  const rules = guard?.policy.scan.output ?? [];
+  if (!guard || rules.length === 0) return text;
+  return scanText(text, rules, { ...guard.run, restores: new Map() }, { scope: "output" });
 }

@@ -71,7 +71,10 @@ export async function responsesTurn(
     operation: compact && native ? "compact" : "generate",
     responseId: newResponseId(),
     watch,
-    relay: (call) => compaction ? relayCompacting(ctx, call, { plan: compaction, principal }) : relay(ctx.deps, call),
+    relay: (call) =>
+      compaction
+        ? relayCompacting(ctx, call, { plan: compaction, principal, guard: request.guard })
+        : relay(ctx.deps, call),
   };
 }
 

@@ -105,6 +105,29 @@ Deno.test("guardrails on stored responses: an answer an output rule refused, who
   assert.ok(!kept.includes("I read:"), "a refused answer was stored");
 });
 
+Deno.test("guardrails on compaction: a key the model writes in its summary is sealed, and sent on, as its placeholder", async () => {
+  await using upstream = fakeUpstream();
+  echoing(upstream);
+  await using gw = await startGateway(upstream.url, { configYaml: guardedConfig(upstream.url) });
+  const client = new OpenAI({ apiKey: gw.tokens.oa, baseURL: `${gw.url}/v1`, maxRetries: 0, fetch: deadlineFetch() });
+  const input = [{ role: "user" as const, content: `please leak; remember ${KEY}` }];
+  const compacted = await client.responses.create({
+    model: "claude-test",
+    input: [...input, { type: "compaction_trigger" }] as never,
+    store: false,
+  });
+  const [item] = compacted.output;
+  assert.equal(item.type, "compaction");
+  // The summary (the echo, with the key the upstream "leaked") reaches the next turn's upstream out of the item.
+  await client.responses.create({ model: "claude-test", input: [item, { role: "user", content: "go on" }] as never });
+  const next = upstream.requests[1].raw;
+  assert.match(next, /\[REDACTED:aws_access_key:[0-9a-f]{6}\]/);
+  assert.match(next, PLACEHOLDER);
+  assert.ok(!next.includes(LEAKED_KEY) && !next.includes(KEY), next);
+  const made = gw.exchanges.find((exchange) => exchange.compaction === "gateway")!;
+  assert.ok(made.guardrails!.some((hit) => hit.scope === "output" && hit.kind === "aws_access_key"));
+});
+
 /** A streamed response's final state, as the SDK puts it together. */
 async function streamedResponse(client: OpenAI, input: string): Promise<OpenAI.Responses.Response> {
   const stream = client.responses.stream({ model: "claude-test", input });
