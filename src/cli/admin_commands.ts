@@ -163,7 +163,8 @@ export async function tokenCommand(args: Args, io: Io, help: string): Promise<nu
 /** `group list|create|update|delete`. */
 export async function groupCommand(args: Args, io: Io, help: string): Promise<number> {
   const [, action, name] = args.words;
-  const models = flag(args, "models")?.split(",").map((m) => m.trim()).filter(Boolean);
+  const list = (name: string) => flag(args, name)?.split(",").map((m) => m.trim()).filter(Boolean);
+  const models = list("models");
   switch (action) {
     case "list":
       return await withService(args, io, async (service) => {
@@ -180,6 +181,7 @@ export async function groupCommand(args: Args, io: Io, help: string): Promise<nu
           listing: flag(args, "listing"),
           models: models ?? [],
           limits: limitFlags(args),
+          guardrails: list("guardrails"),
         });
         io.err(`Created group "${printable(group.name)}"`);
         return 0;
@@ -188,7 +190,9 @@ export async function groupCommand(args: Args, io: Io, help: string): Promise<nu
       return await withService(args, io, async (service) => {
         const current = await service.getGroup(name ?? "");
         const limits = limitsUpdate(args, current.limits);
-        const group = await service.updateGroup(current.name, { listing: flag(args, "listing"), models, limits });
+        const guardrails = args.flags["clear-guardrails"] ? null : list("guardrails");
+        const listing = flag(args, "listing");
+        const group = await service.updateGroup(current.name, { listing, models, limits, guardrails });
         io.err(`Updated group "${printable(group.name)}"`);
         return 0;
       });

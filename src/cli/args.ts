@@ -27,7 +27,16 @@ export interface Io {
   onKvOpen?(needs?: ProcessNeeds): void;
 }
 
-const BOOLEAN_FLAGS = new Set(["help", "json", "disable", "enable", "clear-limits", "no-expiry", "no-mcp"]);
+const BOOLEAN_FLAGS = new Set([
+  "help",
+  "json",
+  "disable",
+  "enable",
+  "clear-limits",
+  "clear-guardrails",
+  "no-expiry",
+  "no-mcp",
+]);
 
 /** Splits argv into words and flags; a value flag without a value is an error. */
 export function parseArgs(argv: readonly string[]): Args {

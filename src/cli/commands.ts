@@ -88,8 +88,9 @@ ${LIMIT_FLAGS}`,
   group: `Usage: modelgate group <list|create|update|delete> [options]
 
   group list [--json]
-  group create NAME --listing anthropic|openai|auto --models a,b [limit flags]
-  group update NAME [--listing L] [--models a,b] [limit flags | --clear-limits]
+  group create NAME --listing anthropic|openai|auto --models a,b [--guardrails r,s] [limit flags]
+  group update NAME [--listing L] [--models a,b] [--guardrails r,s | --clear-guardrails]
+                    [limit flags | --clear-limits]
   group delete NAME                refused while an active token uses it
 
 Groups from the config are written into KV at every start and cannot be changed here; edit the config.

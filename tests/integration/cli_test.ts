@@ -45,6 +45,21 @@ Deno.test("group create, update and delete through the CLI; config groups stay r
   assert.ok(!(await setup.cli("group list")).out.includes("team"));
 });
 
+Deno.test("group guardrails through the CLI: named from the config's rules, checked, and cleared", async () => {
+  await using upstream = fakeUpstream();
+  const extraYaml = "guardrails:\n  - { name: no-secrets, detect: [secrets], action: mask }\n";
+  await using setup = await cliSetup(upstream.url, { extraYaml });
+  await setup.cli("group create team --listing openai --models gpt-test --guardrails no-secrets");
+  const team = async () =>
+    JSON.parse((await setup.cli("group list --json")).out).find((g: { name: string }) => g.name === "team");
+  assert.deepEqual((await team()).guardrails, ["no-secrets"]);
+  await assert.rejects(setup.cli("group update team --guardrails no-secrets,polcy"), /guardrails\[1\]: no guardrail/);
+  await setup.cli("group update team --models gpt-test,claude-test");
+  assert.deepEqual((await team()).guardrails, ["no-secrets"], "an update that does not name them keeps them");
+  assert.equal((await setup.cli("group update team --clear-guardrails")).code, 0);
+  assert.equal((await team()).guardrails, undefined);
+});
+
 Deno.test("every operator command stops with the gateway's message when its KV folder cannot be one", async () => {
   await using upstream = fakeUpstream();
   await using setup = await cliSetup(upstream.url);
