@@ -15,7 +15,7 @@ import { sharesTier } from "../relay/select.ts";
 import { clientSession, sessionAffinity } from "../relay/session.ts";
 import { compactBody } from "./compact.ts";
 import type { RequestContext } from "./context.ts";
-import { type AnswerGuard, guardAnswer, guardRequest } from "./guard.ts";
+import { type AnswerGuard, guardAnswer, guardedTrace, guardRequest } from "./guard.ts";
 import { plainTurn, responsesTurn, type Turn } from "./turn.ts";
 
 /** What a handler is made for besides its protocol and operation. */
@@ -42,6 +42,7 @@ export function generate(protocol: Protocol, operation: Operation, options: Gene
       operation,
       ...options,
     });
+    if (guard && ctx.exchange.trace) ctx.exchange.trace = guardedTrace(ctx.exchange.trace, guard);
     const listing = protocol === "gemini" ? "GET /v1beta/models" : "GET /v1/models";
     const resolved = resolveRoutes(ctx.deps.table, principal.group, body.model as string, listing);
     const routes = options.narrow ? await options.narrow(ctx, principal, body, resolved) : resolved;

@@ -9,7 +9,7 @@ import { guardValue } from "../core/guard_walk.ts";
 import { askWebhook } from "../core/guard_webhook.ts";
 import type { Principal } from "../core/principal.ts";
 import { countHit, guardBlocked, type GuardRun, type GuardScope, scanText } from "../core/text_scan.ts";
-import type { Exchange } from "../core/exchange.ts";
+import type { Exchange, ExchangeTrace } from "../core/exchange.ts";
 import type { JsonObject, Protocol } from "../core/types.ts";
 import { errorResponse } from "../protocols/client_errors.ts";
 import { guardStream } from "../relay/guard_stream.ts";
@@ -161,4 +161,12 @@ export function guardSummary(text: string, guard: AnswerGuard | undefined): stri
   const rules = guard?.policy.scan.output ?? [];
   if (!guard || rules.length === 0) return text;
   return scanText(text, rules, { ...guard.run, restores: new Map() }, { scope: "output" });
+}
+
+/**
+ * The exchange's trace, its captured answer (content capture on) passed through the output rules as the stored one
+ * is: a secret the model writes reaches no span, whatever reaches the client.
+ */
+export function guardedTrace(trace: ExchangeTrace, guard: AnswerGuard): ExchangeTrace {
+  return { ...trace, answered: (body) => trace.answered(guardStored(body, guard) ?? {}) };
 }

@@ -2,7 +2,7 @@
  * @module Prompt and answer text on traces only when the operator opts in: a gateway with OTEL_DENO=true and
  * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true puts them on the model span in the GenAI message shape,
  * for an Anthropic answer and a Responses answer alike (without the opt-in nothing of them is exported:
- * tracing_test.ts).
+ * tracing_test.ts); a group's masking rule holds there too.
  */
 import assert from "node:assert/strict";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
@@ -88,6 +88,48 @@ Deno.test("with the content opt-in, the model span carries the prompt and the an
       ],
       finish_reason: "completed",
     }]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("with the content opt-in and a masking rule, a secret the model writes reaches the span only masked", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "modelgate-tracing-guard-" });
+  const secret = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4";
+  await using receiver = otlpReceiver();
+  await using upstream = fakeUpstream();
+  upstream.routes.set("POST /up/v1/messages", () => jsonReply(anthropicMessage(`The token is ${secret}.`)));
+  try {
+    const configFile = `${dir}/gateway.yaml`;
+    const yaml = processConfigYaml(`${dir}/gateway.kv`).replace("http://127.0.0.1:9/v1", `${upstream.url}/up/v1`)
+      .replace(
+        "models: [m1] }\n",
+        "models: [m1] }\nguardrails:\n  - { name: no-secrets, detect: [secrets], " +
+          "scope: [output], action: mask }\n",
+      )
+      .replace("listing: anthropic, models: [m1] }", "listing: anthropic, models: [m1], guardrails: [no-secrets] }");
+    await Deno.writeTextFile(configFile, yaml);
+    const env = { TEST_UP_KEY: "upstream-key-for-guard" };
+    const { token } = await cliToken(dir, configFile, env);
+    await using gateway = await startProcess({
+      command: denoMain(dir, "serve", "--config", configFile),
+      env: { ...env, ...otlpEnv(receiver), OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" },
+    });
+    const res = await fetch(`${gateway.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": token, "content-type": "application/json", "x-request-id": "req-guarded" },
+      body: JSON.stringify({ model: "m1", max_tokens: 8, messages: [{ role: "user", content: "Which token?" }] }),
+    });
+    const answer = await readText(res);
+    assert.equal(res.status, 200, answer);
+    assert.doesNotMatch(answer, new RegExp(secret));
+    const model = await receiver.waitFor(
+      "the model span",
+      () => receiver.spans.find((span) => text(span, "modelgate.request_id") === "req-guarded"),
+    );
+    const output = (attr(model, "gen_ai.output.messages") as { stringValue: string }).stringValue;
+    assert.match(output, /\[REDACTED:github_token:[0-9a-f]{6}\]/);
+    assert.doesNotMatch(JSON.stringify(receiver.spans), new RegExp(secret));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
