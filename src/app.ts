@@ -2,13 +2,12 @@
  * @module The HTTP app: an endpoint table, one matcher, and the single place where errors become responses
  * in the protocol of the route that failed. `main` binds it to a port; tests call it directly.
  */
-import { authenticateFrom, noCredential, readCredential, readGoogleCredential } from "./access/auth.ts";
+import { authenticateRequest } from "./access/auth.ts";
 import { AUTH_ENDPOINTS } from "./admin/auth_routes.ts";
 import { ADMIN_ENDPOINTS } from "./admin/routes.ts";
 import { BATCH_ENDPOINTS } from "./batches/endpoints.ts";
 import { holdingRoutes } from "./batches/file_routing.ts";
 import { CONSOLE_ENDPOINT } from "./console/endpoint.ts";
-import type { BodyHold } from "./core/body_budget.ts";
 import { clientClosed, GatewayError, toGatewayError } from "./core/errors.ts";
 import { errorResponse } from "./protocols/client_errors.ts";
 import { rangesMatcher } from "./core/addresses.ts";
@@ -18,6 +17,7 @@ import { type Peer, peerOf, publicHostRule, remoteAddress } from "./core/peer.ts
 import type { Protocol } from "./core/types.ts";
 import type { Deps, Endpoint, RequestContext } from "./handlers/context.ts";
 import { GEMINI_ENDPOINTS } from "./handlers/gemini.ts";
+import { exchangeLifecycle } from "./handlers/lifecycle.ts";
 import { MCP_ENDPOINT } from "./handlers/mcp.ts";
 import { OAUTH_ENDPOINTS } from "./oauth/endpoint.ts";
 import { openAiEmbeddings } from "./handlers/embeddings.ts";
@@ -174,22 +174,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
       status: 0,
     };
     if (socket) exchange.transport = "websocket";
-    // The exchange is over once the handler has answered and, for a stream, the stream has ended too; a short
-    // stream can end before the handler has returned (its body is pulled as soon as it is made).
-    let deferred = false;
-    let streamEnded = false;
-    let answered = false;
-    let finished = false;
-    let body: BodyHold | undefined;
-    const finish = () => {
-      if (finished || !answered || (deferred && !streamEnded)) return;
-      finished = true;
-      // The body (its bytes and its parsed tree) is no longer needed once the answer has been sent.
-      body?.release();
-      exchange.duration_ms = deps.now().getTime() - exchange.started_at;
-      exchange.ttfb_ms ??= exchange.duration_ms;
-      for (const observer of deps.observers) observer.finish?.(exchange);
-    };
+    const lifecycle = exchangeLifecycle(exchange, deps);
     const ctx: RequestContext = {
       deps,
       requestId,
@@ -197,43 +182,22 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
       peer,
       exchange,
       async authenticate() {
-        // Gemini clients send the key their own way; the key query parameter never reaches a log (only the route does).
-        const gemini = exchange.protocol === "gemini";
-        // The runtime's server span records the URL before the gateway sees it, and a span attribute cannot be taken
-        // back: while tracing is on, a key in the URL is refused, so no client keeps sending it (docs/operating.md).
-        if (gemini && deps.urlTraced && new URL(req.url).searchParams.has("key")) {
-          throw new GatewayError(
-            "authentication",
-            "The key query parameter is refused here because request URLs are traced: send the API key as the " +
-              "x-goog-api-key header instead",
-          );
-        }
-        const credential = (gemini ? readGoogleCredential(req) : undefined) ?? readCredential(req.headers);
-        if (!credential && gemini) {
-          throw new GatewayError("authentication", "Missing API key: send it as x-goog-api-key or the key parameter");
-        }
-        if (!credential) throw noCredential(req.headers, "API key");
-        ctx.principal = await authenticateFrom(deps.operator.guard, deps.operator.credentials, {
-          credential,
+        ctx.principal = await authenticateRequest(req, exchange.protocol, {
+          guard: deps.operator.guard,
+          credentials: deps.operator.credentials,
           address: peer.address,
           now: deps.now(),
+          urlTraced: deps.urlTraced,
         });
         exchange.token_id = ctx.principal.token.id;
         exchange.owner = ctx.principal.token.owner;
         exchange.group = ctx.principal.group.name;
         return ctx.principal;
       },
-      deferFinish() {
-        deferred = true;
-        return () => {
-          streamEnded = true;
-          finish();
-        };
-      },
-      holdBody: () => body ??= deps.bodyBudget.hold(),
+      deferFinish: lifecycle.deferFinish,
+      holdBody: lifecycle.holdBody,
       dispatch: (made, serve) => handle(made, peer, { serve }),
     };
-    for (const observer of deps.observers) observer.start?.(exchange);
     // The protocol errors are spoken in; known once the handler has run (a model listing follows the caller's group).
     const errorProtocol = () => endpoint ? endpoint.errors(req, ctx.principal) : unknownPathProtocol(url.pathname);
     let response: Response;
@@ -254,7 +218,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
         deps.log({ request_id: requestId, event: "internal_error", error: String((err as Error)?.stack ?? err) });
       }
       exchange.error = error.kind;
-      deferred = false;
+      lifecycle.failed();
       response = errorResponse(error, errorProtocol(), requestId);
       if (req.body && !req.bodyUsed) await req.body.cancel().catch(() => {});
     }
@@ -265,8 +229,7 @@ export function createApp(deps: Deps): (req: Request, info?: Deno.ServeHandlerIn
     if (errorProtocol() === "anthropic") {
       response.headers.set("request-id", requestId);
     }
-    answered = true;
-    finish();
+    lifecycle.answered();
     return response;
   }
 }

@@ -2,6 +2,7 @@
 import { recordFirstServed, undatedModels } from "../src/access/model_dates.ts";
 import { createStore, seedGroups, type Store } from "../src/access/store.ts";
 import { createApp } from "../src/app.ts";
+import type { NativeSweep } from "../src/batches/native_sweep.ts";
 import { startGatewayBatches } from "../src/batches/start.ts";
 import type { Config } from "../src/core/config.ts";
 import { parseConfig } from "../src/core/config_load.ts";
@@ -136,6 +137,8 @@ export interface TestGateway extends AsyncDisposable {
   deps: Deps;
   /** Writes batched usage to KV now. */
   flush(): Promise<void>;
+  /** The sweep of native batches, when the gateway runs batches (`batches` in the options). */
+  sweep?: NativeSweep;
   /** Calls the admin API with the test admin key unless headers say otherwise. */
   admin(method: string, path: string, body?: unknown, headers?: HeadersInit): Promise<Response>;
   /** POSTs JSON with the default group's token in x-api-key unless headers say otherwise. */
@@ -165,7 +168,10 @@ export interface StartOptions extends GatewayOptions {
   stopping?: AbortSignal;
   /** The gateway's fetch, for upstreams and the identity provider alike. */
   fetch?: typeof fetch;
-  /** Runs the batches the gateway runs itself on this gateway (as `serve` does), its claims under this name. */
+  /**
+   * Runs the batches the gateway runs itself on this gateway (as `serve` does), its claims under this name, and the
+   * sweep of native batches.
+   */
   batches?: { instance?: string };
 }
 
@@ -221,6 +227,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     exchanges,
     deps,
     flush: () => deps.operator.usage.flush(),
+    sweep: batches?.sweep,
     admin: (method, path, body, headers) =>
       fetchWithDeadline(`${url}${path}`, {
         method,
@@ -236,6 +243,7 @@ export async function startGateway(upstreamUrl: string, options: StartOptions = 
     async [Symbol.asyncDispose]() {
       const late = await shutdownWithin(server, closing, options.shutdownGraceMs ?? 5000);
       await batches?.runner.stop();
+      await batches?.sweep.stop();
       await deps.operator.close();
       await deps.mcp.close();
       await deps.pins.settled();

@@ -1,9 +1,10 @@
 /**
- * @module Client credentials: reading them from headers and resolving them to a live token and its group; a token
- * whose owner has no role on the gateway any more is suspended.
+ * @module Client credentials: reading them from a request as its protocol sends them (Gemini's its own way) and
+ * resolving them to a live token and its group; a token whose owner has no role on the gateway any more is suspended.
  */
 import { GatewayError } from "../core/errors.ts";
 import type { Group, Principal, TokenRecord } from "../core/principal.ts";
+import type { ServedProtocol } from "../core/types.ts";
 import type { AuthGuard } from "./guard.ts";
 import { isAccessToken } from "./oauth_rules.ts";
 import type { Suspension } from "./people.ts";
@@ -152,4 +153,43 @@ export async function authenticateFrom(
     if (isUnknownCredential(err)) attempt.failed();
     throw err;
   }
+}
+
+/** What authenticating a request needs besides the request itself. */
+export interface RequestAuth {
+  guard: AuthGuard;
+  credentials: Credentials;
+  /** The client's address, charged for a credential that is no token. */
+  address: string;
+  now: Date;
+  /** True while request URLs are traced: a span attribute cannot be taken back, so a key in the URL is refused. */
+  urlTraced?: boolean;
+}
+
+/**
+ * The caller of a request, by the credential its protocol sends: `x-api-key` or `Authorization: Bearer`, and for a
+ * Gemini client `x-goog-api-key` or the `key` query parameter first (the parameter refused while URLs are traced).
+ */
+export async function authenticateRequest(
+  req: Request,
+  protocol: ServedProtocol,
+  auth: RequestAuth,
+): Promise<Principal> {
+  // Gemini clients send the key their own way; the key query parameter never reaches a log (only the route does).
+  const gemini = protocol === "gemini";
+  // The runtime's server span records the URL before the gateway sees it, and a span attribute cannot be taken
+  // back: while tracing is on, a key in the URL is refused, so no client keeps sending it (docs/operating.md).
+  if (gemini && auth.urlTraced && new URL(req.url).searchParams.has("key")) {
+    throw new GatewayError(
+      "authentication",
+      "The key query parameter is refused here because request URLs are traced: send the API key as the " +
+        "x-goog-api-key header instead",
+    );
+  }
+  const credential = (gemini ? readGoogleCredential(req) : undefined) ?? readCredential(req.headers);
+  if (!credential && gemini) {
+    throw new GatewayError("authentication", "Missing API key: send it as x-goog-api-key or the key parameter");
+  }
+  if (!credential) throw noCredential(req.headers, "API key");
+  return await authenticateFrom(auth.guard, auth.credentials, { credential, address: auth.address, now: auth.now });
 }

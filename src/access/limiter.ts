@@ -6,7 +6,7 @@
  */
 import type { Limits } from "../core/config.ts";
 import { GatewayError } from "../core/errors.ts";
-import type { Exchange, Observer } from "../core/exchange.ts";
+import type { Exchange, Guard, Observer } from "../core/exchange.ts";
 import { KvWriteFailed, type KvWriter } from "../core/kv_write.ts";
 import { formatMoney, picoOf, type Price } from "../core/money.ts";
 import type { Principal } from "../core/principal.ts";
@@ -35,7 +35,7 @@ interface Slot {
 }
 
 /** The limits observer plus its shutdown. */
-export interface Limiter extends Observer {
+export interface Limiter extends Observer, Guard {
   /** Writes what finished requests used beyond their shares and gives every share back, so KV holds real usage. */
   settled(): Promise<void>;
   /** Gives back the shares and stops the timer. */
@@ -133,7 +133,7 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
   // The timer must not keep a finished process (a CLI command, a test) alive.
   if (timer !== undefined) Deno.unrefTimer(timer);
 
-  async function admit(exchange: Exchange, body: JsonObject, principal: Principal): Promise<void> {
+  async function check(exchange: Exchange, body: JsonObject, principal: Principal): Promise<void> {
     // Counting tokens is free upstream and uses no model capacity, so it is neither limited nor charged.
     if (exchange.route === COUNT_TOKENS_ROUTE) return;
     const { token, group } = principal;
@@ -209,7 +209,7 @@ export function createLimiter(kv: Deno.Kv, options: LimiterOptions): Limiter {
   }
 
   return {
-    admit,
+    check,
     checkCost,
     charge(exchange, principal) {
       const { usage } = exchange;

@@ -3,7 +3,7 @@
  * and usage observers, the admin key, and the identity provider's client. `close()` stops them in order at shutdown.
  */
 import type { Config } from "../core/config.ts";
-import type { Observer } from "../core/exchange.ts";
+import type { Guard, Observer } from "../core/exchange.ts";
 import { highestPrices } from "../usage/cost.ts";
 import { type DayCache, dayCache } from "../usage/day_cache.ts";
 import { type UsageRecorder, usageRecorder } from "../usage/recorder.ts";
@@ -27,6 +27,8 @@ export interface Operator {
   guard: AuthGuard;
   /** The identity provider's client, when `auth.oidc` is configured. */
   oidc: OidcClient | undefined;
+  /** The guards that may refuse a request: the limits. */
+  guards: readonly Guard[];
   /** The observers to run, limits first so a refused request is still recorded. */
   observers: readonly Observer[];
   /** Writes batched usage and pending limit charges, then stops the cache's polling. */
@@ -129,6 +131,7 @@ export function createOperator(config: Config, store: Store, options: OperatorOp
     adminKey,
     guard: createAuthGuard({ now: options.now, log: options.log }),
     oidc,
+    guards: [limiter],
     observers: [limiter, usage],
     async close() {
       await limiter.close();

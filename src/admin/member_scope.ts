@@ -71,6 +71,7 @@ const REFUSED: Record<string, string> = {
   listOAuthGrants: "list the OAuth grants of /mcp",
   listOAuthClients: "list the OAuth clients of /mcp",
   revokeOAuthGrant: "revoke OAuth grants",
+  cancelBatch: "cancel batches here (a token cancels its own through the batch API)",
 };
 
 /** The views of usage that can be counted over one person's tokens alone. */

@@ -15,8 +15,9 @@ import { fileIdsOf, sameDeployment } from "./file_refs.ts";
 import { idStore } from "./ids.ts";
 import { cleanLines } from "./jsonl.ts";
 import { anthropicPage } from "./paging.ts";
-import { settle } from "./settle.ts";
+import { anthropicState } from "./native_state.ts";
 import { type Native, nativeNamed, passError, send } from "./upstreams.ts";
+import { guardRequest } from "../handlers/guard.ts";
 
 const errors = () => "anthropic" as const;
 const ROUTE = "/v1/messages/batches";
@@ -106,16 +107,25 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
       config.upstreams,
     );
   }
+  // The provider runs these requests on its own: they pass the group's input guardrails here, before it gets them
+  // (a gateway-run batch's requests pass them as each is served).
+  const guarded = await guardRequest(ctx.deps.guardrails, {
+    principal,
+    exchange: ctx.exchange,
+    protocol: "anthropic",
+    body: { requests: requests.map((request) => request.body) },
+  });
+  const bodies = guarded.body.requests as JsonObject[];
   const upstreamBody = {
-    requests: requests.map((request) => ({
+    requests: requests.map((request, index) => ({
       custom_id: request.custom_id,
-      params: { ...request.body, model: native.upstreamModels.get(request.body.model as string) },
+      params: { ...bodies[index], model: native.upstreamModels.get(request.body.model as string) },
     })),
   };
   const res = await send(native, { ...forward(ctx, req, "/messages/batches", "POST"), body: upstreamBody });
   if (!res.ok) return await passError(res, native);
   const batch = await res.json() as JsonObject;
-  await files.put({
+  await files.putNative({
     kind: "batch",
     protocol: "anthropic",
     id: String(batch.id),
@@ -132,42 +142,9 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
 }
 
 /** The batch's current state from its deployment, kept for listings; its usage counted once it has ended. */
-async function current(
-  req: Request,
-  ctx: RequestContext,
-  record: IdRecord,
-  native: Native,
-): Promise<Response | JsonObject> {
-  const res = await send(native, forward(ctx, req, `/messages/batches/${encodeURIComponent(record.upstream_id!)}`));
-  if (!res.ok) return await passError(res, native);
-  const batch = await res.json() as JsonObject;
-  await idStore(ctx.deps.store.kv).put({ ...record, object: batch });
-  if (batch.processing_status === "ended") await settleBatch(req, ctx, record, native);
-  return batch;
-}
-
-function settleBatch(req: Request, ctx: RequestContext, record: IdRecord, native: Native): Promise<void> {
-  return settle({
-    deps: ctx.deps,
-    principal: ctx.principal!,
-    record,
-    native,
-    upstreamProtocol: "anthropic",
-    served: "anthropic",
-    route: ROUTE,
-    async open() {
-      const path = `/messages/batches/${encodeURIComponent(record.upstream_id!)}/results`;
-      const res = await send(native, forward(ctx, req, path));
-      if (res.ok && res.body) return res.body;
-      await res.body?.cancel();
-      return undefined;
-    },
-    read(line) {
-      const result = isObject(line.result) ? line.result : undefined;
-      const message = result?.type === "succeeded" && isObject(result.message) ? result.message : undefined;
-      return { custom_id: String(line.custom_id), answer: message };
-    },
-  });
+function current(req: Request, ctx: RequestContext, record: IdRecord, native: Native): Promise<Response | JsonObject> {
+  const reader = { clientHeaders: req.headers, requestId: ctx.requestId, signal: req.signal };
+  return anthropicState({ deps: ctx.deps, reader, record, native, principal: ctx.principal });
 }
 
 async function retrieve(req: Request, ctx: RequestContext): Promise<Response> {

@@ -23,8 +23,22 @@ export interface IdStore {
   /** Every record of a kind, newest first, at most `limit` of them (operators). */
   listAll(kind: IdKind, limit?: number): Promise<IdRecord[]>;
   remove(record: IdRecord): Promise<void>;
-  /** Marks a batch's results as counted; true for the one caller that marked it, false when already marked. */
+  /**
+   * Marks a batch's results as counted; true for the one caller that marked it, false when already marked. The mark
+   * is a key of its own, so a record written back from an older read cannot clear it.
+   */
   claimSettle(kind: IdKind, id: string): Promise<boolean>;
+  /** Records a native batch just made and puts it in the sweep's queue, due at once. */
+  putNative(record: IdRecord): Promise<void>;
+  /** At most `limit` queued native batches due by `now`, the longest due first. */
+  due(now: number, limit: number): Promise<Deno.KvEntry<string>[]>;
+  /**
+   * Moves a queued batch to `until`, as a claim: the key answered when this caller moved it, undefined when another
+   * caller (another instance's sweep) moved it first.
+   */
+  postpone(entry: Deno.KvEntry<string>, until: number): Promise<Deno.KvKey | undefined>;
+  /** Takes a batch out of the sweep's queue (it has ended and is counted, or is gone). */
+  unqueue(key: Deno.KvKey): Promise<void>;
 }
 
 const ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -50,13 +64,13 @@ export function idStore(kv: Deno.Kv): IdStore {
     record.created_at,
     record.id,
   ];
+  /** The writes of one record: it, and its place in its owner's listing. */
+  const written = (record: IdRecord, expireIn: number) =>
+    kv.atomic().set(key(record.kind, record.id), record, { expireIn }).set(ownedKey(record), record.id, { expireIn });
   const get = async (kind: IdKind, id: string) => (await kv.get<IdRecord>(key(kind, id))).value ?? undefined;
   return {
     async put(record, expireInMs = ID_DAYS * DAY_MS) {
-      await kv.atomic()
-        .set(key(record.kind, record.id), record, { expireIn: expireInMs })
-        .set(ownedKey(record), record.id, { expireIn: expireInMs })
-        .commit();
+      await written(record, expireInMs).commit();
     },
     async owned(kind, id, owner) {
       const record = await get(kind, id);
@@ -81,10 +95,31 @@ export function idStore(kv: Deno.Kv): IdStore {
     async claimSettle(kind, id) {
       const entry = await kv.get<IdRecord>(key(kind, id));
       if (!entry.value || entry.value.settled) return false;
-      const settled = { ...entry.value, settled: true };
-      const result = await kv.atomic().check(entry).set(key(kind, id), settled, { expireIn: ID_DAYS * DAY_MS })
-        .commit();
+      const mark = ["batch_settled", kind, id];
+      const expireIn = ID_DAYS * DAY_MS;
+      const result = await kv.atomic().check({ key: mark, versionstamp: null }).set(mark, true, { expireIn })
+        .set(key(kind, id), { ...entry.value, settled: true }, { expireIn }).commit();
       return result.ok;
+    },
+    async putNative(record) {
+      const expireIn = ID_DAYS * DAY_MS;
+      await written(record, expireIn).set(["batch_sweep", record.created_at, record.id], record.id, { expireIn })
+        .commit();
+    },
+    async due(now, limit) {
+      const entries: Deno.KvEntry<string>[] = [];
+      const selector = { prefix: ["batch_sweep"], end: ["batch_sweep", now + 1] };
+      for await (const entry of kv.list<string>(selector, { limit })) entries.push(entry);
+      return entries;
+    },
+    async postpone(entry, until) {
+      const moved = ["batch_sweep", until, entry.value];
+      const result = await kv.atomic().check(entry).delete(entry.key)
+        .set(moved, entry.value, { expireIn: ID_DAYS * DAY_MS }).commit();
+      return result.ok ? moved : undefined;
+    },
+    async unqueue(key) {
+      await kv.delete(key);
     },
     async remove(record) {
       await kv.atomic().delete(key(record.kind, record.id)).delete(ownedKey(record)).commit();

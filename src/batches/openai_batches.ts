@@ -7,7 +7,7 @@
 import type { BatchEndpoint, IdRecord } from "../core/batch_contract.ts";
 import { GatewayError } from "../core/errors.ts";
 import { readJsonObject } from "../core/request_body.ts";
-import { isObject, type JsonObject, type UpstreamProtocol } from "../core/types.ts";
+import { isObject, type JsonObject } from "../core/types.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
 import { checkBudget, priceFor } from "./budget.ts";
 import { badField, checkCount, checkRequests, choosePath, type Place } from "./checks.ts";
@@ -16,21 +16,12 @@ import { ownedFile } from "./files.ts";
 import { idStore } from "./ids.ts";
 import { BATCH_ENDPOINTS, readInput, upstreamLines } from "./openai_input.ts";
 import { openaiPage } from "./paging.ts";
-import { settle } from "./settle.ts";
+import { openaiState } from "./native_state.ts";
 import { type Native, nativeFor, nativeNamed, passError, send } from "./upstreams.ts";
 
 const errors = () => "openai-chat" as const;
 const ROUTE = "/v1/batches";
 const PLACE: Place = { at: (index) => `line ${index + 1}`, model: "body.model" };
-/** The protocol of each endpoint's answers, whose usage the settlement reads. */
-const ANSWERS: Record<string, UpstreamProtocol> = {
-  "/v1/chat/completions": "openai-chat",
-  "/v1/responses": "openai-responses",
-  "/v1/embeddings": "openai-chat",
-};
-/** The states after which an OpenAI batch changes no more. */
-const DONE = new Set(["completed", "cancelled", "expired", "failed"]);
-
 function call(ctx: RequestContext, req: Request, path: string, method: "GET" | "POST" = "GET") {
   return { method, path, clientHeaders: req.headers, requestId: ctx.requestId, signal: req.signal };
 }
@@ -134,7 +125,7 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
     input_file_id: input,
     object: batch,
   };
-  await store.put(record);
+  await store.putNative(record);
   return Response.json(shown(batch, record));
 }
 
@@ -152,57 +143,9 @@ async function owned(ctx: RequestContext): Promise<{ record: IdRecord; native?: 
 }
 
 /** The batch as its deployment has it now: its output and error files made the owner's, its usage counted once done. */
-async function current(
-  req: Request,
-  ctx: RequestContext,
-  record: IdRecord,
-  native: Native,
-): Promise<Response | JsonObject> {
-  const res = await send(native, call(ctx, req, `/batches/${encodeURIComponent(record.upstream_id!)}`));
-  if (!res.ok) return await passError(res, native);
-  const batch = await res.json() as JsonObject;
-  const store = idStore(ctx.deps.store.kv);
-  await store.put({ ...record, object: batch });
-  for (const [field, purpose] of [["output_file_id", "batch_output"], ["error_file_id", "batch_error"]] as const) {
-    const id = batch[field];
-    if (typeof id !== "string" || await store.get("file", id)) continue;
-    await store.put({
-      kind: "file",
-      protocol: "openai",
-      id,
-      owner: record.owner,
-      upstream: native.upstream.name,
-      upstream_id: id,
-      created_at: ctx.deps.now().getTime(),
-      owner_email: record.owner_email,
-      group: record.group,
-      purpose,
-    });
-  }
-  const output = batch.output_file_id;
-  if (DONE.has(String(batch.status)) && typeof output === "string") {
-    await settle({
-      deps: ctx.deps,
-      principal: ctx.principal!,
-      record,
-      native,
-      upstreamProtocol: ANSWERS[String(batch.endpoint)] ?? "openai-chat",
-      served: "openai-chat",
-      route: ROUTE,
-      async open() {
-        const content = await send(native, call(ctx, req, `/files/${encodeURIComponent(output)}/content`));
-        if (content.ok && content.body) return content.body;
-        await content.body?.cancel();
-        return undefined;
-      },
-      read(line) {
-        const response = isObject(line.response) ? line.response : undefined;
-        const answer = response?.status_code === 200 && isObject(response.body) ? response.body : undefined;
-        return { custom_id: String(line.custom_id), answer };
-      },
-    });
-  }
-  return batch;
+function current(req: Request, ctx: RequestContext, record: IdRecord, native: Native): Promise<Response | JsonObject> {
+  const reader = { clientHeaders: req.headers, requestId: ctx.requestId, signal: req.signal };
+  return openaiState({ deps: ctx.deps, reader, record, native, principal: ctx.principal });
 }
 
 async function retrieve(req: Request, ctx: RequestContext): Promise<Response> {

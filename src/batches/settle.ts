@@ -39,8 +39,11 @@ export interface ResultAnswer {
 /** What settling a batch needs to know of it. */
 export interface Settlement {
   deps: Deps;
-  /** The owner, who alone may read the batch: its requests count against its token's and group's limits. */
-  principal: Principal;
+  /**
+   * The owner, who alone may read the batch: its requests count against its token's and group's limits. Undefined
+   * when its token is gone: its usage and spend are still recorded.
+   */
+  principal?: Principal;
   record: IdRecord;
   native: Native;
   /** The protocol of the answers in the results (the meter reads their usage). */
@@ -88,7 +91,7 @@ export async function settle(settlement: Settlement): Promise<void> {
       duration_ms: 0,
       usage: meter.usage(),
     };
-    deps.operator.limiter.charge(exchange, settlement.principal);
+    if (settlement.principal) deps.operator.limiter.charge(exchange, settlement.principal);
     for (const observer of deps.observers) observer.finish?.(exchange);
   }
 }

@@ -16,6 +16,12 @@ export const BatchesSchema = z.strictObject({
   lease_ms: z.number().int().min(1000).max(600_000).default(30_000),
   /** How often an idle instance looks for gateway-run requests to claim. */
   poll_ms: z.number().int().min(50).max(60_000).default(1000),
+  /**
+   * How often each instance asks the providers about the native batches whose usage is not counted yet (each such
+   * batch is asked about once per interval, by one instance), and how many it asks about in one sweep at most.
+   */
+  sweep_ms: z.number().int().min(1000).max(3_600_000).default(60_000),
+  sweep_batches: z.number().int().min(1).max(1000).default(50),
 });
 
 /** The bounds as configured. */

@@ -156,12 +156,16 @@ export interface McpAnswer {
   error?: { code: number; message: string };
 }
 
-/** Something that watches exchanges. Every method is optional. */
+/** Something that watches exchanges and never refuses one. Every method is optional. */
 export interface Observer {
-  /** Before the upstream call; throwing a GatewayError (such as a 429) refuses the request. */
-  admit?(exchange: Exchange, body: JsonObject, principal: Principal): Promise<void> | void;
   /** When the request arrives. */
   start?(exchange: Exchange): void;
   /** Once, when the response has been sent in full, cut, or cancelled by the client. */
   finish?(exchange: Exchange): void;
+}
+
+/** Something that may refuse a request once its caller and body are known, before any upstream call: the limits. */
+export interface Guard {
+  /** Throws a GatewayError (such as a 429) to refuse the request; returns to let it go on. */
+  check(exchange: Exchange, body: JsonObject, principal: Principal): Promise<void> | void;
 }

@@ -11,7 +11,7 @@ import type { ResponseStore } from "../conversations/store.ts";
 import type { GatewayBatchRunner } from "../core/batch_contract.ts";
 import type { BodyBudget, BodyHold } from "../core/body_budget.ts";
 import type { Config } from "../core/config.ts";
-import type { Exchange, Observer } from "../core/exchange.ts";
+import type { Exchange, Guard, Observer } from "../core/exchange.ts";
 import type { Guardrails } from "../core/guard_book.ts";
 import type { Peer } from "../core/peer.ts";
 import type { Principal } from "../core/principal.ts";
@@ -41,6 +41,8 @@ export interface Deps {
   sleep(ms: number, signal: AbortSignal): Promise<boolean>;
   /** A number in [0, 1) for weighted upstream choice. */
   random(): number;
+  /** What may refuse a request once its caller and body are known, before any upstream call: the limits. */
+  guards: readonly Guard[];
   /** Watchers of every exchange: logs, metrics, usage, limits. */
   observers: readonly Observer[];
   /** Aborted when the grace period after SIGTERM ends; in-flight upstream calls stop with it. */

@@ -6,7 +6,7 @@
  */
 import { readJsonBody } from "../core/request_body.ts";
 import type { JsonObject, Protocol } from "../core/types.ts";
-import type { EmbedRequest } from "../protocols/embeddings.ts";
+import type { EmbedInput, EmbedRequest } from "../protocols/embeddings.ts";
 import { readGeminiEmbedRequest } from "../protocols/gemini_embeddings.ts";
 import { readOpenAiEmbedRequest } from "../protocols/openai_embeddings.ts";
 import { type EmbedResult, geminiEmbedAnswer, openAiEmbedAnswer } from "../translate/embeddings_answer.ts";
@@ -14,6 +14,7 @@ import { embedAttempt } from "../relay/embed.ts";
 import { relay } from "../relay/relay.ts";
 import { requireKind, resolveRoutes } from "../relay/routing.ts";
 import type { RequestContext } from "./context.ts";
+import { guardRequest } from "./guard.ts";
 
 /** What tells one client shape from the other. */
 interface EmbedClient {
@@ -68,14 +69,26 @@ async function embed(req: Request, ctx: RequestContext, client: EmbedClient): Pr
   });
   const { exchange } = ctx;
   // Only a model the group enables is recorded (anything else is client input), before the body's check.
-  const request = client.read(value);
-  if (principal.group.models.includes(request.model)) exchange.model = request.model;
+  const read = client.read(value);
+  if (principal.group.models.includes(read.model)) exchange.model = read.model;
+  // Before any upstream gets them, the texts to embed pass the group's input guardrails (see guardrails.md).
+  const guarded = await guardRequest(ctx.deps.guardrails, {
+    principal,
+    exchange,
+    protocol: client.protocol,
+    body: { model: read.model, input: read.inputs, ...read.title === undefined ? {} : { title: read.title } },
+  });
+  const request: EmbedRequest = {
+    ...read,
+    inputs: guarded.body.input as EmbedInput[],
+    ...read.title === undefined ? {} : { title: guarded.body.title as string },
+  };
   exchange.embeddings = { inputs: request.inputs.length, dimensions: request.dimensions };
   const routes = resolveRoutes(ctx.deps.table, principal.group, request.model, client.listing);
   requireKind(routes, "embedding", request.model);
   // What limits and spend read of it: the inputs, estimated as any prompt is, and no output.
   const admitted: JsonObject = { model: request.model, input: request.inputs };
-  for (const observer of ctx.deps.observers) await observer.admit?.(exchange, admitted, principal);
+  for (const guard of ctx.deps.guards) await guard.check(exchange, admitted, principal);
   const plan = {
     request,
     dimensionsField: client.dimensionsField,

@@ -86,7 +86,7 @@ export async function guardAnswer(
   const headers = new Headers(res.headers);
   headers.delete("content-length");
   if (res.headers.get("content-type")?.includes("text/event-stream")) {
-    const body = res.body.pipeThrough(guardStream(context.protocol, rules, run));
+    const body = guardStream(res.body, context.protocol, rules, run);
     return new Response(body, { status: res.status, headers });
   }
   const answer = await res.json();

@@ -51,7 +51,7 @@ export function answered(ctx: RequestContext, status: number, message: RpcRespon
 /** Counts the request against its limits (see docs/mcp.md, "Limits"); the reply refusing it when over one. */
 export async function admitted(ctx: RequestContext, principal: Principal, id: RpcId | null) {
   try {
-    for (const observer of ctx.deps.observers) await observer.admit?.(ctx.exchange, {}, principal);
+    for (const guard of ctx.deps.guards) await guard.check(ctx.exchange, {}, principal);
     return undefined;
   } catch (err) {
     const error = toGatewayError(err);

@@ -130,6 +130,12 @@ export function finalAttributes(exchange: Exchange, currency: string): TraceAttr
   if (exchange.session_id) out["session.id"] = exchange.session_id;
   if (exchange.affinity) out["modelgate.affinity"] = exchange.affinity;
   if (exchange.stream) out["modelgate.stream.end"] = streamEnd(exchange);
+  // What the guardrails did, as `rule:kind:action:scope=count`: never the matched text.
+  if (exchange.guardrails?.length) {
+    out["modelgate.guardrails"] = exchange.guardrails.map((h) =>
+      `${h.rule}:${h.kind}:${h.action}:${h.scope}=${h.count}`
+    );
+  }
   if (exchange.error) out["error.type"] = exchange.error;
   return out;
 }

@@ -1,5 +1,5 @@
 /**
- * @module The guardrails' transform of a client's stream, one separate step after the relay: the client protocol's
+ * @module The guardrails' step on a client's stream, one separate wrapper after the relay: the client protocol's
  * events parsed, each text channel masked and its placeholders restored as it passes (guard_events.ts), holding back
  * only the end of a text that could still begin a match, so a match split across any two events or reads is caught;
  * a blocking rule's match ends the stream with the protocol's error event before the match goes out.
@@ -15,26 +15,32 @@ const encoder = new TextEncoder();
 /** The Anthropic events that carry a model's text. */
 const TEXT_EVENTS = new Set(["content_block_start", "content_block_delta", "content_block_stop"]);
 
-/** The transform of one answer's stream in `protocol`. */
+/** One answer's stream in `protocol`, through the rules. */
 export function guardStream(
+  body: ReadableStream<Uint8Array>,
   protocol: Protocol,
   rules: readonly ScanRule[],
   run: GuardRun,
-): TransformStream<Uint8Array, Uint8Array> {
+): ReadableStream<Uint8Array> {
   const parser = new SseParser();
   const decoder = new TextDecoder();
   const guard = eventGuard(protocol, rules, run);
   // True where the bytes so far end an event: a keep-alive comment there passes as it is.
   let between = true;
-  let failed = false;
+  // Set when an event of the text being read goes out other than as it came.
+  let rewritten = false;
 
   /** The events of `text` as they go out, up to the refusal of a blocking rule's match when one turns up. */
   function events(text: string): string {
     let out = "";
+    rewritten = false;
     for (const message of parser.push(text)) {
       if (run.blocked) break;
       if (message.data === "[DONE]") {
-        for (const end of guard.end?.() ?? []) out += encodeSse(eventOf(end.event, end.value));
+        for (const end of guard.end?.() ?? []) {
+          out += encodeSse(eventOf(end.event, end.value));
+          rewritten = true;
+        }
         out += encodeSse(message);
         continue;
       }
@@ -57,7 +63,11 @@ export function guardStream(
       try {
         for (const next of guard.next(message.event, value as Record<string, unknown>)) {
           // An event the guard left as it was goes out as it came, not written again.
-          out += next.value === value ? encodeSse(message) : encodeSse(eventOf(next.event, next.value));
+          if (next.value === value) out += encodeSse(message);
+          else {
+            out += encodeSse(eventOf(next.event, next.value));
+            rewritten = true;
+          }
         }
       } catch (err) {
         // A whole text an event repeats (a Responses `.done`) may hold a match no delta showed.
@@ -67,33 +77,48 @@ export function guardStream(
     }
     return out;
   }
-  /** Ends the stream with the refusal, the events before it sent. */
-  function refuse(out: string, controller: TransformStreamDefaultController<Uint8Array>): void {
-    failed = true;
-    const error = errorEvents(run.blocked!, protocol).map((message) => encodeSse(message)).join("");
-    controller.enqueue(encoder.encode(out + error));
-    controller.terminate();
+  /** What goes out for one chunk (empty when nothing may yet); the refusal, ending the stream, once a match is blocked. */
+  function piece(chunk: Uint8Array): { bytes?: Uint8Array; last?: boolean } {
+    const text = decoder.decode(chunk, { stream: true });
+    if (between && text.startsWith(":") && text.endsWith("\n\n")) return { bytes: chunk };
+    const whole = between && text.endsWith("\n\n");
+    between = text.endsWith("\n\n");
+    const out = events(text);
+    // Whole events, none of them changed: the bytes go on as they came, not encoded again.
+    if (whole && !rewritten && !run.blocked) return { bytes: chunk };
+    return finished(out);
+  }
+  /** `out` as bytes, and the refusal after it when a match was blocked. */
+  function finished(out: string): { bytes?: Uint8Array; last?: boolean } {
+    if (!run.blocked) return { bytes: out === "" ? undefined : encoder.encode(out) };
+    const error = errorEvents(run.blocked, protocol).map((message) => encodeSse(message)).join("");
+    return { bytes: encoder.encode(out + error), last: true };
+  }
+  /** What the stream's end releases. */
+  function rest(): { bytes?: Uint8Array; last?: boolean } {
+    let out = events(decoder.decode() + "\n\n");
+    for (const end of guard.end?.() ?? []) out += encodeSse(eventOf(end.event, end.value));
+    return finished(out);
   }
 
-  return new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      if (failed) return;
-      const text = decoder.decode(chunk, { stream: true });
-      if (between && text.startsWith(":") && text.endsWith("\n\n")) {
-        controller.enqueue(chunk);
-        return;
+  // Read straight from the answer's reader as the client pulls: no pipe, no second queue between them.
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        const read = await reader.read();
+        const out = read.done ? rest() : piece(read.value);
+        if (out.bytes) controller.enqueue(out.bytes);
+        if (out.last) {
+          // A blocking rule's match: the upstream is let go, and nothing more goes out.
+          controller.close();
+          await reader.cancel().catch(() => {});
+          return;
+        }
+        if (read.done) return controller.close();
+        if (out.bytes) return;
       }
-      between = text.endsWith("\n\n");
-      const out = events(text);
-      if (run.blocked) return refuse(out, controller);
-      if (out !== "") controller.enqueue(encoder.encode(out));
     },
-    flush(controller) {
-      if (failed) return;
-      let out = events(decoder.decode() + "\n\n");
-      for (const end of guard.end?.() ?? []) out += encodeSse(eventOf(end.event, end.value));
-      if (run.blocked) return refuse(out, controller);
-      if (out !== "") controller.enqueue(encoder.encode(out));
-    },
+    cancel: (reason) => reader.cancel(reason),
   });
 }

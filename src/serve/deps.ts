@@ -145,6 +145,7 @@ export function buildDeps(config: Config, store: Store, options: BuildDepsOption
     }),
     sleep: options.sleep ?? sleep,
     random: options.random ?? Math.random,
+    guards: operator.guards,
     observers: [
       ...operator.observers,
       ...options.observers ?? [],

@@ -149,14 +149,15 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
     sealer,
     socketMemory: worker?.socketMemory,
   });
-  // Batches the gateway runs itself go on in the background, on every instance that shares the KV.
+  // Batches the gateway runs itself go on in the background, on every instance that shares the KV, and so does the
+  // sweep that counts native batches once they end.
   const batches = startGatewayBatches(deps);
   deps.batchRunner = batches.api;
   const port = worker ? await worker.ready(needs) ?? config.listen.port : config.listen.port;
   const address = { host: config.listen.host, port };
   const closeAll = async () => {
     // The requests of batches still running end (or are cut and given back) before their usage is flushed.
-    await batches.runner.stop();
+    await Promise.all([batches.runner.stop(), batches.sweep.stop()]);
     // Usage batched since the last flush, and pins being written, reach KV before it closes.
     await deps.operator.close();
     await deps.mcp.close();
@@ -194,6 +195,7 @@ export async function serve(flags: ServeFlags, io: ServeIo): Promise<number> {
     // The runtime closes idle keep-alive connections at once; answers still to come say the connection ends.
     stopping.abort();
     void batches.runner.stop(times.graceMs);
+    void batches.sweep.stop();
     let shut = false;
     const shutdown = () => {
       if (!shut) void server.shutdown();

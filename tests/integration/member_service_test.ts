@@ -88,6 +88,7 @@ Deno.test("a member's service answers for their own tokens and usage, and refuse
     ["listOAuthGrants", (s) => s.listOAuthGrants(), /may not list the OAuth grants of \/mcp/],
     ["listOAuthClients", (s) => s.listOAuthClients(), /may not list the OAuth clients of \/mcp/],
     ["revokeOAuthGrant", (s) => s.revokeOAuthGrant("oag_0000000000000000"), /may not revoke OAuth grants/],
+    ["cancelBatch", (s) => s.cancelBatch("msgbatch_1", () => Promise.resolve("cancelled")), /may not cancel batches/],
   ];
   // Every operation of the service has a row, so one added later must say what a member may do with it.
   assert.deepEqual(rows.map(([name]) => name).sort(), Object.keys(service).sort());

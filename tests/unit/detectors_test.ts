@@ -80,7 +80,12 @@ const CASES: Record<string, { hits: string[]; misses: string[] }> = {
     ],
   },
   email: {
-    hits: ["author: Jane Doe <«jane.doe@acme-corp.io»>", "contact «support+billing@example.co.uk»."],
+    hits: [
+      "author: Jane Doe <«jane.doe@acme-corp.io»>",
+      "contact «support+billing@example.co.uk».",
+      // A local part of the longest length an address may have (64 characters).
+      "to: «customer.support.escalations.for.the.enterprise.accounts.team.eu@acme-corp.io»",
+    ],
     misses: [
       '<img src="logo@2x.png">',
       'import { z } from "npm:zod@4.1.0";',

@@ -159,6 +159,23 @@ Deno.test("an embeddings exchange is the conventions' embeddings operation, with
   assert.equal(final["gen_ai.usage.input_tokens"], 42n);
 });
 
+Deno.test("finalAttributes() names the guardrails' hits by rule, kind, action and scope, never the match", () => {
+  const final = finalAttributes(
+    exchange({
+      guardrails: [
+        { rule: "no-secrets", kind: "aws_access_key", action: "mask", scope: "input", count: 2 },
+        { rule: "no-secrets", kind: "aws_access_key", action: "mask", scope: "output", count: 1 },
+      ],
+    }),
+    "USD",
+  );
+  assert.deepEqual(final["modelgate.guardrails"], [
+    "no-secrets:aws_access_key:mask:input=2",
+    "no-secrets:aws_access_key:mask:output=1",
+  ]);
+  assert.equal(finalAttributes(exchange({}), "USD")["modelgate.guardrails"], undefined);
+});
+
 const ANSWERS = [
   {
     name: "an Anthropic stream",

@@ -4,7 +4,7 @@
  * token would be served sending it alone: its exchange is recorded by the same observers, usage and spend included.
  */
 import { GatewayError, toGatewayError } from "../../core/errors.ts";
-import type { Exchange, Observer } from "../../core/exchange.ts";
+import type { Exchange, Guard } from "../../core/exchange.ts";
 import type { Principal } from "../../core/principal.ts";
 import type { JsonObject, ServedProtocol } from "../../core/types.ts";
 import { errorResponse } from "../../protocols/client_errors.ts";
@@ -60,21 +60,22 @@ export async function serveOne(one: ServeOne): Promise<Served> {
     attempts: [],
     status: 0,
   };
-  // A refusal by an observer's admission (limits, budget) holds the request back rather than ending it.
+  // A refusal by a guard (limits, budget) holds the request back rather than ending it.
   let refused: GatewayError | undefined;
-  const admitting: Observer[] = deps.observers.map((observer) => ({
-    admit: observer.admit && (async (...args) => {
+  const guards: Guard[] = deps.guards.map((guard) => ({
+    async check(exchange, body, principal) {
       try {
-        await observer.admit!.call(observer, ...args);
+        await guard.check(exchange, body, principal);
       } catch (err) {
         if (err instanceof GatewayError && err.kind === "rate_limit") refused = err;
         throw err;
       }
-    }),
+    },
   }));
   const body = deps.bodyBudget.hold();
   const ctx: RequestContext = {
-    deps: { ...deps, observers: admitting },
+    // The observers are told of the exchange here, once, not by the endpoint it goes through.
+    deps: { ...deps, guards, observers: [] },
     requestId: one.requestId,
     params: {},
     peer: { address: "unknown", authority: "batch", hostname: "batch", https: false },

@@ -47,7 +47,7 @@ export function warmUp(target: WarmUpTarget): Endpoint["handle"] {
       maxTurns: config.responses_store.max_chain_turns,
       reserve: (bytes) => ctx.holdBody().grow(bytes),
     });
-    for (const observer of deps.observers) await observer.admit?.(exchange, whole, principal);
+    for (const guard of deps.guards) await guard.check(exchange, whole, principal);
     // No model was asked: the request is complete, and used nothing.
     exchange.usage = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
     exchange.usage_complete = true;
