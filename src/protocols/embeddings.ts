@@ -76,10 +76,16 @@ export function decodeVector(text: string): number[] | undefined {
   return out;
 }
 
-/** True for standard base64 of whole float32 values, padded (the runtime's decoder checks it; a regex is far slower). */
-function isBase64(text: string): boolean {
+/**
+ * True for standard base64 of whole float32 values, padded. The runtime's decoder checks it (a regex is far slower),
+ * writing into `scratch.bytes`, which grows to the longest vector: one buffer for an answer's vectors, not one each.
+ */
+function isBase64(text: string, scratch: { bytes: Uint8Array }): boolean {
+  const most = Math.ceil(text.length / 4) * 3;
+  if (scratch.bytes.length < most) scratch.bytes = new Uint8Array(most);
   try {
-    return Uint8Array.fromBase64(text, { lastChunkHandling: "strict" }).length % 4 === 0;
+    const { read, written } = scratch.bytes.setFromBase64(text, { lastChunkHandling: "strict" });
+    return read === text.length && written % 4 === 0;
   } catch {
     return false;
   }
@@ -100,9 +106,10 @@ export function vectorsOf(
 ): Vector[] | undefined {
   if (!Array.isArray(items) || items.length !== count) return undefined;
   const out: Vector[] = [];
+  const scratch = { bytes: new Uint8Array(0) };
   for (const item of items) {
     const vector = pick(item);
-    if (!isNumbers(vector) && !(typeof vector === "string" && isBase64(vector))) return undefined;
+    if (!isNumbers(vector) && !(typeof vector === "string" && isBase64(vector, scratch))) return undefined;
     out.push(vector);
   }
   return out;

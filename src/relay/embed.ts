@@ -16,6 +16,7 @@ import { type EmbedCall, embedCalls, embeddingShapeOf } from "../translate/embed
 import { type AnswerBytes, openAnswer, readAnswerBytes, translatedResponse } from "./answer_body.ts";
 import { type AttemptPlan, type AttemptResult, failed, failedAnswer } from "./outcome.ts";
 import type { RelayDeps, RelayRequest } from "./request.ts";
+import { passedEmbeddings } from "./embed_passthrough.ts";
 import { upstreamRequestId } from "./upstream_headers.ts";
 
 /** The most calls of one request in flight at once: a large request is split, never sent all at once. */
@@ -34,8 +35,11 @@ export interface EmbedPlan {
   answer(result: EmbedResult): JsonObject;
 }
 
-/** A call's outcome: its part of the answer, or the attempt's failure (undefined when a sibling's failure stopped it). */
-type CallOutcome = { part: EmbedPart } | { failure?: AttemptResult };
+/**
+ * A call's outcome: its part of the answer (with the bytes the client gets, when they pass as they came), or the
+ * attempt's failure (undefined when a sibling's failure stopped it).
+ */
+type CallOutcome = { part: EmbedPart; bytes?: Uint8Array } | { failure?: AttemptResult };
 
 /** The attempt function the relay runs for an embeddings request. */
 export function embedAttempt(embed: EmbedPlan) {
@@ -62,6 +66,10 @@ export function embedAttempt(embed: EmbedPlan) {
     const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
     for (const signal of signals) signal.addEventListener("abort", onAbort, { once: true });
     const passthrough = embed.passes(shape.name);
+    // One call to an upstream of the client's own shape may answer with bytes that need no change.
+    const rule = passthrough && calls.length === 1
+      ? { count: calls[0].inputs.length, encoding: embed.request.encoding, model: embed.request.model, secrets }
+      : undefined;
     let failure: AttemptResult | undefined;
     let requestId: string | undefined;
 
@@ -121,6 +129,8 @@ export function embedAttempt(embed: EmbedPlan) {
         const read = await readAnswerBytes(res, route.upstream.max_answer_bytes, name);
         if (controller.signal.reason === STOPPED) return {};
         if (res.ok) {
+          const passed = rule && passedEmbeddings(read.bytes!, res.headers, rule);
+          if (passed) return passed;
           const part = readPart(read, { shape: shape!, count: one.inputs.length, headers: res.headers, hidden });
           if (part) return { part };
           plan.report("model_failed");
@@ -144,13 +154,16 @@ export function embedAttempt(embed: EmbedPlan) {
     }
 
     const parts: EmbedPart[] = new Array(calls.length);
+    let passedBytes: Uint8Array | undefined;
     let next = 0;
     async function worker(): Promise<void> {
       while (failure === undefined && next < calls.length) {
         const index = next++;
         const outcome = await send(calls[index]);
-        if ("part" in outcome) parts[index] = outcome.part;
-        else if (outcome.failure && failure === undefined) {
+        if ("part" in outcome) {
+          parts[index] = outcome.part;
+          passedBytes = outcome.bytes;
+        } else if (outcome.failure && failure === undefined) {
           failure = outcome.failure;
           controller.abort(STOPPED);
         }
@@ -167,7 +180,9 @@ export function embedAttempt(embed: EmbedPlan) {
     call.exchange.usage = embedUsage(result.tokens);
     call.exchange.usage_complete = true;
     call.exchange.answer = { model: route.upstreamModel };
-    const response = answerResponse(embed.answer(result), result);
+    const response = passedBytes
+      ? new Response(passedBytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": "application/json" } })
+      : answerResponse(embed.answer(result), result);
     return { upstream: name, outcome: "ok", status: 200, retryable: false, requestId, response, fail: () => response };
   };
 }
