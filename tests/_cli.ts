@@ -89,3 +89,16 @@ export async function personSetup() {
     },
   };
 }
+
+/**
+ * The name the CLI gives itself in its advice, for a test whose environment would make it `fallback`: under Deno run
+ * through npx (a machine with only Node) always the npx form (the rule is invokedAs()'s unit test).
+ */
+export function programNamed(fallback: string): string {
+  return /[\\/]_npx[\\/]/.test(Deno.execPath()) ? `npx -y deno@${Deno.version.deno} task cli` : fallback;
+}
+
+/** `text` as a regular expression's literal part. */
+export function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

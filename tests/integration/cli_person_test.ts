@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { type Credentials, writeCredentials } from "../../src/cli/credentials.ts";
-import { personSetup } from "../_cli.ts";
+import { literal, personSetup, programNamed } from "../_cli.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { anthropicMessage, messagesBody, startGateway } from "../_helpers.ts";
 
@@ -44,7 +44,11 @@ Deno.test("modelgate run without a login says how to sign in and runs nothing", 
   const seen = `${person.dir}/env.json`;
   const run = await person.cli(["run", "--", ...printEnv(seen, 0)]);
   assert.equal(run.code, 1);
-  assert.match(run.err, /^Not signed in \(no .*credentials\.json\): run modelgate login --gateway URL first$/);
+  const program = literal(programNamed("modelgate"));
+  assert.match(
+    run.err,
+    new RegExp(`^Not signed in \\(no .*credentials\\.json\\): run ${program} login --gateway URL first$`),
+  );
   await assert.rejects(Deno.stat(seen), Deno.errors.NotFound);
 });
 
@@ -111,9 +115,12 @@ Deno.test("modelgate run with an expired login says to sign in again and runs no
     now: () => Date.parse("2026-01-01T00:00:01Z"),
   });
   assert.equal(run.code, 1);
+  const program = literal(programNamed("modelgate"));
   assert.match(
     run.err,
-    /^The login for http:\/\/127\.0\.0\.1:9 expired at 2026-01-01T00:00:00\.000Z: run modelgate login again$/,
+    new RegExp(
+      `^The login for http://127\\.0\\.0\\.1:9 expired at 2026-01-01T00:00:00\\.000Z: run ${program} login again$`,
+    ),
   );
   await assert.rejects(Deno.stat(seen), Deno.errors.NotFound);
 });

@@ -5,7 +5,7 @@
  * admits is refused; `logout` ends it. The CLI's waits move the gateway's clock instead of spending time.
  */
 import assert from "node:assert/strict";
-import { personSetup } from "../_cli.ts";
+import { literal, personSetup, programNamed } from "../_cli.ts";
 import { fakeUpstream, jsonReply } from "../_fake_upstream.ts";
 import { confirmAs, deviceSetup } from "../_device.ts";
 import { anthropicMessage } from "../_helpers.ts";
@@ -34,7 +34,8 @@ Deno.test("modelgate login signs in through the provider and keeps a token of th
     login.err,
     /Signed in to http:\/\/127\.0\.0\.1:\d+ as ada@example\.com: token tok_\w+ in group "default"/,
   );
-  assert.match(login.err, /\nNow run a tool with it: modelgate run -- claude$/, "as the installed command");
+  const next = literal(programNamed("modelgate"));
+  assert.match(login.err, new RegExp(`\nNow run a tool with it: ${next} run -- claude$`), "as the installed command");
 
   const saved = JSON.parse(await Deno.readTextFile(person.credentials));
   assert.equal((await Deno.stat(person.credentials)).mode! & 0o777, 0o600);
@@ -133,9 +134,8 @@ Deno.test("signing in again replaces the login and revokes the token of the earl
     if (i === 1) person.env.npm_config_user_agent = `deno/${Deno.version.deno} npm/? deno/${Deno.version.deno} linux`;
     const login = await person.cli(["login", "--gateway", gw.url], confirmAs(provider, "ada", confirmed), seams);
     assert.equal(login.code, 0, login.err);
-    // Deno run through npx (a machine with only Node) is named so; the rule is invokedAs()'s unit test.
-    const task = /[\\/]_npx[\\/]/.test(Deno.execPath()) ? `npx -y deno@${Deno.version.deno} task cli` : "deno task cli";
-    const next = i === 0 ? "modelgate run -- claude" : `${task} run -- claude`;
+    // Deno run through npx (a machine with only Node) is named so either way.
+    const next = `${programNamed(i === 0 ? "modelgate" : "deno task cli")} run -- claude`;
     assert.ok(login.err.split("\n").includes(`Now run a tool with it: ${next}`), login.err);
     tokens.push(JSON.parse(await Deno.readTextFile(person.credentials)).token_id);
     if (i === 1) assert.match(login.err, new RegExp(`The earlier login's token ${tokens[0]} is revoked\\.$`));
