@@ -11,13 +11,12 @@ import { isObject, type JsonObject } from "../core/types.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
 import { checkBudget, priceFor } from "./budget.ts";
 import { badField, checkCount, checkRequests, choosePath, type Place } from "./checks.ts";
-import { fileIdsOf, sameDeployment } from "./file_refs.ts";
 import { idStore } from "./ids.ts";
 import { cleanLines } from "./jsonl.ts";
 import { anthropicPage } from "./paging.ts";
+import { nativeBodies } from "./native_requests.ts";
 import { anthropicState } from "./native_state.ts";
 import { type Native, nativeNamed, passError, send } from "./upstreams.ts";
-import { guardBodies } from "../handlers/guard.ts";
 
 const errors = () => "anthropic" as const;
 const ROUTE = "/v1/messages/batches";
@@ -96,24 +95,11 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
     );
   }
   const { native } = path;
-  const files = idStore(ctx.deps.store.kv);
-  for (const [index, request] of requests.entries()) {
-    await sameDeployment(
-      fileIdsOf(request.body),
-      `requests[${index}].params`,
-      native,
-      principal,
-      files,
-      config.upstreams,
-    );
-  }
-  // The provider runs these requests on its own: they pass the group's input guardrails here, before it gets them
-  // (a gateway-run batch's requests pass them as each is served).
-  const bodies = await guardBodies(ctx.deps.guardrails, {
+  const bodies = await nativeBodies(ctx, {
     principal,
-    exchange: ctx.exchange,
+    native,
     protocol: "anthropic",
-    bodies: requests.map((request) => request.body),
+    requests,
     at: (index) => `requests[${index}].params`,
   });
   const upstreamBody = {
@@ -125,7 +111,7 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
   const res = await send(native, { ...forward(ctx, req, "/messages/batches", "POST"), body: upstreamBody });
   if (!res.ok) return await passError(res, native);
   const batch = await res.json() as JsonObject;
-  await files.putNative({
+  await idStore(ctx.deps.store.kv).putNative({
     kind: "batch",
     protocol: "anthropic",
     id: String(batch.id),

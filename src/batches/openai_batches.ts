@@ -9,14 +9,13 @@ import { GatewayError } from "../core/errors.ts";
 import { readJsonObject } from "../core/request_body.ts";
 import { isObject, type JsonObject } from "../core/types.ts";
 import type { Endpoint, RequestContext } from "../handlers/context.ts";
-import { guardBodies } from "../handlers/guard.ts";
 import { checkBudget, priceFor } from "./budget.ts";
 import { badField, checkCount, checkRequests, choosePath, type Place } from "./checks.ts";
-import { fileIdsOf, sameDeployment } from "./file_refs.ts";
 import { ownedFile } from "./files.ts";
 import { idStore } from "./ids.ts";
 import { BATCH_ENDPOINTS, readInput, upstreamLines } from "./openai_input.ts";
 import { openaiPage } from "./paging.ts";
+import { nativeBodies } from "./native_requests.ts";
 import { openaiState } from "./native_state.ts";
 import { type Native, nativeFor, nativeNamed, passError, send } from "./upstreams.ts";
 
@@ -93,24 +92,12 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
   }
   const { native } = path;
   if (!beside) throw badField("input_file_id", "the file is held by another account than the one serving its models");
-  const store = idStore(ctx.deps.store.kv);
-  for (const [index, request] of requests.entries()) {
-    await sameDeployment(
-      fileIdsOf(request.body),
-      `${PLACE.at(index)}.body`,
-      native,
-      principal,
-      store,
-      config.upstreams,
-    );
-  }
-  // The provider runs these requests on its own: they pass the group's input guardrails here, and a masked line goes
-  // in the copy the deployment gets (a gateway-run batch's requests pass them as each is served).
-  const bodies = await guardBodies(ctx.deps.guardrails, {
+  // A masked line goes in the copy the deployment gets.
+  const bodies = await nativeBodies(ctx, {
     principal,
-    exchange: ctx.exchange,
+    native,
     protocol: "openai-chat",
-    bodies: requests.map((request) => request.body),
+    requests,
     at: (index) => `${PLACE.at(index)}.body`,
   });
   const guarded = requests.map((request, index) => ({ ...request, body: bodies[index] }));
@@ -136,7 +123,7 @@ async function create(req: Request, ctx: RequestContext): Promise<Response> {
     input_file_id: input,
     object: batch,
   };
-  await store.putNative(record);
+  await idStore(ctx.deps.store.kv).putNative(record);
   return Response.json(shown(batch, record));
 }
 
